@@ -1,0 +1,124 @@
+# amdgpu CRIU plugin -- build, test, install.
+#
+#   make            build build/amdgpu_plugin.so and build/amdgpu-criu
+#   make check      install what is missing, run every test (unit, ASan/UBSan, host CRIU)
+#   make install    plugin into $(CRIU_PLUGIN_DIR), tool into $(PREFIX)/bin (honours DESTDIR)
+#
+# Downloads (trixie's criu with its plugin header, VM kernels) are cached in
+# $(CACHE), outside the repository.
+
+CACHE          ?= $(HOME)/.cache/amdgpu-criu
+SHARED         ?= $(abspath ../shared)
+PREFIX         ?= /usr/local
+CRIU_PLUGIN_DIR ?= /usr/lib/criu
+BUILD          ?= build
+
+CRIU_DIR  := $(CACHE)/criu
+CRIU      := $(CRIU_DIR)/criu
+CRIU_INC  := $(CRIU_DIR)/root/usr/include/criu
+DEPS_STAMP := $(CACHE)/deps-build.stamp
+
+CC       ?= gcc
+PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) -I. -Itopology -I$(BUILD)/gen $(PKG_CFLAGS)
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+
+TOPOLOGY_SRC := $(wildcard topology/*.c)
+IMAGES_SRC   := $(wildcard images/*.c)
+PLUGIN_SRC   := $(wildcard plugin/*.c)
+TOOLS_SRC    := $(wildcard tools/*.c)
+LIB_SRC      := $(TOPOLOGY_SRC) $(IMAGES_SRC)
+UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+
+PROTO_C := $(BUILD)/gen/amdgpu_plugin.pb-c.c
+PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
+
+obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+
+.PHONY: all deps check unit-check host-check install uninstall clean distclean format
+all: $(BUILD)/amdgpu_plugin.so $(BUILD)/amdgpu-criu
+
+# ---- dependencies -----------------------------------------------------------
+# A stamp per recipe version: a changed install script re-runs it.
+$(DEPS_STAMP): scripts/install-deps.sh scripts/fetch-criu.sh scripts/apt-private.sh
+	scripts/install-deps.sh build
+	scripts/fetch-criu.sh $(CRIU_DIR)
+	@mkdir -p $(dir $@) && touch $@
+deps: $(DEPS_STAMP)
+
+$(CRIU_INC)/criu-plugin.h:
+	@echo "missing CRIU plugin header: run 'make deps' (fetches trixie's criu into $(CRIU_DIR))" >&2; exit 1
+
+# ---- code generation ----------------------------------------------------------
+$(PROTO_C) $(PROTO_H) &: amdgpu_plugin.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen amdgpu_plugin.proto
+
+# ---- objects: normal (n) and sanitized (san) ----------------------------------
+$(BUILD)/n/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/san/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/n/plugin/%.o: plugin/%.c $(PROTO_H) $(CRIU_INC)/criu-plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -isystem $(CRIU_INC) -MMD -MP -c $< -o $@
+$(BUILD)/n/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -w -c $< -o $@
+$(BUILD)/san/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -w -c $< -o $@
+
+LIB_OBJ_N   = $(call obj,n,$(LIB_SRC)) $(BUILD)/n/gen/amdgpu_plugin.pb-c.o
+LIB_OBJ_SAN = $(call obj,san,$(LIB_SRC)) $(BUILD)/san/gen/amdgpu_plugin.pb-c.o
+
+# ---- products -----------------------------------------------------------------
+$(BUILD)/amdgpu_plugin.so: $(call obj,n,$(PLUGIN_SRC)) $(LIB_OBJ_N) plugin/exports.map
+	$(CC) -shared -Wl,--version-script=plugin/exports.map -o $@ $(filter %.o,$^) $(PKG_LIBS) -lpthread
+$(BUILD)/amdgpu-criu: $(call obj,n,$(TOOLS_SRC)) $(LIB_OBJ_N)
+	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread
+
+# ---- tests --------------------------------------------------------------------
+$(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(LIB_OBJ_N)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(PKG_LIBS) -lcmocka -lpthread
+$(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(LIB_OBJ_SAN)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lpthread
+
+UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS)) $(addprefix $(BUILD)/tests-san/,$(UNIT_TESTS))
+HOST_TESTS := $(sort $(wildcard tests/host/test-*.sh))
+TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+check: deps
+	$(MAKE) all $(UNIT_BINS) $(BUILD)/tests/bin
+	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS)
+
+$(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
+	@mkdir -p $@
+	for f in $^; do $(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -o $@/$$(basename $$f .c) $$f || exit 1; done
+	@touch $@
+
+# ---- install ------------------------------------------------------------------
+install: all
+	install -D -m 0644 $(BUILD)/amdgpu_plugin.so $(DESTDIR)$(CRIU_PLUGIN_DIR)/amdgpu_plugin.so
+	install -D -m 0755 $(BUILD)/amdgpu-criu $(DESTDIR)$(PREFIX)/bin/amdgpu-criu
+uninstall:
+	rm -f $(DESTDIR)$(CRIU_PLUGIN_DIR)/amdgpu_plugin.so $(DESTDIR)$(PREFIX)/bin/amdgpu-criu
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^tests/kfdsim/')
+
+clean:
+	rm -rf $(BUILD)
+distclean: clean
+	rm -rf $(CACHE)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Runs test programs that speak TAP (cmocka unit tests with
+# CMOCKA_MESSAGE_OUTPUT=TAP, shell tests through tests/lib/tap.sh), prints
+# their results, and ends with the line "N passed, N failed".
+# A program that exits non-zero without reporting a failure, or reports fewer
+# results than its plan, counts as one more failure: a crash is never a pass.
+# Full output of each program: $BUILD/test-logs/<name>.log
+#
+# usage: run-suite.sh PROGRAM...
+set -uo pipefail
+logs=${BUILD:-build}/test-logs
+mkdir -p "$logs"
+export CMOCKA_MESSAGE_OUTPUT=TAP
+pass=0 fail=0
+for prog in "$@"; do
+	name=$(echo "$prog" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||')
+	log=$logs/$name.log
+	timeout "${TEST_TIMEOUT:-600}" "$prog" </dev/null >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$log" | tail -1)
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) echo "[$name] $line" ;;
+		"not ok "*) echo "[$name] $line" ;;
+		"# "*) [ "$f" -gt 0 ] && echo "[$name] $line" ;;
+		esac
+	done <"$log"
+	if [ "$f" -eq 0 ] && { [ $rc -ne 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; } || [ "$p" -eq 0 ]; }; then
+		echo "[$name] not ok - exited with status $rc after $p of ${plan:-?} results (see $log)"
+		tail -n 20 "$log" | sed "s/^/[$name] # /"
+		f=$((f + 1))
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Matching checkpointed GPUs onto the GPUs of a restore node.
+ *
+ * Input: the source GPUs (the GPUs KFD gave the checkpointed process, with
+ * their properties and the links among them, as a struct kfd_topology) and
+ * the destination topology, optionally restricted to the GPUs the restored
+ * process may use. Output: an injective map source GPU -> destination GPU, or
+ * the reason why none exists.
+ *
+ * Hard rules (a mapping violating one is never returned):
+ *   - per GPU: the reference plugin's property rules (kfd-criu-abi.md 9.8):
+ *     equal compute shape, device id, SDMA/CP queue counts and VRAM heap type;
+ *     destination VRAM size, caches count, GWS, firmware versions >= source;
+ *     capability equal. Link counts are NOT compared. The relaxable checks
+ *     follow upstream CRIU's environment variables (struct match_checks).
+ *   - structure: GPUs linked by xGMI land on GPUs linked by xGMI; no link (to
+ *     a peer GPU or to the GPU's CPU) is replaced by a weaker type; a GPU the
+ *     CPU reached directly (CPU->GPU io_link, large BAR) lands on one the CPU
+ *     reaches directly; with the NUMA check, GPUs that shared a CPU node keep
+ *     sharing one.
+ * Preference among valid mappings, lexicographic:
+ *   1. identity: as many GPUs as possible keep their gpu_id (same node);
+ *   2. link weights between every pair of source GPUs preserved (partitions of
+ *      one physical GPU stay on one physical GPU, a hive stays in a hive);
+ *   3. CPU/NUMA affinity (same CPU node index).
+ * The search is complete (it finds a mapping whenever one exists) and
+ * deterministic (same input, same answer).
+ */
+#ifndef AMDGPU_CRIU_MATCH_H
+#define AMDGPU_CRIU_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topology.h"
+
+/* Relaxable checks; all on by default. */
+struct match_checks {
+	bool capability;      /* KFD_CAPABILITY_CHECK */
+	bool vram_size;       /* KFD_VRAM_SIZE_CHECK */
+	bool num_gws;         /* KFD_NUM_GWS_CHECK */
+	bool caches_count;    /* KFD_CACHES_COUNT_CHECK */
+	bool fw_version;      /* KFD_FW_VER_CHECK */
+	bool sdma_fw_version; /* KFD_SDMA_FW_VER_CHECK */
+	bool numa;            /* KFD_NUMA_CHECK */
+};
+
+void match_checks_default(struct match_checks *checks);
+
+/*
+ * Read the KFD_*_CHECK environment variables: "0"/"NO" off, "1"/"YES" on
+ * (case-insensitive), unset means on. Any other value is -EINVAL with a
+ * message naming the variable.
+ */
+int match_checks_from_env(struct match_checks *checks, char *errbuf, size_t errlen);
+
+struct match_pair {
+	uint32_t src_node;
+	uint32_t src_gpu_id;
+	uint32_t src_render_minor;
+	uint32_t dst_node;
+	uint32_t dst_gpu_id;
+	uint32_t dst_render_minor;
+};
+
+struct match_request {
+	const struct kfd_topology *src;
+	const uint32_t *src_nodes; /* node indexes of the source GPUs; NULL: all GPU nodes */
+	size_t n_src_nodes;
+	const struct kfd_topology *dst;
+	const uint32_t *dst_nodes; /* allowed destination GPUs; NULL: all accessible GPU nodes */
+	size_t n_dst_nodes;
+	struct match_checks checks;
+};
+
+struct match_result {
+	bool compatible;
+	struct match_pair *map; /* n_map entries, in source order; NULL if !compatible */
+	size_t n_map;
+	char reason[1024]; /* why not compatible (one line), or "" */
+	uint64_t search_steps; /* assignments tried, for diagnostics */
+};
+
+/*
+ * Returns 0 when a decision was reached (res->compatible says which), or a
+ * negative errno for unusable input (a listed node that does not exist, is
+ * not a GPU, cannot be read or has no gpu_id), with the message in
+ * res->reason. Call match_result_free() in both cases.
+ */
+int topo_match(const struct match_request *req, struct match_result *res);
+void match_result_free(struct match_result *res);
+
+/*
+ * Per-GPU property compatibility of src GPU node `s` with dst GPU node `d`.
+ * Returns the number of failed checks (0 = compatible). When why != NULL and
+ * a check failed, writes the first failure as "<property>: source <v>,
+ * destination <v> (<rule>)".
+ */
+int match_gpu_compat(const struct match_checks *checks, const struct kfd_node *s,
+		     const struct kfd_node *d, char *why, size_t whylen);
+
+#endif
