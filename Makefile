@@ -122,3 +122,6 @@ distclean: clean
 	rm -rf $(CACHE)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# VM test harness and simulator targets (tests/vm/vm.mk), when present.
+-include tests/vm/vm.mk
