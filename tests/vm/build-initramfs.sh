@@ -1,0 +1,68 @@
+#!/bin/bash
+# Assembles the test VM's initramfs:
+#   /bin        static busybox (bookworm's busybox-static) and its applets
+#   /usr        trixie's criu with its library closure (merged /usr, so criu
+#               runs natively with trixie's ld.so), minus docs and headers
+#   OVERLAY     copied on top: /init, /test/..., /usr/lib/criu/*.so, tools
+#   libraries   every shared library that an ELF file of OVERLAY needs and
+#               the trixie closure lacks (libdrm, libdrm_amdgpu, json-c, ...),
+#               taken from the host, where those files were built
+# and writes it as a zstd-compressed newc cpio.
+#
+# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd)
+LIBDIR=usr/lib/x86_64-linux-gnu
+STAGE=
+
+cleanup() { [ -z "$STAGE" ] || rm -rf "$STAGE"; }
+trap cleanup EXIT
+
+add_criu() {
+	cp -a "$CRIU_ROOT/usr" "$STAGE/usr"
+	rm -rf "$STAGE/usr/share" "$STAGE/usr/include" "$STAGE/$LIBDIR/gconv" "$STAGE/$LIBDIR/pkgconfig"
+	find "$STAGE/usr" -name '*.a' -delete
+	ln -s usr/lib "$STAGE/lib"
+	ln -s usr/lib64 "$STAGE/lib64"
+}
+
+add_busybox() {
+	local a
+	mkdir -p "$STAGE/bin" "$STAGE/sbin"
+	cp /bin/busybox "$STAGE/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[ -e "$STAGE/bin/$a" ] || ln -s busybox "$STAGE/bin/$a"
+	done
+}
+
+is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
+
+# Host libraries that the overlay's programs and plugins need, by soname,
+# unless trixie's closure already has that soname.
+add_missing_libs() {
+	local f soname path
+	while IFS= read -r f; do
+		is_elf "$f" || continue
+		ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
+	done < <(find "$OVERLAY" -type f \( -name '*.so*' -o -perm -u+x \)) | sort -u |
+		while read -r soname path; do
+			[ -e "$STAGE/$LIBDIR/$soname" ] && continue
+			vm_log "adding host library $soname"
+			cp -L "$path" "$STAGE/$LIBDIR/$soname"
+		done
+}
+
+main() {
+	STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vm-initramfs.XXXXXX")
+	add_criu
+	add_busybox
+	mkdir -p "$STAGE"/{proc,sys,dev,tmp,run}
+	cp -a "$OVERLAY"/. "$STAGE"/
+	[ -x "$STAGE/init" ] || vm_die "the overlay has no executable /init"
+	add_missing_libs
+	(cd "$STAGE" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | zstd -q -T0 -3 >"$OUT.tmp"
+	mv "$OUT.tmp" "$OUT"
+}
+main "$@"
