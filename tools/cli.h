@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the amdgpu-criu command-line tool, shared by its source files.
+ *
+ * Conventions:
+ *   - a command handler gets argv starting at the command name and returns
+ *     the process exit status (enum cli_exit);
+ *   - helpers return 0 or a negative errno; the one that detects a problem
+ *     reports it (cli_err), callers only propagate the code;
+ *   - stdout carries results only and stays empty when the command fails with
+ *     CLI_EXIT_USAGE: output is built completely before anything is printed.
+ */
+#ifndef AMDGPU_CRIU_TOOLS_CLI_H
+#define AMDGPU_CRIU_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "topology.h"
+
+#ifndef AMDGPU_CRIU_VERSION
+#define AMDGPU_CRIU_VERSION "0.1.0"
+#endif
+
+#define CLI_NAME "amdgpu-criu"
+
+enum cli_exit {
+	CLI_EXIT_OK = 0,    /* done; for checks: the answer is "yes" */
+	CLI_EXIT_NO = 1,    /* the answer is "no" (e.g. topologies not compatible) */
+	CLI_EXIT_USAGE = 2, /* bad invocation or unusable input; nothing on stdout */
+};
+
+/* ---- amdgpu-criu.c: errors ------------------------------------------------ */
+
+/* One line on stderr: "amdgpu-criu: <message>". */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Report a getopt_long() failure ('?', or ':' with a leading ':' in optstring) of
+ * command `cmd` (NULL: the global options) as one line; returns CLI_EXIT_USAGE.
+ */
+int cli_bad_option(const char *cmd, int getopt_ret, char *const argv[]);
+
+/* Report arguments left after the options of `cmd`; returns CLI_EXIT_USAGE. */
+int cli_extra_args(const char *cmd, int argc, char *const argv[]);
+
+/* ---- commands --------------------------------------------------------------- */
+
+int cmd_topology(int argc, char *argv[]);
+void cmd_topology_usage(FILE *out);
+int cmd_match(int argc, char *argv[]);
+void cmd_match_usage(FILE *out);
+
+/* ---- nodelist.c: "2,3,5-7" ------------------------------------------------------ */
+
+#define NODELIST_MAX 4096 /* far above any KFD node count; bounds a range like 0-4000000000 */
+
+struct nodelist {
+	uint32_t *nodes; /* in the order given */
+	size_t n;
+};
+
+/*
+ * Parse comma-separated node indexes and inclusive ranges ("2,3,5-7").
+ * Rejects empty items, signs, spaces, descending ranges and duplicates.
+ * Returns 0 or -EINVAL/-ERANGE/-ENOMEM with a message in errbuf.
+ */
+int nodelist_parse(const char *text, struct nodelist *out, char *errbuf, size_t errlen);
+void nodelist_free(struct nodelist *list);
+
+/* Write ascending `nodes` as "2,3,5-7" (runs of three or more as ranges). */
+char *nodelist_format(const uint32_t *nodes, size_t n, char *buf, size_t len);
+
+/* ---- node_format.c: how a node is described ---------------------------------- */
+
+/* Scratch sizes large enough for every formatter below. */
+#define FMT_SHORT 32
+#define FMT_LONG  64
+
+/* "gfx942" from gfx_target_version 90402; "-" if absent or 0. */
+char *fmt_gfx_target(const struct kfd_node *n, char *buf, size_t len);
+/* "renderD128"; "-" if the node has no render minor. */
+char *fmt_render_node(uint32_t minor, char *buf, size_t len);
+/* "0x74a2 MI308X", or "0x74a2" for a device id we have no name for. */
+char *fmt_device(const struct kfd_node *n, char *buf, size_t len);
+/* Marketing name of a PCI device id, or NULL. */
+const char *amdgpu_device_name(uint32_t device_id);
+/* "48.0 GiB", "512.0 MiB", "-" for 0. */
+char *fmt_bytes(uint64_t bytes, char *buf, size_t len);
+/* PCI "domain:bus" of a GPU node: "0001:0b". */
+char *fmt_pci_bus(const struct kfd_node *n, char *buf, size_t len);
+/* First 8 hex digits of an id ("1d14f3c2"), "-" for 0; JSON has the full value. */
+char *fmt_short_id(uint64_t id, char *buf, size_t len);
+/* Compute units: simd_count / simd_per_cu (0 if unknown). */
+uint32_t node_compute_units(const struct kfd_node *n);
+
+/*
+ * Position of a GPU node among the nodes of its physical device (same nonzero
+ * unique_id), 1-based. False when the device cannot be told (unique_id 0 or
+ * absent).
+ */
+bool topo_partition_of(const struct kfd_topology *topo, const struct kfd_node *n, size_t *index,
+		       size_t *count);
+
+/* ---- table.c: aligned text tables ------------------------------------------------ */
+
+struct table_column {
+	const char *header;
+	bool right; /* right-align (numbers) */
+};
+
+struct table {
+	const struct table_column *cols;
+	size_t n_cols;
+	char **cells; /* row-major, n_rows * n_cols, each owned */
+	size_t n_rows;
+	size_t cap_rows;
+};
+
+void table_init(struct table *t, const struct table_column *cols, size_t n_cols);
+/* Copy one row of n_cols strings (NULL = empty). 0 or -ENOMEM. */
+int table_add_row(struct table *t, const char *const cells[]);
+/* Header line and rows, columns two spaces apart, no trailing blanks. */
+void table_print(const struct table *t, FILE *out);
+void table_free(struct table *t);
+
+/* ---- json_out.c: JSON building on json-c -------------------------------------------- */
+
+/*
+ * Add a member to an object. 0 or -ENOMEM. json_put() takes ownership of val
+ * (NULL counts as a failed allocation) and releases it on failure.
+ */
+int json_put(struct json_object *obj, const char *key, struct json_object *val);
+int json_put_u64(struct json_object *obj, const char *key, uint64_t v);
+int json_put_str(struct json_object *obj, const char *key, const char *s);
+int json_put_bool(struct json_object *obj, const char *key, bool v);
+int json_put_null(struct json_object *obj, const char *key);
+/* s, or null when s is NULL */
+int json_put_opt_str(struct json_object *obj, const char *key, const char *s);
+/* v, or null when !known */
+int json_put_opt_u64(struct json_object *obj, const char *key, uint64_t v, bool known);
+/* Append to an array; releases val on failure. */
+int json_append(struct json_object *arr, struct json_object *val);
+
+/* Print one JSON document and a newline on stdout. 0 or -EIO. */
+int json_print(struct json_object *doc);
+
+#endif
