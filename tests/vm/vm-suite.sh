@@ -7,6 +7,8 @@
 #            with tests/kfdsim's module (when it exists) loaded at boot
 #   amdgpu   real-driver smoke: tests/vm/guest/{common,amdgpu}/test-*.sh,
 #            with the real amdgpu.ko loaded at boot (no GPU: CPU-only KFD)
+#   selftest tests/vm/guest/selftest: broken on purpose, for selftest.sh,
+#            which checks that this script reports each breakage
 #
 # Every guest TAP line is printed renumbered as "ok N - TEST: ...". Added
 # failures: a guest test that crashed, timed out or reported fewer results
@@ -21,17 +23,18 @@
 # Env: BUILD (build), CRIU (the criu wrapper of scripts/fetch-criu.sh; its
 #      root/ is put into the guest), KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests),
-#      VM_TIMEOUT (seconds for the whole VM run), VM_FLAVOUR, VM_CACHE.
-# usage: vm-suite.sh kfdsim|amdgpu
+#      VM_TIMEOUT (seconds for the whole VM run), VM_LOGS (log dir),
+#      VM_FLAVOUR, VM_CACHE.
+# usage: vm-suite.sh kfdsim|amdgpu|selftest
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
-SUITE=${1:?usage: vm-suite.sh kfdsim|amdgpu}
+SUITE=${1:?usage: vm-suite.sh kfdsim|amdgpu|selftest}
 BUILD=$(mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 CRIU_ROOT=$(dirname "${CRIU:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu/criu}")/root
 WORKDIR=$BUILD/vm/$SUITE
-LOGS=$BUILD/vm-logs/$SUITE
+LOGS=${VM_LOGS:-$BUILD/vm-logs/$SUITE}
 COMMON_MODS="unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag
 	9pnet_virtio 9p nf_tables? tun? veth?"
 
@@ -91,12 +94,15 @@ build_kfdsim() { # KROOT
 
 # The guest tests of this suite, in run order: common first, then the suite's.
 guest_tests() {
-	local f n
-	for f in "$HERE"/guest/common/test-*.sh "$HERE/guest/$SUITE"/test-*.sh; do
-		[ -f "$f" ] || continue
-		n=$(basename "$f" .sh)
-		if [ -n "${VM_ONLY:-}" ] && ! echo " $VM_ONLY " | grep -q " $n "; then continue; fi
-		echo "$f"
+	local d f n dirs=(common "$SUITE")
+	[ "$SUITE" != selftest ] || dirs=(selftest)
+	for d in "${dirs[@]}"; do
+		for f in "$HERE/guest/$d"/test-*.sh; do
+			[ -f "$f" ] || continue
+			n=$(basename "$f" .sh)
+			if [ -n "${VM_ONLY:-}" ] && ! echo " $VM_ONLY " | grep -q " $n "; then continue; fi
+			echo "$f"
+		done
 	done
 }
 
@@ -190,12 +196,15 @@ report_tests() {
 	[ -z "$name" ] || fail "$name: did not finish: the guest crashed or hung (see $LOGS/console.log)"
 }
 
-# Kernel trouble anywhere in the console log fails the suite, even when every
-# test passed: a WARNING or BUG in a driver is a bug of ours or a real issue.
+# Kernel trouble in the console log fails the suite, even when every test
+# passed: a WARNING or BUG in a driver is a bug of ours or a real issue. Only
+# kernel lines count (they carry a "[seconds]" stamp); test output, which is
+# on the console too, may quote such words.
+KERNEL_TROUBLE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|blocked for more than|watchdog: '
 report_kernel() {
 	local bad
-	bad=$(grep -a -m 5 -E 'Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|INFO: task .* blocked|watchdog: BUG' \
-		"$LOGS/console.log" 2>/dev/null | tr -d '\r') || true
+	bad=$(tr -d '\r' <"$LOGS/console.log" 2>/dev/null |
+		grep -a -m 5 -E "\[ *[0-9]+\.[0-9]+\] .*($KERNEL_TROUBLE)") || true
 	if [ -n "$bad" ]; then
 		fail "$SUITE: kernel log clean (see $LOGS/console.log)"
 		echo "$bad" | sed 's/^/# /'
@@ -209,7 +218,8 @@ main() {
 	case "$SUITE" in
 	kfdsim) DEFAULT_TIMEOUT=300 ;;
 	amdgpu) DEFAULT_TIMEOUT=420 ;;
-	*) echo "usage: vm-suite.sh kfdsim|amdgpu" >&2; exit 2 ;;
+	selftest) DEFAULT_TIMEOUT=120 ;;
+	*) echo "usage: vm-suite.sh kfdsim|amdgpu|selftest" >&2; exit 2 ;;
 	esac
 	mkdir -p "$LOGS" "$WORKDIR"
 	trap finish EXIT

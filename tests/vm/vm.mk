@@ -4,6 +4,7 @@
 #
 #   make vm-check           the kfdsim suite (simulator module, CRIU in the VM)
 #   make vm-amdgpu-check    the real-amdgpu smoke suite (amdgpu.ko, no GPU)
+#   make vm-selftest        the harness's own test: breakage is reported (3 boots)
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)
 #
 # Options (environment or make variables): KFDSIM_PARAMS="a=1 b=2" (module
@@ -15,9 +16,10 @@ VM_TESTS := tests/vm/test-kfdsim.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := tests/vm/test-kfdsim.sh
 VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
+VM_SUITE_vm-selftest := tests/vm/selftest.sh
 export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT
 
-.PHONY: vm-deps vm-check vm-amdgpu-check
+.PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest
 
 # A stamp per recipe version, as for the build dependencies.
 $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
@@ -25,6 +27,6 @@ $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
 	@mkdir -p $(dir $@) && touch $@
 vm-deps: $(VM_DEPS_STAMP)
 
-vm-check vm-amdgpu-check: deps vm-deps
+vm-check vm-amdgpu-check vm-selftest: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(VM_SUITE_$@)
