@@ -318,6 +318,8 @@ if [ -n "${CRIU42:-}" ]; then
 	else
 		fail "$CASE: CRIU42=$CRIU42 runs and is 4.2.x"
 	fi
+else
+	diag "CRIU42 not set: the CRIU 4.2 cycle is skipped (scripts/fetch-criu-testing.sh provides one)"
 fi
 
 tap_done
