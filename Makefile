@@ -39,8 +39,12 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all deps check unit-check host-check install uninstall clean distclean format
-all: $(BUILD)/amdgpu_plugin.so $(BUILD)/amdgpu-criu
+.PHONY: all products deps check install uninstall clean distclean format
+# The sub-make re-reads this file after the dependencies are installed, so
+# that pkg-config flags are right on a fresh machine.
+all: deps
+	$(MAKE) --no-print-directory products
+products: $(BUILD)/amdgpu_plugin.so $(BUILD)/amdgpu-criu
 
 # ---- dependencies -----------------------------------------------------------
 # A stamp per recipe version: a changed install script re-runs it.
@@ -98,7 +102,7 @@ TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 check: deps
-	$(MAKE) all $(UNIT_BINS) $(BUILD)/tests/bin
+	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS)
 
 $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
@@ -107,7 +111,7 @@ $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
 	@touch $@
 
 # ---- install ------------------------------------------------------------------
-install: all
+install: products
 	install -D -m 0644 $(BUILD)/amdgpu_plugin.so $(DESTDIR)$(CRIU_PLUGIN_DIR)/amdgpu_plugin.so
 	install -D -m 0755 $(BUILD)/amdgpu-criu $(DESTDIR)$(PREFIX)/bin/amdgpu-criu
 uninstall:
