@@ -15,6 +15,9 @@ BUILD          ?= build
 
 CRIU_DIR  := $(CACHE)/criu
 CRIU      := $(CRIU_DIR)/criu
+# Debian testing's criu 4.2.x: the plugin (built with the 4.1 header) must load there too.
+CRIU42_DIR := $(CACHE)/criu-4.2
+CRIU42     := $(CRIU42_DIR)/criu
 CRIU_INC  := $(CRIU_DIR)/root/usr/include/criu
 DEPS_STAMP := $(CACHE)/deps-build.stamp
 
@@ -48,9 +51,11 @@ products: $(BUILD)/amdgpu_plugin.so $(BUILD)/amdgpu-criu
 
 # ---- dependencies -----------------------------------------------------------
 # A stamp per recipe version: a changed install script re-runs it.
-$(DEPS_STAMP): scripts/install-deps.sh scripts/fetch-criu.sh scripts/apt-private.sh
+$(DEPS_STAMP): scripts/install-deps.sh scripts/fetch-criu.sh scripts/fetch-criu-testing.sh scripts/apt-private.sh
 	scripts/install-deps.sh build
 	scripts/fetch-criu.sh $(CRIU_DIR)
+	scripts/fetch-criu-testing.sh $(CRIU42_DIR) || \
+		echo "make deps: WARNING: no criu 4.2 from Debian testing; the 4.2 load test is skipped" >&2
 	@mkdir -p $(dir $@) && touch $@
 deps: $(DEPS_STAMP)
 
@@ -99,6 +104,7 @@ $(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(LIB_OBJ_SAN)
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS)) $(addprefix $(BUILD)/tests-san/,$(UNIT_TESTS))
 HOST_TESTS := $(sort $(wildcard tests/host/test-*.sh))
 TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
+	CRIU42=$$(test -x $(CRIU42) && echo $(CRIU42)) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 check: deps
