@@ -839,7 +839,9 @@ static void truncated_line(const struct tmp_tree *tt, char *expect, size_t len)
 
 static void truncated_after_space(const struct tmp_tree *tt, char *expect, size_t len)
 {
-	LINE_AT("nodes/1/properties", "location_id", "location_id ", true);
+	int line = edit_line(tt, "nodes/1/properties", "location_id", "location_id ", true);
+
+	fmt(expect, len, "/nodes/1/properties:%d: key without value", line);
 }
 
 static void u64_overflow(const struct tmp_tree *tt, char *expect, size_t len)
