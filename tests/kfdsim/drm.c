@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsim: amdgpu render nodes on the kernel's DRM core.
+ *
+ * One DRM device (driver name "amdgpu") per simulated GPU, so that
+ * /dev/dri/renderD<m>, GEM objects, fake mmap offsets and PRIME dma-bufs are
+ * the DRM core's own. The DRM core hands out render minors itself, lowest
+ * free first (128..191, then 192 and up in 6.12). To give every GPU the
+ * minor of its description, GPUs are registered in ascending minor order and
+ * every minor below the wanted one that the DRM core offers instead is kept
+ * by a placeholder DRM device (on MI300-class parts the gaps belong to the
+ * amdgpu_xcp platform devices' DRM devices, so this is what a real machine
+ * looks like too). A minor already taken by another driver fails the load.
+ *
+ * Each device hangs off its own platform device, as vgem does.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/dma-mapping.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_vma_manager.h>
+#include <linux/dma-resv.h>
+#include <uapi/linux/kfd_ioctl.h>
+#include "kfdsim.h"
+
+/* amdgpu_drv.c of 6.12 */
+#define DRIVER_NAME		"amdgpu"
+#define DRIVER_DESC		"AMD GPU"
+#define DRIVER_DATE		"20150101"
+#define KMS_DRIVER_MAJOR	3
+#define KMS_DRIVER_MINOR	59
+#define KMS_DRIVER_PATCHLEVEL	0
+
+static struct kfdsim_drm *drm_devs[KFDSIM_MAX_DRM_DEVS];
+static u32 n_drm_devs;
+
+DEFINE_DRM_GEM_FOPS(kfdsim_drm_fops);
+
+bool kfdsim_is_drm_file(struct file *f)
+{
+	return f->f_op == &kfdsim_drm_fops;
+}
+
+static int kfdsim_drm_open(struct drm_device *dev, struct drm_file *file)
+{
+	struct kfdsim_fpriv *fpriv = kzalloc(sizeof(*fpriv), GFP_KERNEL);
+
+	if (!fpriv)
+		return -ENOMEM;
+	file->driver_priv = fpriv;
+	return 0;
+}
+
+static void kfdsim_drm_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	/* a KFD pdd holds a file reference while it uses the VM */
+	kfree(file->driver_priv);
+}
+
+/* amdgpu_gem_object_mmap(): BOs without CPU-accessible pages cannot be mapped */
+static int kfdsim_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	struct kfdsim_gem *gem = to_kfdsim_gem(obj);
+
+	if (gem->kfd_flags & (KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |
+			      KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+			      KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
+		return -EPERM;
+	return drm_gem_shmem_object_mmap(obj, vma);
+}
+
+/*
+ * The shmem helper's fault handler maps page (address - vm_start) of the
+ * object, ignoring vm_pgoff: fine for whole-object mappings only. amdgpu
+ * (TTM) lets a mapping start inside the BO, so fault with the offset.
+ */
+static vm_fault_t kfdsim_gem_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct drm_gem_object *obj = vma->vm_private_data;
+	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
+	pgoff_t page = ((vmf->address - vma->vm_start) >> PAGE_SHIFT) +
+		       vma->vm_pgoff - drm_vma_node_start(&obj->vma_node);
+	vm_fault_t ret;
+
+	dma_resv_lock(obj->resv, NULL);
+	if (page >= obj->size >> PAGE_SHIFT || !shmem->pages || shmem->madv < 0)
+		ret = VM_FAULT_SIGBUS;
+	else
+		ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(shmem->pages[page]));
+	dma_resv_unlock(obj->resv);
+	return ret;
+}
+
+/* open/close are the helper's (page references); set up at init */
+static struct vm_operations_struct kfdsim_gem_vm_ops = {
+	.fault = kfdsim_gem_fault,
+};
+
+static const struct drm_gem_object_funcs kfdsim_gem_funcs = {
+	.free = drm_gem_shmem_object_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = kfdsim_gem_mmap,
+	.vm_ops = &kfdsim_gem_vm_ops,
+};
+
+static struct drm_gem_object *kfdsim_gem_create_object(struct drm_device *dev,
+						       size_t size)
+{
+	struct kfdsim_gem *gem = kzalloc(sizeof(*gem), GFP_KERNEL);
+
+	if (!gem)
+		return ERR_PTR(-ENOMEM);
+	/* drm_gem_shmem_free() frees the shmem object: it must come first */
+	BUILD_BUG_ON(offsetof(struct kfdsim_gem, shmem) != 0);
+	gem->shmem.base.funcs = &kfdsim_gem_funcs;
+	return &gem->shmem.base;
+}
+
+static const struct drm_driver kfdsim_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_RENDER,
+	.open = kfdsim_drm_open,
+	.postclose = kfdsim_drm_postclose,
+	.gem_create_object = kfdsim_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.fops = &kfdsim_drm_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.date = DRIVER_DATE,
+	.major = KMS_DRIVER_MAJOR,
+	.minor = KMS_DRIVER_MINOR,
+	.patchlevel = KMS_DRIVER_PATCHLEVEL,
+};
+
+/* A GEM object for a BO of @node, with a fake mmap offset. */
+struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
+				     u32 kfd_flags)
+{
+	struct drm_gem_shmem_object *shmem;
+	struct kfdsim_gem *gem;
+	int ret;
+
+	shmem = drm_gem_shmem_create(&node->drm->drm, size);
+	if (IS_ERR(shmem))
+		return ERR_CAST(shmem);
+	gem = to_kfdsim_gem(&shmem->base);
+	gem->kfd_flags = kfd_flags;
+	ret = drm_gem_create_mmap_offset(&shmem->base);
+	if (ret) {
+		drm_gem_object_put(&shmem->base);
+		return ERR_PTR(ret);
+	}
+	return gem;
+}
+
+static void remove_drm_dev(struct kfdsim_drm *kd)
+{
+	struct platform_device *pdev = kd->pdev;
+
+	if (kd->node)
+		kd->node->drm = NULL;
+	drm_dev_unregister(&kd->drm);
+	devres_release_group(&pdev->dev, NULL);
+	platform_device_unregister(pdev);
+}
+
+static struct kfdsim_drm *add_drm_dev(u32 seq)
+{
+	struct platform_device *pdev;
+	struct kfdsim_drm *kd;
+	int ret;
+
+	pdev = platform_device_register_simple("kfdsim_drm", seq, NULL, 0);
+	if (IS_ERR(pdev))
+		return ERR_CAST(pdev);
+	if (!devres_open_group(&pdev->dev, NULL, GFP_KERNEL)) {
+		ret = -ENOMEM;
+		goto err_unregister;
+	}
+	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		goto err_devres;
+	kd = devm_drm_dev_alloc(&pdev->dev, &kfdsim_drm_driver, struct kfdsim_drm, drm);
+	if (IS_ERR(kd)) {
+		ret = PTR_ERR(kd);
+		goto err_devres;
+	}
+	kd->pdev = pdev;
+	ret = drm_dev_register(&kd->drm, 0);
+	if (ret)
+		goto err_devres;
+	return kd;
+
+err_devres:
+	devres_release_group(&pdev->dev, NULL);
+err_unregister:
+	platform_device_unregister(pdev);
+	return ERR_PTR(ret);
+}
+
+static int cmp_minor(const void *a, const void *b)
+{
+	const struct kfdsim_node *x = *(struct kfdsim_node *const *)a;
+	const struct kfdsim_node *y = *(struct kfdsim_node *const *)b;
+
+	return (int)x->props[NP_DRM_RENDER_MINOR] - (int)y->props[NP_DRM_RENDER_MINOR];
+}
+
+void kfdsim_drm_fini(void)
+{
+	while (n_drm_devs)
+		remove_drm_dev(drm_devs[--n_drm_devs]);
+}
+
+int kfdsim_drm_init(void)
+{
+	struct kfdsim_node *order[KFDSIM_MAX_GPUS];
+	u32 n = kfdsim_topo->n_gpus, i, gaps = 0;
+	int ret;
+
+	kfdsim_gem_vm_ops.open = drm_gem_shmem_vm_ops.open;
+	kfdsim_gem_vm_ops.close = drm_gem_shmem_vm_ops.close;
+	memcpy(order, kfdsim_topo->gpus, n * sizeof(order[0]));
+	sort(order, n, sizeof(order[0]), cmp_minor, NULL);
+
+	for (i = 0; i < n; i++) {
+		u32 want = order[i]->props[NP_DRM_RENDER_MINOR];
+
+		for (;;) {
+			struct kfdsim_drm *kd;
+			u32 got;
+
+			if (n_drm_devs == KFDSIM_MAX_DRM_DEVS) {
+				ret = -E2BIG;
+				goto err;
+			}
+			kd = add_drm_dev(n_drm_devs);
+			if (IS_ERR(kd)) {
+				ret = PTR_ERR(kd);
+				goto err;
+			}
+			drm_devs[n_drm_devs++] = kd;
+			got = kd->drm.render->index;
+			if (got == want) {
+				kd->node = order[i];
+				order[i]->drm = kd;
+				break;
+			}
+			if (got > want) {
+				pr_err(KFDSIM_NAME ": render minor %u is in use (next free: %u); another DRM driver loaded?\n",
+				       want, got);
+				ret = -EBUSY;
+				goto err;
+			}
+			gaps++;	/* keep it: a placeholder for minor @got */
+		}
+	}
+	pr_info(KFDSIM_NAME ": %u render nodes, %u placeholder DRM devices\n", n, gaps);
+	return 0;
+
+err:
+	kfdsim_drm_fini();
+	return ret;
+}

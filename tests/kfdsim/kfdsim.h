@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kfdsim: a simulator of AMD KFD (/dev/kfd, the KFD sysfs topology) and of
+ * amdgpu render nodes, for testing CRIU's amdgpu plugin without a GPU.
+ *
+ * Internal declarations shared by all files of the module. The model follows
+ * the names of drivers/gpu/drm/amd/amdkfd where a concept maps one to one:
+ * a "node" is a kfd_topology_device, a "process" a kfd_process, a "pdd" a
+ * kfd_process_device, a "bo" a kgd_mem.
+ */
+#ifndef KFDSIM_H
+#define KFDSIM_H
+
+#include <linux/types.h>
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
+#include <linux/mutex.h>
+#include <linux/idr.h>
+#include <linux/kref.h>
+#include <linux/mmu_notifier.h>
+#include <linux/workqueue.h>
+#include <linux/atomic.h>
+#include <drm/drm_device.h>
+#include <drm/drm_gem_shmem_helper.h>
+
+#define KFDSIM_NAME		"kfdsim"
+
+/* Limits of a machine description (see desc.c). */
+#define KFDSIM_MAX_NODES	256
+#define KFDSIM_MAX_GPUS		64	/* KFD's MAX_GPU_INSTANCE (6.12) */
+#define KFDSIM_MAX_MEM_BANKS	16
+#define KFDSIM_MAX_CACHES	1024
+#define KFDSIM_MAX_LINKS	256
+#define KFDSIM_SIBLING_BYTES	128	/* CACHE_SIBLINGMAP_SIZE */
+#define KFDSIM_NAME_SIZE	32	/* KFD_TOPOLOGY_PUBLIC_NAME_SIZE */
+#define KFDSIM_MAX_DRM_DEVS	256	/* GPU nodes plus minor-gap placeholders */
+
+/* ---- topology model (topology.c, desc.c) ---------------------------------- */
+
+/* nodes/N/properties keys, in the order KFD 6.12 prints them. */
+enum kfdsim_node_prop {
+	NP_CPU_CORES_COUNT,
+	NP_SIMD_COUNT,
+	NP_MEM_BANKS_COUNT,
+	NP_CACHES_COUNT,
+	NP_IO_LINKS_COUNT,
+	NP_P2P_LINKS_COUNT,
+	NP_CPU_CORE_ID_BASE,
+	NP_SIMD_ID_BASE,
+	NP_MAX_WAVES_PER_SIMD,
+	NP_LDS_SIZE_IN_KB,
+	NP_GDS_SIZE_IN_KB,
+	NP_NUM_GWS,
+	NP_WAVE_FRONT_SIZE,
+	NP_ARRAY_COUNT,
+	NP_SIMD_ARRAYS_PER_ENGINE,
+	NP_CU_PER_SIMD_ARRAY,
+	NP_SIMD_PER_CU,
+	NP_MAX_SLOTS_SCRATCH_CU,
+	NP_GFX_TARGET_VERSION,
+	NP_VENDOR_ID,
+	NP_DEVICE_ID,
+	NP_LOCATION_ID,
+	NP_DOMAIN,
+	NP_DRM_RENDER_MINOR,
+	NP_HIVE_ID,
+	NP_NUM_SDMA_ENGINES,
+	NP_NUM_SDMA_XGMI_ENGINES,
+	NP_NUM_SDMA_QUEUES_PER_ENGINE,
+	NP_NUM_CP_QUEUES,
+	NP_CWSR_SIZE,
+	NP_CTL_STACK_SIZE,
+	/* GPU nodes only */
+	NP_MAX_ENGINE_CLK_FCOMPUTE,
+	NP_LOCAL_MEM_SIZE,
+	NP_FW_VERSION,
+	NP_CAPABILITY,
+	NP_DEBUG_PROP,
+	NP_SDMA_FW_VERSION,
+	NP_UNIQUE_ID,
+	NP_NUM_XCC,
+	/* every node, last line */
+	NP_MAX_ENGINE_CLK_CCOMPUTE,
+	NP_COUNT
+};
+
+enum kfdsim_prop_class { PC_ALL, PC_GPU, PC_LAST };
+
+struct kfdsim_prop_desc {
+	const char *name;
+	u8 is64;
+	u8 class;
+};
+
+extern const struct kfdsim_prop_desc kfdsim_node_props[NP_COUNT];
+
+struct kfdsim_node;
+
+struct kfdsim_mem_bank {
+	struct kfdsim_node *node;
+	struct attribute attr;		/* "properties" */
+	struct kobject *kobj;
+	u32 heap_type;
+	u64 size_in_bytes;
+	u32 flags;
+	u32 width;
+	u32 mem_clk_max;
+};
+
+struct kfdsim_cache {
+	struct kfdsim_node *node;
+	struct attribute attr;
+	struct kobject *kobj;
+	u32 processor_id_low;
+	u32 level;
+	u32 size;
+	u32 cache_line_size;
+	u32 cache_lines_per_tag;
+	u32 association;
+	u32 latency;
+	u32 type;
+	u32 sibling_map_size;		/* bytes used in sibling_map */
+	u8 sibling_map[KFDSIM_SIBLING_BYTES];
+};
+
+struct kfdsim_link {
+	struct kfdsim_node *node;
+	struct attribute attr;
+	struct kobject *kobj;
+	u32 type;
+	u32 version_major;
+	u32 version_minor;
+	u32 node_from;
+	u32 node_to;
+	u32 weight;
+	u32 min_latency;
+	u32 max_latency;
+	u32 min_bandwidth;
+	u32 max_bandwidth;
+	u32 recommended_transfer_size;
+	u32 recommended_sdma_engine_id_mask;
+	u32 flags;
+};
+
+struct kfdsim_drm;
+
+struct kfdsim_node {
+	u32 id;				/* node index = proximity domain */
+	u32 gpu_id;			/* 0: CPU node */
+	char name[KFDSIM_NAME_SIZE];
+	u64 props[NP_COUNT];
+	unsigned long props_given[BITS_TO_LONGS(NP_COUNT)];
+
+	struct kfdsim_mem_bank *mem;
+	u32 n_mem;
+	struct kfdsim_cache *caches;
+	u32 n_caches;
+	struct kfdsim_link *io_links;
+	u32 n_io_links;
+	struct kfdsim_link *p2p_links;
+	u32 n_p2p_links;
+
+	/* GPU nodes */
+	u32 gpu_index;			/* 0.. among GPU nodes, topology order */
+	struct kfdsim_drm *drm;		/* render node of this GPU */
+	u64 vram_size;			/* first FB heap of mem_banks */
+	bool large_bar;			/* heap type FB_PUBLIC */
+	u64 vram_used;			/* KFD accounting, under kfdsim_mem_lock */
+
+	/* sysfs */
+	struct kobject *kobj_node;
+	struct kobject *kobj_mem;
+	struct kobject *kobj_cache;
+	struct kobject *kobj_iolink;
+	struct kobject *kobj_p2plink;
+	struct kobject *kobj_perf;
+	struct attribute attr_gpuid;
+	struct attribute attr_name;
+	struct attribute attr_props;
+};
+
+struct kfdsim_topology {
+	u32 n_nodes;
+	struct kfdsim_node *nodes;	/* array of n_nodes */
+	u32 n_gpus;
+	struct kfdsim_node *gpus[KFDSIM_MAX_GPUS];	/* topology order */
+	u32 generation_id;
+	u64 platform_oem;
+	u64 platform_id;
+	u64 platform_rev;
+
+	struct kobject *kobj_topology;
+	struct kobject *kobj_nodes;
+	struct attribute attr_genid;
+	struct attribute attr_props;
+};
+
+extern struct kfdsim_topology *kfdsim_topo;
+
+static inline bool kfdsim_node_is_gpu(const struct kfdsim_node *n)
+{
+	return n->gpu_id != 0;
+}
+
+static inline u32 kfdsim_num_xcc(const struct kfdsim_node *n)
+{
+	return n->props[NP_NUM_XCC] ? n->props[NP_NUM_XCC] : 1;
+}
+
+/* desc.c */
+struct kfdsim_topology *kfdsim_desc_parse(char *buf, size_t len);
+void kfdsim_topology_free(struct kfdsim_topology *topo);
+
+/* topology.c */
+int kfdsim_topology_finish(struct kfdsim_topology *topo);
+struct kfdsim_node *kfdsim_node_by_gpu_id(u32 gpu_id);
+int kfdsim_devcgroup_check_permission(const struct kfdsim_node *node);
+
+/* topology_sysfs.c */
+int kfdsim_topology_sysfs_init(struct kobject *parent);
+void kfdsim_topology_sysfs_fini(void);
+
+/* ---- DRM render nodes (drm.c) -------------------------------------------- */
+
+struct kfdsim_drm {
+	struct drm_device drm;
+	struct platform_device *pdev;
+	struct kfdsim_node *node;	/* NULL: a placeholder for a minor gap */
+};
+
+/* Per DRM file (drm_file->driver_priv): amdgpu_fpriv's VM ownership. */
+struct kfdsim_fpriv {
+	struct kfdsim_pdd *compute_pdd;	/* the KFD pdd that acquired this VM */
+};
+
+/* GEM object of a BO (amdgpu_bo). */
+struct kfdsim_gem {
+	struct drm_gem_shmem_object shmem;
+	u32 kfd_flags;			/* KFD_IOC_ALLOC_MEM_FLAGS_* of the KFD BO */
+};
+
+static inline struct kfdsim_gem *to_kfdsim_gem(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct kfdsim_gem, shmem.base);
+}
+
+int kfdsim_drm_init(void);
+void kfdsim_drm_fini(void);
+bool kfdsim_is_drm_file(struct file *f);
+struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
+				     u32 kfd_flags);
+
+/* ---- KFD processes (process.c) ------------------------------------------- */
+
+struct kfdsim_process;
+
+struct kfdsim_pdd {
+	struct kfdsim_process *process;
+	struct kfdsim_node *dev;	/* actual GPU */
+	u32 index;			/* position in process->pdds */
+	u32 user_gpu_id;
+
+	struct file *drm_file;		/* VM owner, holds a reference */
+	struct drm_file *drm_priv;
+
+	struct idr alloc_idr;		/* idr index -> struct kfdsim_bo */
+	atomic64_t vram_usage;
+
+	u64 lds_base, lds_limit;
+	u64 scratch_base, scratch_limit;
+	u64 gpuvm_base, gpuvm_limit;
+};
+
+struct kfdsim_process {
+	struct hlist_node kfd_processes;	/* kfdsim_processes_table */
+	struct list_head cleanup_list;		/* module exit */
+	struct mm_struct *mm;			/* key only, not referenced */
+	struct task_struct *lead_thread;
+	struct mmu_notifier mmu_notifier;
+	struct kref ref;
+	struct work_struct release_work;
+	struct mutex mutex;
+
+	u32 n_pdds;
+	struct kfdsim_pdd *pdds[KFDSIM_MAX_GPUS];
+};
+
+int kfdsim_process_init(void);
+void kfdsim_process_fini(void);
+struct kfdsim_process *kfdsim_create_process(struct task_struct *thread);
+void kfdsim_unref_process(struct kfdsim_process *p);
+struct kfdsim_pdd *kfdsim_pdd_by_user_id(struct kfdsim_process *p, u32 id);
+struct kfdsim_pdd *kfdsim_pdd_by_dev(struct kfdsim_process *p,
+				     struct kfdsim_node *dev);
+struct kfdsim_pdd *kfdsim_bind_process_to_device(struct kfdsim_pdd *pdd);
+int kfdsim_pdd_init_vm(struct kfdsim_pdd *pdd, struct file *drm_file);
+
+/* ---- memory (memory.c) ----------------------------------------------------- */
+
+#define KFDSIM_HANDLE(gpu_id, idr)	(((u64)(gpu_id) << 32) | (u32)(idr))
+#define KFDSIM_HANDLE_GPU(h)		((u32)((h) >> 32))
+#define KFDSIM_HANDLE_IDR(h)		((u32)((h) & 0xFFFFFFFF))
+
+/* /dev/kfd mmap offsets (kfd_priv.h) */
+#define KFDSIM_MMAP_TYPE_SHIFT		62
+#define KFDSIM_MMAP_TYPE_MASK		(0x3ULL << KFDSIM_MMAP_TYPE_SHIFT)
+#define KFDSIM_MMAP_TYPE_DOORBELL	(0x3ULL << KFDSIM_MMAP_TYPE_SHIFT)
+#define KFDSIM_MMAP_TYPE_EVENTS		(0x2ULL << KFDSIM_MMAP_TYPE_SHIFT)
+#define KFDSIM_MMAP_TYPE_RESERVED_MEM	(0x1ULL << KFDSIM_MMAP_TYPE_SHIFT)
+#define KFDSIM_MMAP_TYPE_MMIO		(0x0ULL << KFDSIM_MMAP_TYPE_SHIFT)
+#define KFDSIM_MMAP_GPU_ID_SHIFT	46
+#define KFDSIM_MMAP_GPU_ID_MASK		(0xFFFFULL << KFDSIM_MMAP_GPU_ID_SHIFT)
+#define KFDSIM_MMAP_GPU_ID(id)		(((u64)(id) << KFDSIM_MMAP_GPU_ID_SHIFT) & \
+					 KFDSIM_MMAP_GPU_ID_MASK)
+#define KFDSIM_MMAP_GET_GPU_ID(off)	(((off) & KFDSIM_MMAP_GPU_ID_MASK) >> \
+					 KFDSIM_MMAP_GPU_ID_SHIFT)
+
+/* kgd_mem */
+struct kfdsim_bo {
+	struct kfdsim_pdd *pdd;		/* owner */
+	int idr;			/* handle index in pdd->alloc_idr */
+	u32 alloc_flags;
+	u64 va;
+	u64 size;			/* backing size, page aligned */
+	u64 user_addr;			/* USERPTR */
+	struct kfdsim_gem *gem;
+	struct dma_buf *dmabuf;		/* cached export */
+	unsigned long mapped[BITS_TO_LONGS(KFDSIM_MAX_GPUS)];	/* pdd index */
+	u32 mapped_count;
+};
+
+void kfdsim_bo_destroy(struct kfdsim_bo *bo);
+u64 kfdsim_available_memory(struct kfdsim_node *node);
+u64 kfdsim_doorbell_slice_size(const struct kfdsim_node *node);
+
+/* ioctl handlers (memory.c, chardev.c) */
+int kfdsim_ioctl_acquire_vm(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_alloc_memory_of_gpu(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_free_memory_of_gpu(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_map_memory_to_gpu(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_unmap_memory_from_gpu(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_available_memory(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_export_dmabuf(struct file *f, struct kfdsim_process *p, void *data);
+
+/* ---- /dev/kfd (chardev.c) -------------------------------------------------- */
+
+int kfdsim_chardev_init(void);
+void kfdsim_chardev_fini(void);
+extern struct device *kfdsim_device;
+
+/* kfdsim_main.c */
+extern struct mutex kfdsim_mem_lock;	/* node->vram_used */
+
+#endif /* KFDSIM_H */
