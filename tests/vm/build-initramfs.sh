@@ -22,7 +22,7 @@ trap cleanup EXIT
 
 add_criu() {
 	cp -a "$CRIU_ROOT/usr" "$STAGE/usr"
-	rm -rf "$STAGE/usr/share" "$STAGE/usr/include" "$STAGE/$LIBDIR/gconv" "$STAGE/$LIBDIR/pkgconfig"
+	rm -rf "${STAGE:?}/usr/share" "$STAGE/usr/include" "$STAGE/$LIBDIR/gconv" "$STAGE/$LIBDIR/pkgconfig"
 	find "$STAGE/usr" -name '*.a' -delete
 	ln -s usr/lib "$STAGE/lib"
 	ln -s usr/lib64 "$STAGE/lib64"

@@ -6,6 +6,7 @@
 #              the DRM core as modules (kfdsim builds on it) and the real amdgpu
 VM_CACHE=${VM_CACHE:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/vm}
 VM_FLAVOUR=${VM_FLAVOUR:-amd64}
+# shellcheck disable=SC2034 # used by the scripts that source this file
 VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 vm_log() { echo "${0##*/}: $*" >&2; }

@@ -7,9 +7,11 @@
 #
 # TCG, never KVM: this machine's /dev/kvm is kvm_pvm, which runs no stock
 # Debian kernel. qemu >= 10: bookworm's 7.2 corrupts 6.12 guests' memory.
-# Kernel arguments make every failure end the VM at once instead of hanging:
-# an oops panics (oops=panic), a soft lockup or a task blocked for 60 s
-# panics, and a panic reboots, which -no-reboot turns into qemu's exit.
+# loglevel=5: the console shows kernel warnings (WARN()) and worse, not the
+# boot chatter. The other kernel arguments make every failure end the VM at
+# once rather than hang: an oops panics (oops=panic), so do a soft lockup and
+# a task blocked for 60 s, and a panic reboots, which -no-reboot turns into
+# qemu's exit.
 # stdin is /dev/null: qemu fails on a closed stdin, as CI has.
 # Env: VM_SMP (2), VM_MEM (MiB, 1024), VM_APPEND (extra kernel arguments).
 #
@@ -17,7 +19,7 @@
 set -euo pipefail
 KERNEL=$1 INITRD=$2 CONSOLE=$3 RESULTS=$4 SHARE=$5 LIMIT=$6
 
-APPEND="console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1"
+APPEND="console=ttyS0 loglevel=5 panic=-1 oops=panic softlockup_panic=1"
 APPEND+=" hung_task_panic=1 hung_task_timeout_secs=60 ${VM_APPEND:-}"
 
 exec timeout --kill-after=10 "$LIMIT" qemu-system-x86_64 \

@@ -22,7 +22,8 @@
 #
 # Env: BUILD (build), CRIU (the criu wrapper of scripts/fetch-criu.sh; its
 #      root/ is put into the guest), KFDSIM_PARAMS (module parameters),
-#      VM_ONLY ("test-a test-b": run only these guest tests),
+#      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
+#      (module source dir instead of tests/kfdsim),
 #      VM_TIMEOUT (seconds for the whole VM run), VM_LOGS (log dir),
 #      VM_FLAVOUR, VM_CACHE.
 # usage: vm-suite.sh kfdsim|amdgpu|selftest
@@ -85,9 +86,11 @@ build_guest_bins() { # KROOT DEST
 	gcc "${cflags[@]}" -I "$WORKDIR/include" -o "$2/kfdprobe" "$HERE/guest/kfdprobe.c"
 }
 
-# tests/kfdsim (another part of the project) when it has a Kbuild file.
+# The simulator module, tests/kfdsim (or VM_KFDSIM_SRC: a work-in-progress
+# copy), when it has a Kbuild file.
 build_kfdsim() { # KROOT
-	local src=$VM_ROOT/tests/kfdsim
+	local src=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
+	rm -rf "$WORKDIR/kmod" # never boot a module of an earlier run
 	[ -f "$src/Kbuild" ] || [ -f "$src/Makefile" ] || return 0
 	"$HERE/build-kmod.sh" "$1" "$src" "$WORKDIR/kmod"
 }
@@ -117,7 +120,7 @@ suite_modules() { # KROOT -> specs for pick-modules.sh
 }
 
 make_overlay() { # KROOT KREL OVERLAY
-	local ov=$3 f names
+	local ov=$3 f
 	rm -rf "$ov" && mkdir -p "$ov"/{test/lib,test/vm,test/bin,usr/lib/criu,usr/bin}
 	install -m 0755 "$HERE/guest/init" "$ov/init"
 	cp "$VM_ROOT/tests/lib/tap.sh" "$ov/test/lib/tap.sh"
@@ -143,15 +146,22 @@ make_overlay() { # KROOT KREL OVERLAY
 	"$HERE/pick-modules.sh" "$1/lib/modules/$2" "$ov/test/mods" $(suite_modules)
 }
 
+# step NAME: names the step that runs next (for failures and timings).
+step() {
+	[ -z "${STEP_T0:-}" ] || echo "# step $STEP: $(vm_since "$STEP_T0") s"
+	STEP=$1 STEP_T0=$(vm_now)
+}
+
 prepare() {
 	local kroot krel
-	STEP="tool check"; check_tools
-	STEP="kernel fetch"; kroot=$("$HERE/fetch-kernel.sh")
+	step "tool check"; check_tools
+	step "kernel fetch"; kroot=$("$HERE/fetch-kernel.sh")
 	krel=$(basename "$(dirname "$kroot")")
-	echo "# $SUITE: kernel $krel" >&2
-	if [ "$SUITE" = kfdsim ]; then STEP="kfdsim build"; build_kfdsim "$kroot"; fi
-	STEP="guest files"; make_overlay "$kroot" "$krel" "$WORKDIR/overlay"
-	STEP="initramfs"; "$HERE/build-initramfs.sh" "$WORKDIR/initramfs.cpio.zst" "$CRIU_ROOT" "$WORKDIR/overlay"
+	echo "# $SUITE: kernel $krel"
+	if [ "$SUITE" = kfdsim ]; then step "kfdsim build"; build_kfdsim "$kroot"; fi
+	step "guest files"; make_overlay "$kroot" "$krel" "$WORKDIR/overlay"
+	step "initramfs"; "$HERE/build-initramfs.sh" "$WORKDIR/initramfs.cpio.zst" "$CRIU_ROOT" "$WORKDIR/overlay"
+	step "VM run"
 	KERNEL=$kroot/boot/vmlinuz-$krel
 	KREL=$krel
 }
@@ -226,7 +236,6 @@ main() {
 	t0=$(vm_now)
 	prepare >"$LOGS/prepare.log" 2>&1
 	t1=$(vm_now)
-	STEP="VM run"
 	boot || rc=$?
 	secs=$(vm_since "$t1")
 	DONE=1

@@ -32,13 +32,13 @@ wait_until() {
 	done
 }
 
-# start_workload LOG COMMAND...: starts COMMAND detached, as a session leader
-# (criu dumps a tree whose root leads its session) with no fd of ours; its
-# pid is in WL_PID. stdout/stderr go to LOG.err.
+# start_workload OUT COMMAND...: starts COMMAND detached, as a session leader
+# (criu dumps a tree whose root leads its session), stdout and stderr into
+# the file OUT, with no other fd of ours; its pid is in WL_PID.
 start_workload() {
-	local log=$1
+	local out=$1
 	shift
-	setsid "$@" </dev/null >"$log.err" 2>&1 &
+	setsid "$@" </dev/null >"$out" 2>&1 &
 	WL_PID=$!
 }
 

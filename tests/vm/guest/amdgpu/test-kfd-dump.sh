@@ -9,7 +9,7 @@ EXPECT=fail
 . /test/lib/guest.sh
 
 LOG=$WORK/counter.log
-start_workload "$LOG" /test/bin/vmcounter "$LOG" /dev/kfd
+start_workload "$WORK/vmcounter.out" /test/bin/vmcounter "$LOG" /dev/kfd
 pid=$WL_PID
 check "workload holding /dev/kfd started" wait_until 10 ticking 5 "$LOG"
 check "workload has /dev/kfd open" eval 'ls -l /proc/$pid/fd | grep -q " /dev/kfd$"'
@@ -33,5 +33,6 @@ else
 	check "/dev/kfd open again after restore" eval 'ls -l /proc/$pid/fd | grep -q " /dev/kfd$"'
 fi
 check "no MISMATCH" eval '! grep MISMATCH "$LOG"'
+[ "$TAP_FAILED" -eq 0 ] || keep "$LOG" "$WORK/vmcounter.out"
 kill "$pid" 2>/dev/null
 tap_done

@@ -5,7 +5,7 @@
 . /test/lib/guest.sh
 
 LOG=$WORK/counter.log
-start_workload "$LOG" /test/bin/vmcounter "$LOG"
+start_workload "$WORK/vmcounter.out" /test/bin/vmcounter "$LOG"
 pid=$WL_PID
 check "workload started" wait_until 10 ticking 5 "$LOG"
 
@@ -20,6 +20,6 @@ for round in 1 2; do
 	check "round $round: counting on after restore (past $at)" wait_until 10 ticking $((at + 5)) "$LOG"
 	check "round $round: no MISMATCH" eval '! grep MISMATCH "$LOG"'
 done
-keep "$LOG"
+[ "$TAP_FAILED" -eq 0 ] || keep "$LOG" "$WORK/vmcounter.out"
 kill "$pid" 2>/dev/null
 tap_done
