@@ -146,7 +146,14 @@ try_bad "nodes out of order" 's/^node 3 /node 7 /'
 try_bad "a link to a missing node" 's/node_to=1 /node_to=99 /'
 try_bad "a sibling_map that is not a multiple of 8" 's/sibling_map=1,0,0,0,0,0,0,0$/sibling_map=1,0,0/'
 check "loads again after the rejections" load
-check "rmmod" rmmod kfdsim
+# a process whose mm still has a KFD process but no file: unload tears it down
+"$KFDSIM_BIN/kfdsim-abi" --open-close-sleep &
+holder=$!
+usleep 300000
+check "rmmod with a live KFD process that has no file open" rmmod kfdsim
+kill $holder
+wait $holder 2>/dev/null
+check "reload, and rmmod again" sh -c "insmod $KFDSIM_KO && rmmod kfdsim"
 check "nothing left: no /dev/kfd, no render nodes" sh -c "! test -e /dev/kfd && ! ls /dev/dri/renderD* 2>/dev/null | grep -q ."
 load
 echo "1..$N"

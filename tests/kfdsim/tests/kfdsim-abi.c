@@ -247,7 +247,8 @@ static void test_apertures(void)
 	ok_errno(ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &an), EINVAL,
 		 "APERTURES_NEW for more nodes than the topology has: EINVAL");
 	an.num_of_nodes = 0;
-	ok(ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &an) == 0 && an.num_of_nodes > 0,
+	i = ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &an);
+	ok(i == 0 && an.num_of_nodes > 0,
 	   "APERTURES_NEW with 0 nodes returns the pdd count (%u)", an.num_of_nodes);
 	n_gpus = an.num_of_nodes > MAX_GPUS ? MAX_GPUS : an.num_of_nodes;
 	ok(ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &an) == 0 &&
@@ -588,6 +589,12 @@ int main(int argc, char **argv)
 	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	if (argc > 1 && !strcmp(argv[1], "--pdds"))
 		return print_pdds();
+	/* --open-close-sleep: a KFD process that outlives its last file */
+	if (argc > 1 && !strcmp(argv[1], "--open-close-sleep")) {
+		close(kfd);
+		pause();
+		return 0;
+	}
 	if (!ok(kfd >= 0, "open /dev/kfd")) {
 		diag("%s", strerror(errno));
 		return tap_done();
