@@ -29,20 +29,31 @@ index_modules() {
 	while IFS= read -r f; do
 		n=${f##*/}
 		n=${n%%.ko*}
-		FILE[$(norm "$n")]=$f
+		FILE[${n//-/_}]=$f
 	done < <(find "$MD/kernel" -name '*.ko*')
 }
 
-modinfo_field() { # FILE FIELD: values of FIELD in a .ko's .modinfo section
-	sed -n "s/^$2=//p" < <(tr '\0' '\n' <"$1")
+# The .modinfo section of a .ko, one "key=value" a line (only that section:
+# a whole amdgpu.ko is 30 MB).
+modinfo_of() { # KO
+	objcopy -O binary -j .modinfo "$1" /dev/stdout | tr '\0' '\n'
 }
 
+# Decompressed copies are kept next to the modules (MODULES_DIR/.plain/,
+# inside the download cache): amdgpu.ko alone takes seconds to unxz. Written
+# under a temporary name and renamed, as other runs may read them at once.
 decompress() { # SRC DEST
-	case "$1" in
-	*.xz) xz -dc "$1" >"$2" ;;
-	*.zst) zstd -qdc "$1" >"$2" ;;
-	*) cp "$1" "$2" ;;
-	esac
+	local plain=$MD/.plain/${2##*/}
+	if [ ! -f "$plain" ]; then
+		mkdir -p "$MD/.plain"
+		case "$1" in
+		*.xz) xz -dc "$1" >"$plain.$$" ;;
+		*.zst) zstd -qdc "$1" >"$plain.$$" ;;
+		*) cp "$1" "$plain.$$" ;;
+		esac
+		mv "$plain.$$" "$plain"
+	fi
+	cp "$plain" "$2"
 }
 
 # Modules that provide ALIAS (e.g. crc32c -> crc32c_intel crc32c_generic).
@@ -74,9 +85,10 @@ add() { # NAME required|optional
 }
 
 add_deps_of() { # KO required|optional
-	local dep m
-	for dep in $(modinfo_field "$1" depends | tr ',' ' '); do add "$dep" "$2"; done
-	for dep in $(modinfo_field "$1" softdep | sed -n 's/.*pre: *\([^:]*\)\( post:.*\)\?$/\1/p'); do
+	local dep m info
+	info=$(modinfo_of "$1")
+	for dep in $(echo "$info" | sed -n 's/^depends=//p' | tr ',' ' '); do add "$dep" "$2"; done
+	for dep in $(echo "$info" | sed -n 's/^softdep=.*pre: *\([^:]*\)\( post:.*\)\?$/\1/p'); do
 		if [ -n "${FILE[$(norm "$dep")]:-}" ]; then
 			add "$dep" optional
 		else

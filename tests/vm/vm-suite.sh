@@ -56,7 +56,7 @@ finish() {
 
 check_tools() {
 	local t v
-	for t in qemu-system-x86_64 busybox cpio zstd xz pahole; do
+	for t in qemu-system-x86_64 busybox cpio zstd xz pahole objcopy flock; do
 		command -v "$t" >/dev/null || vm_die "$t missing: run scripts/install-deps.sh vm"
 	done
 	v=$(qemu-system-x86_64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
