@@ -33,29 +33,32 @@ newest_cached() {
 
 download() { # KV DIR
 	local kv=$1 dir=$2 krel=$1-$VM_FLAVOUR
-	(cd "$dir" && "${APTP[@]}" download "linux-image-$krel" "linux-headers-$krel" \
+	(cd "$dir" && timeout 600 "${APTP[@]}" download "linux-image-$krel" "linux-headers-$krel" \
 		"linux-headers-$kv-common" "linux-kbuild-$kv" >/dev/null)
 }
 
 # Point the flavour headers at the unpacked -common tree instead of /usr/src.
 fix_headers_makefile() { # ROOT KREL
 	local mk=$1/usr/src/linux-headers-$2/Makefile
-	sed -i "s|^include /usr/src/|include $1/usr/src/|" "$mk"
-	grep -q "^include $1/usr/src/" "$mk" || vm_die "unexpected $mk: no include of the -common tree"
+	sed -i "s|^include /usr/src/|include $1/usr/src/|" "$mk" &&
+		grep -q "^include $1/usr/src/" "$mk" && return 0
+	vm_log "unexpected $mk: no include of the -common tree"
+	return 1
 }
 
+# Every step checked explicitly: this runs in an "||" list, where set -e is off.
 unpack() { # KV DIR
 	local kv=$1 dir=$2 krel=$1-$VM_FLAVOUR d
 	rm -rf "$dir/root"
-	for d in "$dir"/*.deb; do dpkg -x "$d" "$dir/root"; done
-	fix_headers_makefile "$dir/root" "$krel"
-	busybox depmod -b "$dir/root" "$krel"
-	[ -s "$dir/root/lib/modules/$krel/modules.alias" ] || vm_die "depmod wrote no modules.alias"
+	for d in "$dir"/*.deb; do dpkg -x "$d" "$dir/root" || return 1; done
+	fix_headers_makefile "$dir/root" "$krel" || return 1
+	busybox depmod -b "$dir/root" "$krel" || return 1
+	[ -s "$dir/root/lib/modules/$krel/modules.alias" ] || { vm_log "depmod wrote no modules.alias"; return 1; }
 	rm -f "$dir"/*.deb # the unpacked tree is the cache
 	touch "$dir/ok"
 }
 
-# Older unpacked kernels are about 600 MB each and never used again.
+# Older unpacked kernels (about 250 MB each) are never used again.
 prune_old() { # KEEP_KREL
 	local d
 	for d in "$VM_CACHE"/*-"$VM_FLAVOUR"; do
@@ -65,32 +68,33 @@ prune_old() { # KEEP_KREL
 }
 
 main() {
+	local krel=${KREL:-} kv
 	mkdir -p "$VM_CACHE"
 	# Several work trees may run the VM tests at once; one fetch at a time.
 	exec 9>"$VM_CACHE/lock"
 	flock -w 600 9 || vm_die "timed out waiting for $VM_CACHE/lock"
 
-	local kv krel=${KREL:-}
-	if [ -z "$krel" ]; then
+	if [ -z "$krel" ] || [ ! -e "$VM_CACHE/$krel/ok" ]; then
 		. "$VM_ROOT/scripts/apt-private.sh"
 		apt_private "$VM_CACHE/apt" "bookworm-backports"
-		if timeout 120 "${APTP[@]}" update >/dev/null 2>&1 && kv=$(resolve_kv) && [ -n "$kv" ]; then
-			krel=$kv-$VM_FLAVOUR
-		else
+		if ! timeout 120 "${APTP[@]}" update >/dev/null 2>&1; then
+			[ -z "$krel" ] || vm_die "$krel is not cached and the archive is unreachable"
 			krel=$(newest_cached)
-			[ -n "$krel" ] || vm_die "cannot resolve linux-image-$VM_FLAVOUR from bookworm-backports and nothing is cached"
+			[ -n "$krel" ] || vm_die "the archive is unreachable and no kernel is cached"
 			vm_log "archive unreachable, using cached $krel"
+		elif [ -z "$krel" ]; then
+			kv=$(resolve_kv)
+			[ -n "$kv" ] || vm_die "cannot resolve linux-image-$VM_FLAVOUR in bookworm-backports"
+			krel=$kv-$VM_FLAVOUR
 		fi
 	fi
 	local dir=$VM_CACHE/$krel
 	if [ ! -e "$dir/ok" ]; then
 		kv=${krel%-"$VM_FLAVOUR"}
-		[ -n "${APTP+x}" ] || vm_die "$krel is not cached and the archive is unreachable"
 		vm_log "fetching kernel $krel"
 		rm -rf "$dir" && mkdir -p "$dir"
-		timeout 600 bash -c "$(declare -p APTP VM_FLAVOUR); $(declare -f download); download $kv $dir" ||
-			vm_die "download of $krel failed"
-		unpack "$kv" "$dir"
+		download "$kv" "$dir" || { rm -rf "$dir"; vm_die "download of $krel failed"; }
+		unpack "$kv" "$dir" || { rm -rf "$dir"; vm_die "unpacking $krel failed"; }
 		prune_old "$krel"
 	fi
 	echo "$dir/root"
