@@ -14,4 +14,4 @@ vm_die() { vm_log "error: $*"; exit 1; }
 
 # Seconds since the epoch with a fraction, for step timings.
 vm_now() { date +%s.%N; }
-vm_since() { awk -v a="$1" -v b="$(vm_now)" 'BEGIN { printf "%.1f", b - a }'; }
+vm_since() { awk -v a="$1" -v b="${2:-$(vm_now)}" 'BEGIN { printf "%.1f", b - a }'; } # START [END]

@@ -24,7 +24,8 @@
 #      root/ is put into the guest), KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim),
-#      VM_TIMEOUT (seconds for the whole VM run), VM_LOGS (log dir),
+#      VM_TIMEOUT (seconds for the whole VM run), VM_TEST_TIMEOUT (default
+#      seconds per guest test, 120), VM_LOGS (log dir),
 #      VM_FLAVOUR, VM_CACHE.
 # usage: vm-suite.sh kfdsim|amdgpu|selftest
 set -euo pipefail
@@ -120,7 +121,7 @@ suite_modules() { # KROOT -> specs for pick-modules.sh
 }
 
 make_overlay() { # KROOT KREL OVERLAY
-	local ov=$3 f
+	local ov=$3 f specs
 	rm -rf "$ov" && mkdir -p "$ov"/{test/lib,test/vm,test/bin,usr/lib/criu,usr/bin}
 	install -m 0755 "$HERE/guest/init" "$ov/init"
 	cp "$VM_ROOT/tests/lib/tap.sh" "$ov/test/lib/tap.sh"
@@ -137,13 +138,14 @@ make_overlay() { # KROOT KREL OVERLAY
 		TEST_TIMEOUT=${VM_TEST_TIMEOUT:-120}
 		KFDSIM_PARAMS="${KFDSIM_PARAMS:-}"
 	EOC
-	[ ! -d "$BUILD/tests/bin" ] || cp "$BUILD"/tests/bin/* "$ov/test/bin/" 2>/dev/null || true
+	for f in "$BUILD"/tests/bin/*; do [ ! -f "$f" ] || cp "$f" "$ov/test/bin/"; done
 	build_guest_bins "$1" "$ov/test/bin"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
 	for f in "$WORKDIR"/kmod/*.ko; do [ -f "$f" ] && cp "$f" "$ov/test/"; done
-	# shellcheck disable=SC2046
-	"$HERE/pick-modules.sh" "$1/lib/modules/$2" "$ov/test/mods" $(suite_modules)
+	# read, not an unquoted expansion: "name?" specs are no globs
+	read -ra specs <<<"$(suite_modules | tr '\n' ' ')"
+	"$HERE/pick-modules.sh" "$1/lib/modules/$2" "$ov/test/mods" "${specs[@]}"
 }
 
 # step NAME: names the step that runs next (for failures and timings).
@@ -178,16 +180,18 @@ boot() {
 # Results channel -> TAP. Per guest test: its results, renumbered and named;
 # plus a failure when it ended badly without reporting one itself.
 report_tests() {
-	local line name="" p=0 f=0 plan="" rc desc
+	local line name="" p=0 f=0 plan="" rc desc why
 	ENDED=0
 	while IFS= read -r line; do
 		case "$line" in
 		"@@ test "*" begin") name=${line#@@ test }; name=${name% begin}; p=0 f=0 plan="" ;;
 		"@@ test "*" end "*)
 			rc=$(echo "$line" | sed -n 's/.* rc=\([0-9]*\).*/\1/p')
-			echo "# $name: $(echo "$line" | sed -n 's/.* secs=\([0-9.]*\).*/\1/p') s" >&2
+			echo "# $name: $(echo "$line" | sed -n 's/.* secs=\([0-9.]*\).*/\1/p') s"
 			if [ "$f" -eq 0 ] && { [ "$rc" != 0 ] || [ "$p" -eq 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; }; }; then
-				fail "$name: ended with status $rc after $p of ${plan:-?} results (rc 137: timed out; see $LOGS/guest/$name.log)"
+				why="ended with status $rc"
+				[ "$rc" != 137 ] || why="ended with status 137 (killed at its time limit)"
+				fail "$name: $why after $p of ${plan:-?} results (see $LOGS/guest/$name.log)"
 			fi
 			name=""
 			;;
@@ -224,7 +228,7 @@ report_kernel() {
 }
 
 main() {
-	local t0 t1 rc=0 secs
+	local t0 t1 rc=0
 	case "$SUITE" in
 	kfdsim) DEFAULT_TIMEOUT=300 ;;
 	amdgpu) DEFAULT_TIMEOUT=420 ;;
@@ -237,10 +241,9 @@ main() {
 	prepare >"$LOGS/prepare.log" 2>&1
 	t1=$(vm_now)
 	boot || rc=$?
-	secs=$(vm_since "$t1")
 	DONE=1
-	echo "# $SUITE: kernel $KREL; prepare $(vm_since "$t0" | awk -v v="$secs" '{ printf "%.1f", $1 - v }') s; VM $secs s (qemu status $rc)"
-	report_tests 2>&1
+	echo "# $SUITE: kernel $KREL; prepare $(vm_since "$t0" "$t1") s; VM $(vm_since "$t1") s (qemu status $rc)"
+	report_tests
 	if [ "$rc" = 124 ]; then
 		fail "$SUITE: VM finished within ${VM_TIMEOUT:-$DEFAULT_TIMEOUT} s (killed: hung)"
 	elif [ "$ENDED" = 1 ]; then
