@@ -9,7 +9,9 @@
 #
 # Options (environment or make variables): KFDSIM_PARAMS="a=1 b=2" (module
 # parameters of kfdsim.ko at boot), VM_ONLY="test-x test-y" (run only these
-# guest tests), VM_TIMEOUT=seconds (whole VM run). Logs: $(BUILD)/vm-logs/.
+# guest tests), VM_TIMEOUT=seconds (whole VM run), VM_TEST_TIMEOUT=seconds
+# (each guest test), VM_KFDSIM_SRC=dir (another module source). Logs:
+# $(BUILD)/vm-logs/<suite>/ (see tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per suite.
 VM_TESTS := tests/vm/test-kfdsim.sh tests/vm/test-amdgpu.sh
@@ -17,7 +19,7 @@ VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := tests/vm/test-kfdsim.sh
 VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
 VM_SUITE_vm-selftest := tests/vm/selftest.sh
-export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT
+export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC
 
 .PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest
 

@@ -7,7 +7,7 @@
 #   tap_done
 #
 # Each test runs with its own scratch dir $WORK; files worth reading after a
-# failure go to $KEEP (on the host: $BUILD/vm-logs/<suite>/<test>/).
+# failure go to $KEEP (on the host: $BUILD/vm-logs/<suite>/guest/<test>/).
 # What /init left: /test/bin (workloads, probes), /usr/lib/criu (the plugin,
 # CRIU's default plugin dir), /usr/bin/amdgpu-criu when built, /test/config.
 . /test/lib/tap.sh
