@@ -1,7 +1,8 @@
 # amdgpu CRIU plugin -- build, test, install.
 #
 #   make            build build/amdgpu_plugin.so and build/amdgpu-criu
-#   make check      install what is missing, run every test (unit, ASan/UBSan, host CRIU)
+#   make check      install what is missing, run every test (unit, ASan/UBSan, host CRIU, VM)
+#   make vm-check / vm-amdgpu-check   only the kfdsim VM suite / the real-amdgpu VM suite
 #   make install    plugin into $(CRIU_PLUGIN_DIR), tool into $(PREFIX)/bin (honours DESTDIR)
 #
 # Downloads (trixie's criu with its plugin header, VM kernels) are cached in
@@ -107,9 +108,10 @@ TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=
 	CRIU42=$$(test -x $(CRIU42) && echo $(CRIU42)) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-check: deps
+# Not for -j: deps and vm-deps may both call apt.
+check: deps vm-deps
 	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin
-	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS)
+	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS) $(VM_TESTS)
 
 $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
 	@mkdir -p $@
