@@ -37,6 +37,8 @@ PLUGIN_SRC   := $(wildcard plugin/*.c)
 TOOLS_SRC    := $(wildcard tools/*.c)
 LIB_SRC      := $(TOPOLOGY_SRC) $(IMAGES_SRC)
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+# Shared helpers of the unit tests (any tests/unit/*.c not named test_*), linked into each.
+UNIT_HELPERS := $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))
 
 PROTO_C := $(BUILD)/gen/amdgpu_plugin.pb-c.c
 PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
@@ -95,10 +97,10 @@ $(BUILD)/amdgpu-criu: $(call obj,n,$(TOOLS_SRC)) $(LIB_OBJ_N)
 	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread
 
 # ---- tests --------------------------------------------------------------------
-$(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(LIB_OBJ_N)
+$(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(call obj,n,$(UNIT_HELPERS)) $(LIB_OBJ_N)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(PKG_LIBS) -lcmocka -lpthread
-$(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(LIB_OBJ_SAN)
+$(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(call obj,san,$(UNIT_HELPERS)) $(LIB_OBJ_SAN)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lpthread
 
