@@ -9,16 +9,30 @@
  * source GPUs is not replaced by a weaker one in either direction; with the
  * NUMA check, GPUs that shared a CPU node keep sharing one) are folded into
  * at most 32 constraint classes; for each class and destination a bitset
- * says which destinations may sit next to it. The search is a depth-first
- * backtracking over sources (fewest candidates first) with
- *   - forward checking: placing a source filters every other domain with
- *     the pair bitsets;
- *   - an all-different check at every node: a complete bipartite matching
- *     of the remaining sources into their domains must exist (repaired by
- *     augmenting paths from the parent's matching), so a choice that starves
- *     a later GPU (e.g. a small-VRAM source taking the only large partition)
- *     is refused at once instead of after exponential backtracking.
- * Without a time or step limit before the first solution, this is complete.
+ * says which destinations may sit next to it.
+ *
+ * The search has two levels:
+ *   1. groups: sources that must land together -- a NUMA group (sources on
+ *      one CPU node) on one destination CPU node, an xGMI group (sources
+ *      connected by xGMI links) in one destination xGMI component (a linked
+ *      pair must land on a linked pair, so a connected group cannot span
+ *      two components). Each group picks a place, preferred places
+ *      first, and every choice must leave a complete bipartite matching of
+ *      all sources into their narrowed domains. Without this level a group
+ *      that must move to the other socket is found out only after its first
+ *      GPU is placed, and the search would retry every permutation of the
+ *      GPUs placed before.
+ *   2. GPUs: depth-first backtracking over sources (fewest candidates
+ *      first) with forward checking (placing a source filters every other
+ *      domain with the pair bitsets) and an all-different check at every
+ *      node (a complete matching of the remaining sources must exist,
+ *      repaired by augmenting paths from the parent's matching), so a choice
+ *      that starves a later GPU (a small-VRAM source taking the only large
+ *      partition) is refused at once.
+ * Both levels enumerate every choice and no limit applies before the first
+ * solution, so the search is complete. When the group places imply all
+ * pair rules (the usual case: hives are cliques), level 2 never backtracks
+ * for feasibility.
  *
  * Cost, compared lexicographically, smaller is better:
  *   1. identity misses: sources not on the destination with the same node
@@ -110,6 +124,32 @@ struct candidate {
 	struct cost delta;
 };
 
+enum group_kind {
+	GROUP_NUMA, /* sources on one CPU node (NUMA check on) */
+	GROUP_XGMI, /* sources connected by xGMI links */
+};
+
+/*
+ * Where a group of sources must land together: a destination CPU node for a
+ * NUMA group, a destination xGMI component (GPUs connected by xGMI links,
+ * in practice a hive) for an xGMI group.
+ */
+struct place {
+	enum group_kind kind;
+	int key;	/* CPU node index / component number */
+	uint64_t *mask; /* the destinations in it */
+};
+
+struct group {
+	enum group_kind kind;
+	int key;	   /* source CPU node index / component number */
+	uint32_t *members; /* source positions, ascending */
+	size_t n_members;
+	uint32_t *places; /* candidate places, preferred first */
+	size_t n_places;
+	size_t chosen; /* index into places while placing */
+};
+
 struct matcher {
 	const struct match_checks *checks;
 	struct side src, dst;
@@ -118,7 +158,18 @@ struct matcher {
 	uint64_t *allowed;   /* [(class * m + d) * words]: destinations allowed next to d */
 	int *ident;	     /* per source: destination position of the same GPU, or -1 */
 	uint64_t *numa_mask; /* [i * words]: destinations on source i's CPU node index */
-	uint64_t *scratch;   /* one destination bitset */
+	uint64_t *unary;     /* [i * words]: candidates of source i by the per-GPU rules */
+	int *src_comp;	     /* per source: xGMI component number */
+	int *dst_comp;	     /* per destination: xGMI component number */
+	int *src_cpu;	     /* per source: CPU node index, -1 if unknown */
+	int *stack;	     /* scratch for component search, max(n, m) */
+	struct place *places;
+	size_t n_places;
+	uint64_t *place_masks; /* storage for places[].mask */
+	struct group *groups;
+	size_t n_groups;
+	uint32_t *group_members; /* storage for groups[].members */
+	uint32_t *group_places;	 /* storage for groups[].places */
 
 	/* search state; level = number of sources placed */
 	uint64_t *dom;		 /* [(level * n + i) * words]: candidates of source i */
@@ -252,6 +303,14 @@ static bool bits_intersect(const uint64_t *a, const uint64_t *b, size_t words)
 {
 	for (size_t w = 0; w < words; w++)
 		if (a[w] & b[w])
+			return true;
+	return false;
+}
+
+static bool bits_intersect3(const uint64_t *a, const uint64_t *b, const uint64_t *c, size_t words)
+{
+	for (size_t w = 0; w < words; w++)
+		if (a[w] & b[w] & c[w])
 			return true;
 	return false;
 }
@@ -557,7 +616,17 @@ static int alloc_matcher(struct matcher *mt)
 	mt->allowed = calloc(N_CLASSES * m * w + 1, sizeof(uint64_t));
 	mt->ident = calloc(n + 1, sizeof(int));
 	mt->numa_mask = calloc(n * w + 1, sizeof(uint64_t));
-	mt->scratch = calloc(w, sizeof(uint64_t));
+	mt->unary = calloc(n * w + 1, sizeof(uint64_t));
+	mt->src_comp = calloc(n + 1, sizeof(int));
+	mt->dst_comp = calloc(m + 1, sizeof(int));
+	mt->stack = calloc(n + m + 1, sizeof(int));
+	mt->src_cpu = calloc(n + 1, sizeof(int));
+	/* at most one CPU place and one xGMI place per destination, two groups per source */
+	mt->places = calloc(2 * m + 1, sizeof(*mt->places));
+	mt->groups = calloc(2 * n + 1, sizeof(*mt->groups));
+	mt->group_members = calloc(2 * n + 1, sizeof(uint32_t));
+	mt->group_places = calloc(2 * n * 2 * m + 1, sizeof(uint32_t));
+	mt->place_masks = calloc(2 * m * w + 1, sizeof(uint64_t));
 	mt->dom = calloc((n + 1) * n * w + 1, sizeof(uint64_t));
 	mt->match = calloc((n + 1) * n + 1, sizeof(int));
 	mt->owner = calloc(m + 1, sizeof(int));
@@ -566,7 +635,9 @@ static int alloc_matcher(struct matcher *mt)
 	mt->placed = calloc(n + 1, sizeof(uint32_t));
 	mt->cands = calloc(n * m + 1, sizeof(struct candidate));
 	mt->best = calloc(n + 1, sizeof(int));
-	if (!mt->pair_class || !mt->allowed || !mt->ident || !mt->numa_mask || !mt->scratch ||
+	if (!mt->pair_class || !mt->allowed || !mt->ident || !mt->numa_mask || !mt->unary ||
+	    !mt->src_comp || !mt->dst_comp || !mt->stack || !mt->src_cpu || !mt->places ||
+	    !mt->groups || !mt->group_members || !mt->group_places || !mt->place_masks ||
 	    !mt->dom || !mt->match || !mt->owner || !mt->visited || !mt->assign || !mt->placed ||
 	    !mt->cands || !mt->best)
 		return -ENOMEM;
@@ -583,7 +654,16 @@ static void free_matcher(struct matcher *mt)
 	free(mt->allowed);
 	free(mt->ident);
 	free(mt->numa_mask);
-	free(mt->scratch);
+	free(mt->unary);
+	free(mt->src_comp);
+	free(mt->dst_comp);
+	free(mt->stack);
+	free(mt->src_cpu);
+	free(mt->places);
+	free(mt->groups);
+	free(mt->group_members);
+	free(mt->group_places);
+	free(mt->place_masks);
 	free(mt->dom);
 	free(mt->match);
 	free(mt->owner);
@@ -657,11 +737,11 @@ static void explain_no_candidate(const struct matcher *mt, size_t i, struct msg 
 	msg_add(out, ": %s", best_why);
 }
 
-/* Level-0 domains. False (with the reason) if a source has no candidate. */
+/* Per-GPU candidates. False (with the reason) if a source has none. */
 static bool build_domains(struct matcher *mt, struct msg *out)
 {
 	for (size_t i = 0; i < mt->src.n; i++) {
-		uint64_t *dom = dom_at(mt, 0, i);
+		uint64_t *dom = mt->unary + i * mt->words;
 
 		for (size_t d = 0; d < mt->dst.n; d++)
 			if (!unary_failures(mt, i, d, NULL, 0))
@@ -726,31 +806,78 @@ static long complete_matching(struct matcher *mt, size_t level)
 	return -1;
 }
 
-/* Hall violation found by a failed augmenting path from source j. */
+/* Source i is in the alternating tree of the failed augmenting path from source j. */
+static bool in_hall_set(const struct matcher *mt, size_t j, size_t i)
+{
+	if (i == j)
+		return true;
+	for (size_t d = 0; d < mt->dst.n; d++)
+		if (mt->visited[d] && mt->owner[d] == (int)i)
+			return true;
+	return false;
+}
+
+/* Why the lowest conflicting source cannot use the nearest destination outside the set. */
+static void explain_hall_outsider(const struct matcher *mt, size_t i, struct msg *out)
+{
+	char why[256] = "", best_why[256] = "";
+	int best_fails = -1;
+	size_t best = 0;
+
+	for (size_t d = 0; d < mt->dst.n; d++) {
+		int fails;
+
+		if (mt->visited[d])
+			continue;
+		fails = unary_failures(mt, i, d, why, sizeof(why));
+		if (best_fails < 0 || fails < best_fails) {
+			best_fails = fails;
+			best = d;
+			memcpy(best_why, why, sizeof(why));
+		}
+	}
+	if (best_fails < 0)
+		return;
+	msg_add(out, " (source ");
+	msg_gpu(out, &mt->src.gpu[i]);
+	msg_add(out, " cannot use ");
+	msg_gpu(out, &mt->dst.gpu[best]);
+	msg_add(out, ": %s)", best_why);
+}
+
+/*
+ * Hall violation found by a failed augmenting path from source j: the
+ * sources of the alternating tree can only use the destinations it visited,
+ * and there are fewer of those. Counts and an example come first, so that
+ * they survive when the lists do not fit.
+ */
 static void explain_hall(const struct matcher *mt, size_t j, struct msg *out)
 {
-	size_t n_src = 0, n_dst = 0;
+	size_t n_src = 0, n_dst = 0, first = j;
 
-	msg_add(out, "source GPUs ");
 	for (size_t i = 0; i < mt->src.n; i++) {
-		bool in_tree = i == j;
-
-		for (size_t d = 0; d < mt->dst.n && !in_tree; d++)
-			in_tree = mt->visited[d] && mt->owner[d] == (int)i;
-		if (!in_tree)
+		if (!in_hall_set(mt, j, i))
 			continue;
-		msg_add(out, "%s", n_src++ ? ", " : "");
-		msg_gpu(out, &mt->src.gpu[i]);
+		if (!n_src++)
+			first = i;
 	}
 	for (size_t d = 0; d < mt->dst.n; d++)
 		n_dst += mt->visited[d];
-	msg_add(out, " compete for %zu compatible destination GPU%s%s", n_dst,
-		n_dst == 1 ? "" : "s", n_dst ? ": " : "");
-	n_dst = 0;
-	for (size_t d = 0; d < mt->dst.n; d++) {
+	msg_add(out, "%zu source GPUs compete for %zu compatible destination GPU%s", n_src, n_dst,
+		n_dst == 1 ? "" : "s");
+	explain_hall_outsider(mt, first, out);
+	msg_add(out, ": sources ");
+	for (size_t i = 0, k = 0; i < mt->src.n; i++) {
+		if (!in_hall_set(mt, j, i))
+			continue;
+		msg_add(out, "%s", k++ ? ", " : "");
+		msg_gpu(out, &mt->src.gpu[i]);
+	}
+	msg_add(out, "; destinations ");
+	for (size_t d = 0, k = 0; d < mt->dst.n; d++) {
 		if (!mt->visited[d])
 			continue;
-		msg_add(out, "%s", n_dst++ ? ", " : "");
+		msg_add(out, "%s", k++ ? ", " : "");
 		msg_gpu(out, &mt->dst.gpu[d]);
 	}
 }
@@ -947,14 +1074,254 @@ static void search(struct matcher *mt, size_t level, struct cost cost)
 	mt->assign[i] = -1;
 }
 
+/* ---- groups: sources that must land in one place --------------------------- */
+
+static bool xgmi_pair(const struct side *s, size_t a, size_t b)
+{
+	return a != b && (s->rank[a * s->n + b] == RANK_XGMI || s->rank[b * s->n + a] == RANK_XGMI);
+}
+
+/* Connected components of the xGMI links, numbered in node order; returns their count. */
+static size_t xgmi_components(const struct side *s, int *comp, int *stack)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		comp[i] = -1;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t top = 0;
+
+		if (comp[i] >= 0)
+			continue;
+		comp[i] = (int)count;
+		stack[top++] = (int)i;
+		while (top) {
+			size_t a = (size_t)stack[--top];
+
+			for (size_t b = 0; b < s->n; b++) {
+				if (comp[b] >= 0 || !xgmi_pair(s, a, b))
+					continue;
+				comp[b] = (int)count;
+				stack[top++] = (int)b;
+			}
+		}
+		count++;
+	}
+	return count;
+}
+
+static struct place *find_place(struct matcher *mt, enum group_kind kind, int key)
+{
+	struct place *p;
+
+	for (size_t k = 0; k < mt->n_places; k++)
+		if (mt->places[k].kind == kind && mt->places[k].key == key)
+			return &mt->places[k];
+	p = &mt->places[mt->n_places];
+	p->kind = kind;
+	p->key = key;
+	p->mask = mt->place_masks + mt->n_places * mt->words;
+	mt->n_places++;
+	return p;
+}
+
+/* Destination CPU nodes and xGMI components. */
+static void build_places(struct matcher *mt)
+{
+	xgmi_components(&mt->dst, mt->dst_comp, mt->stack);
+	for (size_t d = 0; d < mt->dst.n; d++) {
+		if (mt->dst.gpu[d].cpu >= 0)
+			bit_set(find_place(mt, GROUP_NUMA, mt->dst.gpu[d].cpu)->mask, d);
+		bit_set(find_place(mt, GROUP_XGMI, mt->dst_comp[d])->mask, d);
+	}
+}
+
+/* How much a group likes a place: identity kept, CPU node index kept, low node index. */
+struct place_score {
+	size_t ident;
+	size_t numa;
+	size_t first;
+};
+
+static struct place_score score_place(const struct matcher *mt, const struct group *g,
+				      const struct place *p)
+{
+	struct place_score sc = {.first = SIZE_MAX};
+
+	for (size_t k = 0; k < g->n_members; k++) {
+		size_t i = g->members[k];
+		const uint64_t *unary = mt->unary + i * mt->words;
+		int id = mt->ident[i];
+
+		if (id >= 0 && bit_test(p->mask, (size_t)id) && bit_test(unary, (size_t)id))
+			sc.ident++;
+		if (bits_intersect3(unary, p->mask, mt->numa_mask + i * mt->words, mt->words))
+			sc.numa++;
+		for (size_t w = 0; w < mt->words && sc.first == SIZE_MAX; w++)
+			if (unary[w] & p->mask[w])
+				sc.first = w * 64 + (size_t)__builtin_ctzll(unary[w] & p->mask[w]);
+	}
+	return sc;
+}
+
+static bool score_better(const struct place_score *a, const struct place_score *b)
+{
+	if (a->ident != b->ident)
+		return a->ident > b->ident;
+	if (a->numa != b->numa)
+		return a->numa > b->numa;
+	return a->first < b->first;
+}
+
+/* Number of destinations in the place some member could use. */
+static size_t place_capacity(const struct matcher *mt, const struct group *g, const struct place *p)
+{
+	size_t c = 0;
+
+	for (size_t w = 0; w < mt->words; w++) {
+		uint64_t any = 0;
+
+		for (size_t k = 0; k < g->n_members; k++)
+			any |= mt->unary[g->members[k] * mt->words + w];
+		c += (size_t)__builtin_popcountll(any & p->mask[w]);
+	}
+	return c;
+}
+
+/* Places the group could fill, preferred first (insertion sort: there are few). */
+static void rank_places(struct matcher *mt, struct group *g)
+{
+	for (size_t p = 0; p < mt->n_places; p++) {
+		const struct place *pl = &mt->places[p];
+		struct place_score sc;
+		size_t k;
+
+		if (pl->kind != g->kind || place_capacity(mt, g, pl) < g->n_members)
+			continue;
+		sc = score_place(mt, g, pl);
+		for (k = g->n_places; k > 0; k--) {
+			struct place_score prev = score_place(mt, g, &mt->places[g->places[k - 1]]);
+
+			if (!score_better(&sc, &prev))
+				break;
+			g->places[k] = g->places[k - 1];
+		}
+		g->places[k] = (uint32_t)p;
+		g->n_places++;
+	}
+}
+
+static void add_group(struct matcher *mt, enum group_kind kind, int key, const int *of,
+		      size_t *used_members)
+{
+	struct group *g = &mt->groups[mt->n_groups];
+	size_t n = 0;
+
+	for (size_t i = 0; i < mt->src.n; i++)
+		n += of[i] == key;
+	if (n < 2)
+		return;
+	g->kind = kind;
+	g->key = key;
+	g->members = mt->group_members + *used_members;
+	for (size_t i = 0; i < mt->src.n; i++)
+		if (of[i] == key)
+			g->members[g->n_members++] = (uint32_t)i;
+	*used_members += n;
+	g->places = mt->group_places + mt->n_groups * mt->n_places;
+	rank_places(mt, g);
+	mt->n_groups++;
+}
+
+/* Is `key` the first occurrence in of[0..i]? */
+static bool first_with(const int *of, size_t i, int key)
+{
+	for (size_t j = 0; j < i; j++)
+		if (of[j] == key)
+			return false;
+	return true;
+}
+
+/* NUMA groups (when checked) and xGMI groups of two or more sources. */
+static void build_groups(struct matcher *mt)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < mt->src.n; i++)
+		mt->src_cpu[i] = mt->src.gpu[i].cpu;
+	for (size_t i = 0; i < mt->src.n && mt->checks->numa; i++)
+		if (mt->src_cpu[i] >= 0 && first_with(mt->src_cpu, i, mt->src_cpu[i]))
+			add_group(mt, GROUP_NUMA, mt->src_cpu[i], mt->src_cpu, &used);
+	xgmi_components(&mt->src, mt->src_comp, mt->stack);
+	for (size_t i = 0; i < mt->src.n; i++)
+		if (first_with(mt->src_comp, i, mt->src_comp[i]))
+			add_group(mt, GROUP_XGMI, mt->src_comp[i], mt->src_comp, &used);
+}
+
+/*
+ * Level-0 domains: per-GPU candidates inside the places chosen for groups
+ * [0, upto). Returns -1 if every source still has a destination of its own
+ * (complete matching), else a source that has none.
+ */
+static long restrict_domains(struct matcher *mt, size_t upto)
+{
+	memcpy(dom_at(mt, 0, 0), mt->unary, mt->src.n * mt->words * sizeof(uint64_t));
+	for (size_t k = 0; k < upto; k++) {
+		const struct group *g = &mt->groups[k];
+		const uint64_t *mask = mt->places[g->places[g->chosen]].mask;
+
+		for (size_t i = 0; i < g->n_members; i++) {
+			uint64_t *dom = dom_at(mt, 0, g->members[i]);
+
+			for (size_t w = 0; w < mt->words; w++)
+				dom[w] &= mask[w];
+			if (!bits_count(dom, mt->words))
+				return (long)g->members[i];
+		}
+	}
+	return complete_matching(mt, 0);
+}
+
+static void search_placement(struct matcher *mt)
+{
+	struct cost bound = lower_bound(mt, 0, (struct cost){0});
+
+	if (mt->have_best && cost_cmp(&bound, &mt->best_cost) >= 0)
+		return;
+	search(mt, 0, (struct cost){0});
+}
+
+/*
+ * Chooses a place for every group, in preference order, before any single
+ * GPU: GPUs that must stay together are then never spread over places one
+ * permutation at a time.
+ */
+static void place_groups(struct matcher *mt, size_t k)
+{
+	struct group *g = &mt->groups[k];
+
+	if (k == mt->n_groups) {
+		search_placement(mt);
+		return;
+	}
+	for (g->chosen = 0; g->chosen < g->n_places && !mt->stop; g->chosen++) {
+		if (improvement_exhausted(mt)) {
+			mt->stop = true;
+			break;
+		}
+		if (restrict_domains(mt, k + 1) < 0)
+			place_groups(mt, k + 1);
+	}
+}
+
 /* ---- explaining a failed search ------------------------------------------- */
 
 /* Some candidate of i and some candidate of j satisfy constraint class cls. */
 static bool pair_satisfiable(const struct matcher *mt, size_t i, size_t j, unsigned int cls)
 {
-	for_each_bit(d, dom_at(mt, 0, i), mt->words)
+	for_each_bit(d, mt->unary + i * mt->words, mt->words)
 	{
-		if (bits_intersect(dom_at(mt, 0, j), allowed_at(mt, cls, d), mt->words))
+		if (bits_intersect(mt->unary + j * mt->words, allowed_at(mt, cls, d), mt->words))
 			return true;
 	}
 	return false;
@@ -967,9 +1334,9 @@ static void closest_pair(const struct matcher *mt, size_t i, size_t j, size_t *b
 	int best = -1;
 
 	*bi = *bj = 0;
-	for_each_bit(d, dom_at(mt, 0, i), mt->words)
+	for_each_bit(d, mt->unary + i * mt->words, mt->words)
 	{
-		for_each_bit(e, dom_at(mt, 0, j), mt->words)
+		for_each_bit(e, mt->unary + j * mt->words, mt->words)
 		{
 			int score = mt->dst.rank[d * m + e] + mt->dst.rank[e * m + d];
 
@@ -1041,88 +1408,58 @@ static bool explain_pairs(const struct matcher *mt, struct msg *out)
 	return false;
 }
 
-/* Can the sources on CPU node `cpu` all be matched into destinations on CPU node `dcpu`? */
-static bool numa_group_fits(struct matcher *mt, int cpu, int dcpu)
+/* Can the group alone be matched into the place (other sources ignored)? */
+static bool group_fits(struct matcher *mt, const struct group *g, const struct place *p)
 {
-	size_t n = mt->src.n, level = n; /* the last level is free once the search is over */
+	size_t level = mt->src.n; /* the last level is free once the search is over */
 
 	for (size_t d = 0; d < mt->dst.n; d++)
 		mt->owner[d] = -1;
-	for (size_t j = 0; j < n; j++) {
-		uint64_t *dom = dom_at(mt, level, j);
+	for (size_t k = 0; k < g->n_members; k++) {
+		uint64_t *dom = dom_at(mt, level, g->members[k]);
+		const uint64_t *unary = mt->unary + g->members[k] * mt->words;
 
-		memset(dom, 0, mt->words * sizeof(uint64_t));
-		if (mt->src.gpu[j].cpu != cpu)
-			continue;
-		for_each_bit(d, dom_at(mt, 0, j), mt->words)
-		{
-			if (mt->dst.gpu[d].cpu == dcpu)
-				bit_set(dom, d);
-		}
+		for (size_t w = 0; w < mt->words; w++)
+			dom[w] = unary[w] & p->mask[w];
 	}
-	for (size_t j = 0; j < n; j++) {
-		if (mt->src.gpu[j].cpu != cpu)
-			continue;
+	for (size_t k = 0; k < g->n_members; k++) {
 		memset(mt->visited, 0, mt->dst.n);
-		if (!augment(mt, level, j))
+		if (!augment(mt, level, g->members[k]))
 			return false;
 	}
 	return true;
 }
 
-static bool numa_group_fits_somewhere(struct matcher *mt, int cpu)
+static bool group_fits_somewhere(struct matcher *mt, const struct group *g)
 {
-	for (size_t d = 0; d < mt->dst.n; d++) {
-		int dcpu = mt->dst.gpu[d].cpu;
-
-		if (dcpu >= 0 && numa_group_fits(mt, cpu, dcpu))
+	for (size_t p = 0; p < mt->n_places; p++)
+		if (mt->places[p].kind == g->kind && group_fits(mt, g, &mt->places[p]))
 			return true;
-	}
 	return false;
 }
 
-/* Source i is the first of at least two sources on its CPU node. */
-static bool numa_group_leader(const struct matcher *mt, size_t i)
+/* A group that fits in no place even on its own. */
+static bool explain_groups(struct matcher *mt, struct msg *out)
 {
-	int cpu = mt->src.gpu[i].cpu;
-	size_t members = 0;
+	for (size_t k = 0; k < mt->n_groups; k++) {
+		const struct group *g = &mt->groups[k];
 
-	if (cpu < 0)
-		return false;
-	for (size_t j = 0; j < mt->src.n; j++) {
-		if (mt->src.gpu[j].cpu != cpu)
-			continue;
-		if (j < i)
-			return false;
-		members++;
-	}
-	return members > 1;
-}
-
-static bool explain_numa_groups(struct matcher *mt, struct msg *out)
-{
-	size_t n = mt->src.n;
-
-	if (!mt->checks->numa)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		int cpu = mt->src.gpu[i].cpu;
-		size_t k = 0;
-
-		if (!numa_group_leader(mt, i) || numa_group_fits_somewhere(mt, cpu))
+		if (group_fits_somewhere(mt, g))
 			continue;
 		msg_add(out, "source GPUs ");
-		for (size_t j = 0; j < n; j++) {
-			if (mt->src.gpu[j].cpu != cpu)
-				continue;
-			msg_add(out, "%s", k++ ? ", " : "");
-			msg_gpu(out, &mt->src.gpu[j]);
+		for (size_t i = 0; i < g->n_members; i++) {
+			msg_add(out, "%s", i ? ", " : "");
+			msg_gpu(out, &mt->src.gpu[g->members[i]]);
 		}
-		msg_add(out,
-			" share CPU node %d; no destination CPU node has compatible GPUs for all "
-			"of "
-			"them (KFD_NUMA_CHECK=0 disables this check)",
-			cpu);
+		if (g->kind == GROUP_NUMA)
+			msg_add(out,
+				" share CPU node %d; no destination CPU node has compatible GPUs "
+				"for "
+				"all of them (KFD_NUMA_CHECK=0 disables this check)",
+				g->key);
+		else
+			msg_add(out, " are connected by xGMI; no destination xGMI hive has "
+				     "compatible GPUs for all of them");
 		return true;
 	}
 	return false;
@@ -1132,7 +1469,7 @@ static void explain_structure(struct matcher *mt, struct msg *out)
 {
 	size_t n = mt->src.n, k = 0;
 
-	if (explain_pairs(mt, out) || explain_numa_groups(mt, out))
+	if (explain_pairs(mt, out) || explain_groups(mt, out))
 		return;
 	msg_add(out, "no mapping keeps the links%s of source GPUs ",
 		mt->checks->numa ? " and shared CPU nodes" : "");
@@ -1195,13 +1532,15 @@ static int solve(struct matcher *mt, struct match_result *res, struct msg *reaso
 	}
 	if (!build_domains(mt, reason))
 		return 0;
-	unmatched = complete_matching(mt, 0);
+	unmatched = restrict_domains(mt, 0);
 	if (unmatched >= 0) {
 		explain_hall(mt, (size_t)unmatched, reason);
 		return 0;
 	}
 	mt->root_bound = lower_bound(mt, 0, (struct cost){0});
-	search(mt, 0, (struct cost){0});
+	build_places(mt);
+	build_groups(mt);
+	place_groups(mt, 0);
 	res->search_steps = mt->steps;
 	if (!mt->have_best) {
 		explain_structure(mt, reason);

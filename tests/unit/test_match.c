@@ -627,10 +627,13 @@ static void test_hall_conflict(void **state)
 	req.src_nodes = src_nodes;
 	req.n_src_nodes = 4;
 	expect_incompatible(&req, &res);
-	assert_string_equal(res.reason,
-			    "source GPUs node 6 (gpu_id 1006), node 7 (gpu_id 1007), node 8 "
-			    "(gpu_id 1008) compete for 2 compatible destination GPUs: node 4 "
-			    "(gpu_id 2004), node 5 (gpu_id 2005)");
+	assert_string_equal(
+		res.reason,
+		"3 source GPUs compete for 2 compatible destination GPUs (source node 6 "
+		"(gpu_id 1006) cannot use node 2 (gpu_id 2002): vram_size: source "
+		"137438953472, destination 68719476736 (destination must be >=)): "
+		"sources node 6 (gpu_id 1006), node 7 (gpu_id 1007), node 8 (gpu_id "
+		"1008); destinations node 4 (gpu_id 2004), node 5 (gpu_id 2005)");
 	match_result_free(&res);
 	synth_free(src);
 	synth_free(dst);
@@ -695,6 +698,92 @@ static void test_partitions_stay_together(void **state)
 				 dst->nodes[res.map[0].dst_node].props.unique_id);
 	assert_int_equal(synth_dst_of(&res, 6), 6);
 	assert_int_equal(res.map[0].dst_render_minor, 136);
+	match_result_free(&res);
+	synth_free(src);
+	synth_free(dst);
+}
+
+/* Link weights count: a weight-15 pair goes to a weight-15 pair, not to the lowest nodes. */
+static void test_weight_preference(void **state)
+{
+	struct kfd_topology *src = synth_two_hives(1000), *dst = synth_two_hives(2000);
+	uint32_t src_nodes[] = {2, 3};
+	struct match_request req = synth_request(src, dst);
+	struct match_result res;
+
+	(void)state;
+	/* destination hive A is a ring: 2-4 and 3-5 are two hops (weight 30) */
+	for (size_t i = 0; i < dst->nodes[2].n_io_links; i++)
+		if (dst->nodes[2].io_links[i].node_to == 3)
+			dst->nodes[2].io_links[i].weight = 30;
+	for (size_t i = 0; i < dst->nodes[3].n_io_links; i++)
+		if (dst->nodes[3].io_links[i].node_to == 2)
+			dst->nodes[3].io_links[i].weight = 30;
+	req.src_nodes = src_nodes;
+	req.n_src_nodes = 2;
+	expect_compatible(&req, &res);
+	assert_int_equal(synth_dst_of(&res, 2), 2);
+	assert_int_equal(synth_dst_of(&res, 3), 4);
+	match_result_free(&res);
+	synth_free(src);
+	synth_free(dst);
+}
+
+/* Where weights say nothing, partitions still stay on one physical GPU. */
+static void test_physical_gpu_penalty(void **state)
+{
+	struct kfd_topology *src = synth_partitions(2, 4, 100), *dst = synth_partitions(2, 4, 200);
+	uint32_t src_nodes[] = {2, 3};
+	struct match_request req = synth_request(src, dst);
+	struct match_result res;
+
+	(void)state;
+	/* one flat weight for every partition pair on both sides */
+	for (uint32_t n = 2; n < 10; n++) {
+		for (size_t i = 0; i < src->nodes[n].n_io_links; i++)
+			if (src->nodes[n].io_links[i].type == KFD_IOLINK_XGMI)
+				src->nodes[n].io_links[i].weight = 15;
+		for (size_t i = 0; i < dst->nodes[n].n_io_links; i++)
+			if (dst->nodes[n].io_links[i].type == KFD_IOLINK_XGMI)
+				dst->nodes[n].io_links[i].weight = 15;
+	}
+	/* node 3 is the cheapest by index, but sits on another physical GPU than 2 */
+	SYNTH_SET(&dst->nodes[3], unique_id, 0x7777);
+	req.src_nodes = src_nodes;
+	req.n_src_nodes = 2;
+	expect_compatible(&req, &res);
+	assert_int_equal(synth_dst_of(&res, 2), 2);
+	assert_int_equal(synth_dst_of(&res, 3), 4);
+	match_result_free(&res);
+	synth_free(src);
+	synth_free(dst);
+}
+
+/* GPUs of one hive without a direct link (p2p only) still prefer one hive. */
+static void test_hive_penalty(void **state)
+{
+	struct kfd_topology *src = synth_two_hives(1000), *dst = synth_two_hives(2000);
+	uint32_t src_nodes[] = {2, 3};
+	struct match_request req = synth_request(src, dst);
+	struct match_result res;
+
+	(void)state;
+	/* the source pair lost its xGMI link; its p2p path has the cross-hive weight */
+	src->nodes[2].n_io_links = 1;
+	src->nodes[3].n_io_links = 1;
+	synth_p2p(src, 2, 3, KFD_IOLINK_PCIEXPRESS, 72);
+	synth_p2p(src, 3, 2, KFD_IOLINK_PCIEXPRESS, 72);
+	/* destination: node 2 alone on CPU 0 with hive A, its hive peers are on other CPUs */
+	for (uint32_t n = 3; n < 6; n++)
+		dst->nodes[n].io_links[0].node_to = 1;
+	dst->nodes[6].io_links[0].node_to = 0;
+	req.src_nodes = src_nodes;
+	req.n_src_nodes = 2;
+	req.checks.numa = false;
+	/* without a hive, node 6 would win: cross-hive weight 72 like the source, same CPU */
+	expect_compatible(&req, &res);
+	assert_int_equal(synth_dst_of(&res, 2), 2);
+	assert_in_range(synth_dst_of(&res, 3), 3, 5);
 	match_result_free(&res);
 	synth_free(src);
 	synth_free(dst);
@@ -889,6 +978,44 @@ static void test_deterministic(void **state)
 	synth_free(dst);
 }
 
+/*
+ * The sockets must swap: 32 sources of CPU 1 only fit the 32 free
+ * destinations of CPU 0. Choosing a CPU per group before placing GPUs keeps
+ * this from backtracking through permutations of the first group.
+ */
+static void test_numa_groups_swap_sockets(void **state)
+{
+	struct kfd_topology *src = synth_partitions(8, 8, 100), *dst = synth_partitions(8, 8, 1000);
+	static const uint32_t src_holes[] = {2, 11, 20, 29}, dst_holes[] = {40, 49, 58, 65};
+	uint32_t src_nodes[64];
+	struct match_request req = synth_request(src, dst);
+	struct match_result res;
+	struct timespec t0;
+	size_t n = 0;
+	double s;
+
+	(void)state;
+	for (uint32_t i = 2; i < 66; i++)
+		if (i != src_holes[0] && i != src_holes[1] && i != src_holes[2] &&
+		    i != src_holes[3])
+			src_nodes[n++] = i;
+	for (size_t k = 0; k < 4; k++)
+		dst->nodes[dst_holes[k]].accessible = false;
+	req.src_nodes = src_nodes;
+	req.n_src_nodes = n;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_compatible(&req, &res);
+	s = seconds_since(&t0);
+	print_message("# 60 partitions, sockets swapped: %.3f ms, %llu steps\n", s * 1e3,
+		      (unsigned long long)res.search_steps);
+	assert_true(s < 1.0);
+	for (size_t i = 0; i < res.n_map; i++)
+		assert_int_equal(res.map[i].src_node < 34, res.map[i].dst_node >= 34);
+	match_result_free(&res);
+	synth_free(src);
+	synth_free(dst);
+}
+
 static void test_speed_64_partitions(void **state)
 {
 	struct kfd_topology *src = synth_partitions(8, 8, 100), *dst = synth_partitions(8, 8, 1000);
@@ -938,11 +1065,15 @@ int main(void)
 		cmocka_unit_test_setup(test_vram_greedy_trap, reset_env),
 		cmocka_unit_test_setup(test_partitions_stay_together, reset_env),
 		cmocka_unit_test_setup(test_numa_preference, reset_env),
+		cmocka_unit_test_setup(test_weight_preference, reset_env),
+		cmocka_unit_test_setup(test_physical_gpu_penalty, reset_env),
+		cmocka_unit_test_setup(test_hive_penalty, reset_env),
 		cmocka_unit_test_setup(test_identity_first, reset_env),
 		cmocka_unit_test_setup(test_invalid_input, reset_env),
 		cmocka_unit_test_setup(test_empty_source, reset_env),
 		cmocka_unit_test_setup(test_long_reason_truncated, reset_env),
 		cmocka_unit_test_setup(test_deterministic, reset_env),
+		cmocka_unit_test_setup(test_numa_groups_swap_sockets, reset_env),
 		cmocka_unit_test_setup(test_speed_64_partitions, reset_env),
 	};
 
