@@ -14,18 +14,24 @@
  *     destination VRAM size, caches count, GWS, firmware versions >= source;
  *     capability equal. Link counts are NOT compared. The relaxable checks
  *     follow upstream CRIU's environment variables (struct match_checks).
+ *     A key is compared only when both nodes have it (old kernels lack
+ *     gfx_target_version, num_gws, num_sdma_*, num_xcc ...); VRAM size and
+ *     heap type only when both nodes have a frame-buffer mem_bank.
  *   - structure: GPUs linked by xGMI land on GPUs linked by xGMI; no link (to
  *     a peer GPU or to the GPU's CPU) is replaced by a weaker type; a GPU the
  *     CPU reached directly (CPU->GPU io_link, large BAR) lands on one the CPU
  *     reaches directly; with the NUMA check, GPUs that shared a CPU node keep
  *     sharing one.
  * Preference among valid mappings, lexicographic:
- *   1. identity: as many GPUs as possible keep their gpu_id (same node);
+ *   1. identity: as many GPUs as possible stay on the node with the same
+ *      index and the same gpu_id (both must match);
  *   2. link weights between every pair of source GPUs preserved (partitions of
  *      one physical GPU stay on one physical GPU, a hive stays in a hive);
  *   3. CPU/NUMA affinity (same CPU node index).
  * The search is complete (it finds a mapping whenever one exists) and
- * deterministic (same input, same answer).
+ * deterministic (same input, same answer). The preference is optimal unless
+ * a fixed budget of search steps after the first solution runs out (design
+ * and cost details: match.c).
  */
 #ifndef AMDGPU_CRIU_MATCH_H
 #define AMDGPU_CRIU_MATCH_H
@@ -79,15 +85,27 @@ struct match_result {
 	bool compatible;
 	struct match_pair *map; /* n_map entries, in source order; NULL if !compatible */
 	size_t n_map;
-	char reason[1024]; /* why not compatible (one line), or "" */
-	uint64_t search_steps; /* assignments tried, for diagnostics */
+	/*
+	 * Why not compatible (one line, cut with "..." if longer), or "". Names
+	 * the source GPUs (node and gpu_id) and the failed rule with both values:
+	 * too few destinations, no compatible destination for a source (with the
+	 * best candidate and its first failed check), sources competing for too
+	 * few destinations, a link or shared CPU node no destination pair keeps,
+	 * a group (shared CPU node, xGMI) no destination place can hold.
+	 */
+	char reason[1024];
+	uint64_t search_steps; /* GPU assignments tried, for diagnostics */
 };
 
 /*
  * Returns 0 when a decision was reached (res->compatible says which), or a
- * negative errno for unusable input (a listed node that does not exist, is
- * not a GPU, cannot be read or has no gpu_id), with the message in
- * res->reason. Call match_result_free() in both cases.
+ * negative errno with the message in res->reason: -ENOENT for a listed node
+ * that does not exist, -EACCES for one that cannot be read, -EINVAL for one
+ * that is not a GPU or has no gpu_id, a node listed twice, two GPUs with one
+ * gpu_id or a missing topology, -ENOMEM. Without src_nodes every GPU node of
+ * the source is a source and must be usable; without dst_nodes unreadable
+ * GPUs and GPUs without gpu_id are left out. map[] is in source order (the
+ * order of src_nodes). Call match_result_free() in both cases.
  */
 int topo_match(const struct match_request *req, struct match_result *res);
 void match_result_free(struct match_result *res);
