@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming of buffer-object (BO) contents between GPU memory and image files.
+ *
+ * This header is the whole contract of the module (bo_stream.c, bo_copy_cpu.c,
+ * bo_checksum.c).
+ *
+ * Dump: for every GPU, one thread copies the GPU's BOs, in order, through a
+ * copy engine into a ring of `ring_depth` staging chunks of `chunk_size`
+ * bytes, and a second thread drains the ring into the GPU's data file. GPUs
+ * run in parallel. Host memory is ring_depth * chunk_size per GPU, whatever
+ * the BO sizes. Every chunk gets a CRC-32 (zlib's), kept in a per-GPU index
+ * file written once the data is complete.
+ * Restore: the same pipeline in the other direction; every chunk's checksum
+ * is verified before it is written into the BO.
+ *
+ * Files, created 0600 with O_EXCL|O_NOFOLLOW inside cfg->dir_fd (openat), named
+ * from numbers only (decimal):
+ *   amdgpu-bo-<image_id>-<gpu_id>.img   raw contents: the GPU's BOs, in array
+ *                                       order, back to back (no padding)
+ *   amdgpu-bo-<image_id>-<gpu_id>.idx   the index, all integers little-endian:
+ *     off  0  char[8] magic "AMDBOIX1"
+ *          8  u32 version (1)
+ *         12  u32 gpu_id
+ *         16  u32 image_id
+ *         20  u32 chunk_size (a multiple of 4096, at most BO_STREAM_MAX_CHUNK)
+ *         24  u32 bo_count
+ *         28  u32 reserved (0)
+ *         32  u64 data_bytes (size of the .img file = sum of BO sizes)
+ *         40  u64 chunk_count
+ *         48  u8[16] reserved (0)
+ *         64  bo_count x { u64 size; u64 offset in .img }
+ *          .  chunk_count x u32 CRC-32 (zlib crc32) of each chunk. Chunks cut
+ *             each BO from its start in chunk_size pieces (the last one may be
+ *             shorter); a chunk never spans two BOs; zero-size BOs have none
+ *          .  u32 CRC-32 of all the preceding bytes of the index
+ * Restore refuses an index or data file that does not match the BO sizes the
+ * caller passes (from its own metadata), exactly, before touching any BO.
+ * image_id tells apart the images of several processes (or KFD files) using
+ * the same GPU in one checkpoint (e.g. the CRIU file id).
+ *
+ * File descriptors: bo_stream_dump() and bo_stream_restore() take ownership
+ * of every bos[i].dmabuf_fd >= 0 of every GPU passed: each is closed exactly
+ * once before the call returns, on success and on every error, and the field
+ * is set to -1. (The dump closes each as soon as its BO has been read.)
+ *
+ * Errors: negative errno; `err` (if non-NULL) receives one line naming the
+ * GPU and, where it applies, the BO index and byte offset (e.g. a checksum
+ * mismatch, a truncated file). On a failed dump, the GPU's files are removed.
+ */
+#ifndef AMDGPU_CRIU_BO_STREAM_H
+#define AMDGPU_CRIU_BO_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BO_STREAM_DEFAULT_CHUNK		(4u << 20)
+#define BO_STREAM_DEFAULT_DEPTH		4u
+#define BO_STREAM_MAX_CHUNK		(256u << 20)
+#define BO_STREAM_MAX_DEPTH		64u
+#define BO_STREAM_DEFAULT_PROGRESS_STEP (1ull << 30)
+/* More BOs per GPU than this is taken as corrupt metadata. */
+#define BO_STREAM_MAX_BOS (1u << 20)
+
+/*
+ * A copy engine moves bytes between a BO (given as a dma-buf fd) and host
+ * memory. One engine object may serve several GPUs; each open BO is used by
+ * one thread at a time. read/write get ranges inside the BO (off + len <=
+ * size) and return 0 or a negative errno; len is at most the chunk size.
+ */
+enum bo_access {
+	BO_ACCESS_READ,	 /* dump: the BO is read */
+	BO_ACCESS_WRITE, /* restore: the BO is written */
+};
+
+struct bo_copy_engine;
+
+struct bo_copy_engine_ops {
+	/* Prepares access to a BO. Must not close dmabuf_fd (the stream does). */
+	int (*open_bo)(const struct bo_copy_engine *engine, int dmabuf_fd, uint64_t size,
+		       enum bo_access access, void **bo);
+	int (*read)(void *bo, uint64_t off, void *buf, size_t len);
+	int (*write)(void *bo, uint64_t off, const void *buf, size_t len);
+	/* Releases what open_bo set up (not the fd). */
+	void (*close_bo)(void *bo);
+};
+
+struct bo_copy_engine {
+	const struct bo_copy_engine_ops *ops;
+	void *priv; /* the engine's own state, e.g. a libdrm device */
+};
+
+/*
+ * CPU engine: mmap(MAP_SHARED) of the dma-buf fd, one chunk-sized window at a
+ * time, bracketed by DMA_BUF_IOCTL_SYNC (ignored on fds that are not
+ * dma-bufs, e.g. memfds in tests). Restore needs a dma-buf opened read-write
+ * (a non-WRITABLE BO's dma-buf is read-only: mmap fails with EACCES).
+ */
+extern const struct bo_copy_engine bo_copy_engine_cpu;
+
+struct bo_stream_bo {
+	uint64_t size; /* bytes of contents (the bucket's size) */
+	int dmabuf_fd; /* owned by the stream from the call on; -1: none */
+};
+
+struct bo_stream_gpu {
+	uint32_t gpu_id;
+	uint32_t bo_count;
+	struct bo_stream_bo *bos;
+	const struct bo_copy_engine *engine; /* NULL: bo_copy_engine_cpu */
+};
+
+/*
+ * Progress of one GPU: bytes copied so far and in total. Called from the
+ * GPU's threads (several GPUs concurrently), every `progress_step` bytes and
+ * once at the end; it must be thread-safe and quick.
+ */
+typedef void (*bo_stream_progress_fn)(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total);
+
+struct bo_stream_config {
+	int dir_fd;			/* image directory */
+	uint32_t image_id;		/* see file names above */
+	uint32_t chunk_size;		/* 0: default; else a multiple of 4096 up to MAX */
+	uint32_t ring_depth;		/* staging chunks per GPU, 0: default; 2..MAX */
+	bool sync;			/* dump: fdatasync() both files before returning */
+	bo_stream_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+	uint64_t progress_step; /* 0: default */
+};
+
+/* Writes the images of gpus[0..gpu_count-1]. See fd ownership above. */
+int bo_stream_dump(const struct bo_stream_config *cfg, struct bo_stream_gpu *gpus,
+		   uint32_t gpu_count, char *err, size_t errlen);
+
+/*
+ * Writes the contents recorded by bo_stream_dump() into the BOs (same
+ * image_id, gpu_id and BO sizes; chunk_size is taken from the index),
+ * verifying every chunk's checksum.
+ */
+int bo_stream_restore(const struct bo_stream_config *cfg, struct bo_stream_gpu *gpus,
+		      uint32_t gpu_count, char *err, size_t errlen);
+
+#endif

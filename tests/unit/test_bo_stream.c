@@ -1,0 +1,905 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bo_stream_dump() / bo_stream_restore() with memfds standing in for dma-bufs:
+ * byte-exact round trips over several GPUs and BOs, corrupted and truncated
+ * images, fd ownership on every path, faults injected at chunk k through a
+ * test copy engine, offsets past 4 GiB (sparse memfds) and bounded memory.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "images/bo_stream.h"
+
+#define MAX_GPUS 4
+#define MAX_BOS	 6
+#define KIB	 1024ull
+#define MIB	 (1024 * KIB)
+#define GIB	 (1024 * MIB)
+
+/*
+ * Peak RSS growth allowed while streaming 2 GPUs with the default ring (2 x 4 x
+ * 4 MiB of staging): ASan keeps freed blocks in quarantine and adds shadow
+ * pages, so the dump's buffers stay resident while the restore allocates its own.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define RSS_LIMIT_MIB 96
+#else
+#define RSS_LIMIT_MIB 40
+#endif
+
+struct fixture {
+	char dir[64];
+	int dir_fd;
+};
+
+/* GPUs and BOs of one test: src memfds hold the contents, dst memfds get them back. */
+struct bo_set {
+	uint32_t gpu_count;
+	struct bo_stream_gpu gpus[MAX_GPUS];
+	struct bo_stream_bo bos[MAX_GPUS][MAX_BOS];
+	int src[MAX_GPUS][MAX_BOS];
+	int dst[MAX_GPUS][MAX_BOS];
+	int given[MAX_GPUS][MAX_BOS]; /* fds handed to the stream */
+};
+
+/* ---- fixture ------------------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/test-bo-stream-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	f->dir_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*state = f;
+	return f->dir_fd < 0 ? -1 : 0;
+}
+
+static void empty_dir(struct fixture *f)
+{
+	DIR *d = fdopendir(dup(f->dir_fd));
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(f->dir_fd, e->d_name, 0);
+	closedir(d);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	empty_dir(f);
+	close(f->dir_fd);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* ---- BOs ------------------------------------------------------------------------------ */
+
+static int make_memfd(uint64_t size)
+{
+	int fd = memfd_create("bo", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	return fd;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fill_random(int fd, uint64_t size, uint64_t seed)
+{
+	uint64_t buf[8192], off = 0, s = seed | 1;
+	size_t i, n;
+
+	while (off < size) {
+		for (i = 0; i < 8192; i++)
+			buf[i] = xorshift(&s);
+		n = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+		assert_int_equal(pwrite(fd, buf, n, (off_t)off), (ssize_t)n);
+		off += n;
+	}
+}
+
+static void assert_same_contents(int a, int b, uint64_t size)
+{
+	static uint8_t x[1 << 16], y[1 << 16];
+	uint64_t off;
+	size_t n;
+
+	for (off = 0; off < size; off += n) {
+		n = size - off < sizeof(x) ? (size_t)(size - off) : sizeof(x);
+		assert_int_equal(pread(a, x, n, (off_t)off), (ssize_t)n);
+		assert_int_equal(pread(b, y, n, (off_t)off), (ssize_t)n);
+		if (memcmp(x, y, n))
+			fail_msg("contents differ in [0x%" PRIx64 ", +%zu)", off, n);
+	}
+}
+
+static void assert_closed(int fd)
+{
+	errno = 0;
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+}
+
+/* gpu g gets ids 0x1000 + g; BO sizes from sizes[] (0 ends the list, use ~0 for 0). */
+static void set_build(struct bo_set *s, uint32_t gpu_count, const uint64_t *sizes,
+		      uint32_t bo_count)
+{
+	uint32_t g, b;
+
+	memset(s, 0, sizeof(*s));
+	s->gpu_count = gpu_count;
+	for (g = 0; g < gpu_count; g++) {
+		s->gpus[g].gpu_id = 0x1000 + g;
+		s->gpus[g].bo_count = bo_count;
+		s->gpus[g].bos = s->bos[g];
+		for (b = 0; b < bo_count; b++) {
+			s->bos[g][b].size = sizes[b] + g * 4096;
+			s->src[g][b] = make_memfd(s->bos[g][b].size);
+			s->dst[g][b] = make_memfd(s->bos[g][b].size);
+			fill_random(s->src[g][b], s->bos[g][b].size, (g + 1) * 1000 + b);
+		}
+	}
+}
+
+static void set_free(struct bo_set *s)
+{
+	uint32_t g, b;
+
+	for (g = 0; g < s->gpu_count; g++)
+		for (b = 0; b < s->gpus[g].bo_count; b++) {
+			close(s->src[g][b]);
+			close(s->dst[g][b]);
+		}
+}
+
+/* Hands dups of the src (dump) or dst (restore) memfds to the stream. */
+static void set_give(struct bo_set *s, bool to_restore, const struct bo_copy_engine *engine)
+{
+	uint32_t g, b;
+
+	for (g = 0; g < s->gpu_count; g++) {
+		s->gpus[g].engine = engine;
+		for (b = 0; b < s->gpus[g].bo_count; b++) {
+			s->given[g][b] = dup(to_restore ? s->dst[g][b] : s->src[g][b]);
+			assert_true(s->given[g][b] >= 0);
+			s->bos[g][b].dmabuf_fd = s->given[g][b];
+		}
+	}
+}
+
+static void assert_all_given_closed(const struct bo_set *s)
+{
+	uint32_t g, b;
+
+	for (g = 0; g < s->gpu_count; g++)
+		for (b = 0; b < s->gpus[g].bo_count; b++) {
+			assert_int_equal(s->bos[g][b].dmabuf_fd, -1);
+			assert_closed(s->given[g][b]);
+		}
+}
+
+static void assert_restored(const struct bo_set *s)
+{
+	uint32_t g, b;
+
+	for (g = 0; g < s->gpu_count; g++)
+		for (b = 0; b < s->gpus[g].bo_count; b++)
+			assert_same_contents(s->src[g][b], s->dst[g][b], s->bos[g][b].size);
+}
+
+static int run_dump(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
+		    const struct bo_copy_engine *engine, char *err, size_t errlen)
+{
+	struct bo_stream_config cfg = *base;
+	int ret;
+
+	cfg.dir_fd = f->dir_fd;
+	set_give(s, false, engine);
+	ret = bo_stream_dump(&cfg, s->gpus, s->gpu_count, err, errlen);
+	assert_all_given_closed(s);
+	return ret;
+}
+
+static int run_restore(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
+		       const struct bo_copy_engine *engine, char *err, size_t errlen)
+{
+	struct bo_stream_config cfg = *base;
+	int ret;
+
+	cfg.dir_fd = f->dir_fd;
+	set_give(s, true, engine);
+	ret = bo_stream_restore(&cfg, s->gpus, s->gpu_count, err, errlen);
+	assert_all_given_closed(s);
+	return ret;
+}
+
+static bool file_exists(struct fixture *f, const char *name)
+{
+	struct stat st;
+
+	return !fstatat(f->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW);
+}
+
+static void assert_no_files(struct fixture *f)
+{
+	DIR *d = fdopendir(dup(f->dir_fd));
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			fail_msg("left behind: %s", e->d_name);
+	closedir(d);
+}
+
+static const uint64_t mixed_sizes[] = {64 * KIB, 0, 4096, 3 * 64 * KIB + 4096, MIB + 12345, 8192};
+#define MIXED_COUNT 6
+static const struct bo_stream_config small_chunks = {.chunk_size = 64 * KIB, .ring_depth = 3};
+
+/* ---- round trips ------------------------------------------------------------------------ */
+
+struct progress_log {
+	atomic_uint_fast64_t calls;
+	atomic_uint_fast64_t final_calls;
+};
+
+static void count_progress(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total)
+{
+	struct progress_log *log = arg;
+
+	assert_true(gpu_id >= 0x1000 && done <= total);
+	atomic_fetch_add(&log->calls, 1);
+	if (done == total)
+		atomic_fetch_add(&log->final_calls, 1);
+}
+
+static void test_round_trip_gpus_and_bos(void **state)
+{
+	struct fixture *f = *state;
+	struct progress_log log = {0};
+	struct bo_stream_config cfg = small_chunks;
+	struct bo_set s;
+	char err[256] = "";
+	struct stat st;
+	uint32_t g;
+
+	set_build(&s, 3, mixed_sizes, MIXED_COUNT);
+	cfg.image_id = 7;
+	cfg.progress = count_progress;
+	cfg.progress_arg = &log;
+	cfg.progress_step = 256 * KIB;
+	cfg.sync = true;
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(atomic_load(&log.final_calls), 3);
+	assert_true(atomic_load(&log.calls) > 3 * 4);
+	for (g = 0; g < 3; g++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "amdgpu-bo-7-%u.img", 0x1000 + g);
+		assert_int_equal(fstatat(f->dir_fd, name, &st, 0), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		snprintf(name, sizeof(name), "amdgpu-bo-7-%u.idx", 0x1000 + g);
+		assert_int_equal(fstatat(f->dir_fd, name, &st, 0), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+	}
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+}
+
+static void test_round_trip_defaults(void **state)
+{
+	static const uint64_t sizes[] = {9 * MIB, 4 * MIB};
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = {0};
+	struct bo_set s;
+	char err[256];
+
+	set_build(&s, 2, sizes, 2);
+	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
+	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+}
+
+static void test_no_bos(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = {.image_id = 1};
+	struct bo_set s;
+	char err[256];
+
+	set_build(&s, 2, NULL, 0);
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_true(file_exists(f, "amdgpu-bo-1-4097.idx"));
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+}
+
+/* ---- damaged images ----------------------------------------------------------------------- */
+
+static void flip_byte(struct fixture *f, const char *name, uint64_t off)
+{
+	int fd = openat(f->dir_fd, name, O_RDWR);
+	uint8_t b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
+	close(fd);
+}
+
+/* Changes the file's size by delta, down to 10 bytes at least. */
+static void truncate_file(struct fixture *f, const char *name, int64_t delta)
+{
+	int fd = openat(f->dir_fd, name, O_RDWR);
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(ftruncate(fd, st.st_size + delta > 10 ? st.st_size + delta : 10), 0);
+	close(fd);
+}
+
+/* Dumps the mixed set of 2 GPUs (image_id 3), returning it for a restore attempt. */
+static void dump_mixed(struct fixture *f, struct bo_set *s)
+{
+	struct bo_stream_config cfg = small_chunks;
+	char err[256];
+
+	set_build(s, 2, mixed_sizes, MIXED_COUNT);
+	cfg.image_id = 3;
+	assert_int_equal(run_dump(f, s, &cfg, NULL, err, sizeof(err)), 0);
+}
+
+static int restore_mixed(struct fixture *f, struct bo_set *s, char *err, size_t errlen)
+{
+	struct bo_stream_config cfg = small_chunks;
+
+	cfg.image_id = 3;
+	return run_restore(f, s, &cfg, NULL, err, errlen);
+}
+
+static void test_corrupt_chunk_is_named(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256];
+	/* GPU 0x1001: BO 0 is 64K+4K, BO 1 4K, BO 2 4K+4K: BO 3 starts at 0x13000 + 0x2000. */
+	uint64_t bo3 = (64 * KIB + 4096) + 4096 + (4096 + 4096) + 4096;
+
+	dump_mixed(f, &s);
+	flip_byte(f, "amdgpu-bo-3-4097.img", bo3 + 2 * 64 * KIB + 17);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "gpu 4097: BO 3 offset 0x20000: checksum mismatch"));
+	assert_null(strchr(err, '\n'));
+	set_free(&s);
+}
+
+static void test_truncated_data(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256];
+
+	dump_mixed(f, &s);
+	truncate_file(f, "amdgpu-bo-3-4096.img", -1);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpu 4096: amdgpu-bo-3-4096.img is truncated"));
+	truncate_file(f, "amdgpu-bo-3-4096.img", 4097);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "too long"));
+	set_free(&s);
+}
+
+static void test_damaged_index(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256];
+
+	dump_mixed(f, &s);
+	flip_byte(f, "amdgpu-bo-3-4097.idx", 64 + 16 * MIXED_COUNT + 5);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "gpu 4097: amdgpu-bo-3-4097.idx: index checksum mismatch"));
+	flip_byte(f, "amdgpu-bo-3-4097.idx", 64 + 16 * MIXED_COUNT + 5);
+
+	flip_byte(f, "amdgpu-bo-3-4097.idx", 0);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a BO index"));
+	flip_byte(f, "amdgpu-bo-3-4097.idx", 0);
+
+	truncate_file(f, "amdgpu-bo-3-4096.idx", -4);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-bo-3-4096.idx"));
+	truncate_file(f, "amdgpu-bo-3-4096.idx", -1000000);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "file truncated"));
+
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-bo-3-4096.idx", 0), 0);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -ENOENT);
+	set_free(&s);
+}
+
+static void test_sizes_must_match(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256];
+
+	dump_mixed(f, &s);
+	s.bos[1][4].size += 4096;
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpu 4097"));
+	s.bos[1][4].size -= 4096;
+	s.gpus[1].bo_count--;
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "5 expected"));
+	s.gpus[1].bo_count++;
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+}
+
+/* ---- refused calls ------------------------------------------------------------------------ */
+
+static void test_existing_files_are_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = small_chunks;
+	struct bo_set s;
+	char err[256];
+	int fd;
+
+	fd = openat(f->dir_fd, "amdgpu-bo-0-4097.img", O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	set_build(&s, 2, mixed_sizes, 2);
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), -EEXIST);
+	assert_true(file_exists(f, "amdgpu-bo-0-4097.img"));
+	assert_false(file_exists(f, "amdgpu-bo-0-4096.img"));
+	set_free(&s);
+}
+
+static void test_bad_config_closes_fds(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = {.chunk_size = 1000};
+	struct bo_set s;
+	char err[256];
+
+	set_build(&s, 2, mixed_sizes, 3);
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "chunk size"));
+	cfg.chunk_size = 0;
+	cfg.ring_depth = 1;
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), -EINVAL);
+	cfg.ring_depth = 0;
+	s.gpus[1].gpu_id = s.gpus[0].gpu_id;
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "listed twice"));
+	assert_no_files(f);
+	set_free(&s);
+}
+
+/* ---- fault injection ------------------------------------------------------------------------ */
+
+enum fault_op { FAULT_OPEN, FAULT_READ, FAULT_WRITE };
+
+struct fault_plan {
+	enum fault_op op;
+	int at; /* fail the at-th call (from 0) of op, over all GPUs */
+	atomic_int calls;
+};
+
+struct fault_bo {
+	struct fault_plan *plan;
+	void *inner;
+};
+
+static bool fault_now(struct fault_plan *p, enum fault_op op)
+{
+	return p->op == op && atomic_fetch_add(&p->calls, 1) == p->at;
+}
+
+static int fault_open(const struct bo_copy_engine *e, int fd, uint64_t size, enum bo_access access,
+		      void **bo)
+{
+	struct fault_plan *plan = e->priv;
+	struct fault_bo *fb;
+	int ret;
+
+	if (fault_now(plan, FAULT_OPEN))
+		return -ENOMEM;
+	fb = calloc(1, sizeof(*fb));
+	if (!fb)
+		return -ENOMEM;
+	fb->plan = plan;
+	ret = bo_copy_engine_cpu.ops->open_bo(&bo_copy_engine_cpu, fd, size, access, &fb->inner);
+	if (ret) {
+		free(fb);
+		return ret;
+	}
+	*bo = fb;
+	return 0;
+}
+
+static int fault_read(void *bo, uint64_t off, void *buf, size_t len)
+{
+	struct fault_bo *fb = bo;
+
+	if (fault_now(fb->plan, FAULT_READ))
+		return -EIO;
+	return bo_copy_engine_cpu.ops->read(fb->inner, off, buf, len);
+}
+
+static int fault_write(void *bo, uint64_t off, const void *buf, size_t len)
+{
+	struct fault_bo *fb = bo;
+
+	if (fault_now(fb->plan, FAULT_WRITE))
+		return -EIO;
+	return bo_copy_engine_cpu.ops->write(fb->inner, off, buf, len);
+}
+
+static void fault_close(void *bo)
+{
+	struct fault_bo *fb = bo;
+
+	bo_copy_engine_cpu.ops->close_bo(fb->inner);
+	free(fb);
+}
+
+static const struct bo_copy_engine_ops fault_ops = {
+	.open_bo = fault_open,
+	.read = fault_read,
+	.write = fault_write,
+	.close_bo = fault_close,
+};
+
+static void test_fault_in_dump(void **state)
+{
+	static const int points[] = {0, 1, 5, 20, 44};
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = small_chunks;
+	struct fault_plan plan;
+	struct bo_copy_engine engine = {.ops = &fault_ops, .priv = &plan};
+	struct bo_set s;
+	char err[256];
+	size_t i;
+
+	/* 3 GPUs x (2+0+1+4+17+1 chunks of 64 KiB..) = at least 45 reads. */
+	set_build(&s, 3, mixed_sizes, MIXED_COUNT);
+	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		plan = (struct fault_plan){.op = FAULT_READ, .at = points[i]};
+		assert_int_equal(run_dump(f, &s, &cfg, &engine, err, sizeof(err)), -EIO);
+		assert_non_null(strstr(err, ": copy engine read: "));
+		assert_non_null(strstr(err, " offset 0x"));
+		assert_no_files(f);
+	}
+	plan = (struct fault_plan){.op = FAULT_OPEN, .at = 4};
+	assert_int_equal(run_dump(f, &s, &cfg, &engine, err, sizeof(err)), -ENOMEM);
+	assert_non_null(strstr(err, "copy engine open"));
+	assert_no_files(f);
+	set_free(&s);
+}
+
+static void test_fault_in_restore(void **state)
+{
+	static const int points[] = {0, 3, 30, 44};
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = small_chunks;
+	struct fault_plan plan;
+	struct bo_copy_engine engine = {.ops = &fault_ops, .priv = &plan};
+	struct bo_set s;
+	char err[256];
+	size_t i;
+
+	set_build(&s, 3, mixed_sizes, MIXED_COUNT);
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		plan = (struct fault_plan){.op = FAULT_WRITE, .at = points[i]};
+		assert_int_equal(run_restore(f, &s, &cfg, &engine, err, sizeof(err)), -EIO);
+		assert_non_null(strstr(err, ": copy engine write: "));
+	}
+	plan = (struct fault_plan){.op = FAULT_OPEN, .at = 7};
+	assert_int_equal(run_restore(f, &s, &cfg, &engine, err, sizeof(err)), -ENOMEM);
+	/* The images are intact: a clean restore still works. */
+	plan = (struct fault_plan){.op = FAULT_OPEN, .at = -1};
+	assert_int_equal(run_restore(f, &s, &cfg, &engine, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+}
+
+/* ---- beyond 4 GiB, bounded memory --------------------------------------------------------- */
+
+static void test_cpu_engine_offsets_past_4g(void **state)
+{
+	const struct bo_copy_engine_ops *ops = bo_copy_engine_cpu.ops;
+	uint64_t size = 5 * GIB, cross = 4 * GIB - 5;
+	char in[] = "crosses-4GiB", out[sizeof(in)] = "";
+	int fd = make_memfd(size);
+	void *bo;
+
+	(void)state;
+	assert_int_equal(pwrite(fd, in, sizeof(in), (off_t)cross), (ssize_t)sizeof(in));
+	assert_int_equal(ops->open_bo(&bo_copy_engine_cpu, fd, size, BO_ACCESS_READ, &bo), 0);
+	assert_int_equal(ops->read(bo, cross, out, sizeof(out)), 0);
+	assert_string_equal(out, in);
+	assert_int_equal(ops->read(bo, size - 4, out, 8), -EINVAL);
+	assert_int_equal(ops->write(bo, 0, in, 4), -EBADF);
+	ops->close_bo(bo);
+	assert_int_equal(ops->open_bo(&bo_copy_engine_cpu, fd, size, BO_ACCESS_WRITE, &bo), 0);
+	assert_int_equal(ops->write(bo, 4 * GIB + 4097, in, sizeof(in)), 0);
+	ops->close_bo(bo);
+	assert_int_equal(pread(fd, out, sizeof(out), (off_t)(4 * GIB + 4097)),
+			 (ssize_t)sizeof(out));
+	assert_string_equal(out, in);
+	close(fd);
+}
+
+/*
+ * pread/pwrite engine for sparse memfds: reading a memfd's holes through
+ * read(2) allocates nothing (mmap would), and writing all-zero chunks into a
+ * fresh memfd is skipped, so multi-GiB BOs cost no memory.
+ */
+struct sparse_bo {
+	int fd;
+};
+
+static int sparse_open(const struct bo_copy_engine *e, int fd, uint64_t size, enum bo_access access,
+		       void **bo)
+{
+	struct sparse_bo *sb = calloc(1, sizeof(*sb));
+
+	(void)e, (void)size, (void)access;
+	if (!sb)
+		return -ENOMEM;
+	sb->fd = fd;
+	*bo = sb;
+	return 0;
+}
+
+static int sparse_read(void *bo, uint64_t off, void *buf, size_t len)
+{
+	struct sparse_bo *sb = bo;
+
+	return pread(sb->fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+}
+
+static int sparse_write(void *bo, uint64_t off, const void *buf, size_t len)
+{
+	const uint64_t *w = buf;
+	struct sparse_bo *sb = bo;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (w[i])
+			break;
+	if (i == len / 8 && len % 8 == 0)
+		return 0;
+	return pwrite(sb->fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+}
+
+static void sparse_close(void *bo)
+{
+	free(bo);
+}
+
+static const struct bo_copy_engine_ops sparse_ops = {
+	.open_bo = sparse_open,
+	.read = sparse_read,
+	.write = sparse_write,
+	.close_bo = sparse_close,
+};
+static const struct bo_copy_engine sparse_engine = {.ops = &sparse_ops};
+
+static long rss_now_kib(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Peak RSS growth, in KiB, of running fn in a child (the parent's peak does not count). */
+static long child_peak_growth(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rusage ru;
+		long before = rss_now_kib();
+		int ret = fn(arg);
+
+		getrusage(RUSAGE_SELF, &ru);
+		if (ret)
+			_exit(255);
+		_exit((int)((ru.ru_maxrss - before) / 1024 > 250 ? 250
+								 : (ru.ru_maxrss - before) / 1024));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 255)
+		fail_msg("the child's stream failed (see its stderr)");
+	return WEXITSTATUS(status) * 1024;
+}
+
+struct big_job {
+	struct fixture *f;
+	const struct bo_copy_engine *engine;
+	uint64_t sizes[2];
+	const uint64_t *marks; /* offsets in BO 0 to put markers at, 0-terminated after the first */
+	size_t mark_count;
+};
+
+static int check_marks(const struct big_job *j, int fd, uint64_t size)
+{
+	char want[32], got[32];
+	size_t i;
+
+	for (i = 0; i < j->mark_count; i++) {
+		uint64_t off = j->marks[i] < size ? j->marks[i] : size - sizeof(want);
+
+		memset(want, 0, sizeof(want));
+		snprintf(want, sizeof(want), "mark@%" PRIx64, off);
+		if (pread(fd, got, sizeof(got), (off_t)off) != (ssize_t)sizeof(got) ||
+		    memcmp(want, got, sizeof(want))) {
+			fprintf(stderr, "marker at 0x%" PRIx64 " lost\n", off);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void put_marks(const struct big_job *j, int fd, uint64_t size)
+{
+	char mark[32];
+	size_t i;
+
+	for (i = 0; i < j->mark_count; i++) {
+		uint64_t off = j->marks[i] < size ? j->marks[i] : size - sizeof(mark);
+
+		memset(mark, 0, sizeof(mark));
+		snprintf(mark, sizeof(mark), "mark@%" PRIx64, off);
+		if (pwrite(fd, mark, sizeof(mark), (off_t)off) != (ssize_t)sizeof(mark))
+			abort();
+	}
+}
+
+/* GPU 0 gets the big BO; GPU 1 a small one in its place (the image dir is on disk). */
+static uint64_t big_size(const struct big_job *j, int g, int b)
+{
+	return g == 0 || b == 1 ? j->sizes[b] : 8 * MIB;
+}
+
+/* In the child: 2 GPUs, BO 0 big and marked, BO 1 small and marked; round trip. */
+static int big_round_trip(void *arg)
+{
+	struct big_job *j = arg;
+	struct bo_stream_gpu gpus[2];
+	struct bo_stream_bo bos[2][2];
+	int src[2][2], dst[2][2], ret = 0, g, b;
+	struct bo_stream_config cfg = {.dir_fd = j->f->dir_fd, .image_id = 9};
+	char err[256];
+
+	for (g = 0; g < 2; g++) {
+		gpus[g] = (struct bo_stream_gpu){
+			.gpu_id = 100 + g, .bo_count = 2, .bos = bos[g], .engine = j->engine};
+		for (b = 0; b < 2; b++) {
+			uint64_t size = big_size(j, g, b);
+
+			src[g][b] = make_memfd(size);
+			dst[g][b] = make_memfd(size);
+			put_marks(j, src[g][b], size);
+			bos[g][b] =
+				(struct bo_stream_bo){.size = size, .dmabuf_fd = dup(src[g][b])};
+		}
+	}
+	ret = bo_stream_dump(&cfg, gpus, 2, err, sizeof(err));
+	for (g = 0; !ret && g < 2; g++)
+		for (b = 0; b < 2; b++)
+			bos[g][b].dmabuf_fd = dup(dst[g][b]);
+	if (!ret)
+		ret = bo_stream_restore(&cfg, gpus, 2, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "stream: %d %s\n", ret, err);
+	for (g = 0; g < 2; g++)
+		for (b = 0; b < 2; b++) {
+			if (!ret && check_marks(j, dst[g][b], big_size(j, g, b)))
+				ret = -1;
+			close(src[g][b]);
+			close(dst[g][b]);
+		}
+	return ret;
+}
+
+static void test_past_4g_bounded_memory(void **state)
+{
+	static const uint64_t marks[] = {0, 4 * GIB - 16, 4 * GIB + 64, 4 * GIB + 4 * MIB - 3,
+					 ~0ull};
+	struct fixture *f = *state;
+	struct big_job j = {f, &sparse_engine, {4 * GIB + 8 * MIB + 4096, MIB}, marks, 5};
+	long growth = child_peak_growth(big_round_trip, &j);
+	struct stat st;
+
+	print_message("# 4 GiB + 8 MiB BO round trip: peak RSS growth %ld MiB\n", growth / 1024);
+	assert_true(growth <= RSS_LIMIT_MIB * 1024);
+	assert_int_equal(fstatat(f->dir_fd, "amdgpu-bo-9-100.img", &st, 0), 0);
+	assert_int_equal((uint64_t)st.st_size, j.sizes[0] + j.sizes[1]);
+}
+
+static void test_cpu_engine_bounded_memory(void **state)
+{
+	static const uint64_t marks[] = {0, 256 * MIB + 5, ~0ull};
+	struct fixture *f = *state;
+	struct big_job j = {f, &bo_copy_engine_cpu, {512 * MIB, 4096}, marks, 3};
+	long growth = child_peak_growth(big_round_trip, &j);
+
+	print_message("# CPU engine, 2 GPUs x 512 MiB round trip: peak RSS growth %ld MiB\n",
+		      growth / 1024);
+	assert_true(growth <= RSS_LIMIT_MIB * 1024);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip_gpus_and_bos, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_bos, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_chunk_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_index, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sizes_must_match, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_existing_files_are_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_config_closes_fds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_in_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_in_restore, setup, teardown),
+		cmocka_unit_test(test_cpu_engine_offsets_past_4g),
+		cmocka_unit_test_setup_teardown(test_past_4g_bounded_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_engine_bounded_memory, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
