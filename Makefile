@@ -23,7 +23,7 @@ CRIU_INC  := $(CRIU_DIR)/root/usr/include/criu
 DEPS_STAMP := $(CACHE)/deps-build.stamp
 
 CC       ?= gcc
-PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c
+PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
@@ -139,3 +139,5 @@ distclean: clean
 
 # VM test harness and simulator targets (tests/vm/vm.mk), when present.
 -include tests/vm/vm.mk
+# `make bench`: BO streaming throughput next to this host's limits.
+-include tests/bench/bench.mk

@@ -11,7 +11,6 @@
  * restore), which also closes each BO's fd once it is done with it. Whatever
  * is left open is closed by the caller's thread after all threads are joined.
  */
-#include <dlfcn.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,18 +35,6 @@
 #define ERR_LEN		  256
 
 enum stream_dir { STREAM_DUMP, STREAM_RESTORE };
-
-/*
- * zlib's crc32_z, resolved at run time: the Makefile does not link -lz yet.
- * libz.so.1 is on every Debian system (Priority: required). Once `zlib` is in
- * the Makefile's PKGS this becomes a direct call.
- */
-typedef __typeof__(crc32_z) crc32_fn;
-
-struct checksum_lib {
-	void *handle;
-	crc32_fn *crc32;
-};
 
 struct staging_slot {
 	uint8_t *buf;
@@ -81,7 +68,6 @@ struct gpu_job {
 	const struct bo_stream_config *cfg;
 	struct bo_stream_gpu *gpu;
 	const struct bo_copy_engine *engine;
-	const struct checksum_lib *csum;
 	enum stream_dir dir;
 	uint32_t chunk_size;
 	uint64_t data_bytes;
@@ -152,30 +138,10 @@ __attribute__((format(printf, 4, 5))) static int set_err(char *err, size_t errle
 
 /* ---- checksums ---------------------------------------------------------------------- */
 
-static int checksum_open(struct checksum_lib *c)
+/* zlib's CRC-32 (the same polynomial as gzip and PNG), one per chunk. */
+static uint32_t checksum(const void *buf, size_t len)
 {
-	c->handle = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!c->handle)
-		return -ENOSYS;
-	c->crc32 = (crc32_fn *)dlsym(c->handle, "crc32_z");
-	if (!c->crc32) {
-		dlclose(c->handle);
-		c->handle = NULL;
-		return -ENOSYS;
-	}
-	return 0;
-}
-
-static void checksum_close(struct checksum_lib *c)
-{
-	if (c->handle)
-		dlclose(c->handle);
-	c->handle = NULL;
-}
-
-static uint32_t checksum(const struct checksum_lib *c, const void *buf, size_t len)
-{
-	return (uint32_t)c->crc32(c->crc32(0, NULL, 0), buf, len);
+	return (uint32_t)crc32_z(crc32_z(0, NULL, 0), buf, len);
 }
 
 /* ---- staging ring --------------------------------------------------------------------- */
@@ -441,7 +407,7 @@ static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": copy engine read: %s",
 				job->gpu->gpu_id, s->bo_index, s->bo_off, strerror(-ret));
-	job->crcs[s->chunk_index] = checksum(job->csum, s->buf, s->len);
+	job->crcs[s->chunk_index] = checksum(s->buf, s->len);
 	return 0;
 }
 
@@ -471,7 +437,7 @@ static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 				": reading %s at 0x%" PRIx64 ": %s",
 				job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
 				ret == -ENODATA ? "file truncated" : strerror(-ret));
-	crc = checksum(job->csum, s->buf, s->len);
+	crc = checksum(s->buf, s->len);
 	if (crc != job->crcs[s->chunk_index])
 		return job_fail(job, -EBADMSG,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -638,7 +604,7 @@ static void index_encode(const struct gpu_job *job, uint8_t *buf, size_t len)
 	}
 	for (i = 0; i < job->chunk_count; i++, p += INDEX_CRC_SIZE)
 		put32(p, job->crcs[i]);
-	put32(p, checksum(job->csum, buf, len - INDEX_CRC_SIZE));
+	put32(p, checksum(buf, len - INDEX_CRC_SIZE));
 }
 
 /* Consumer thread of a dump, after the last chunk: index, then durability. */
@@ -695,7 +661,7 @@ static int index_check_body(struct gpu_job *job, const uint8_t *buf, size_t len,
 	const uint8_t *p = buf + INDEX_HEADER_SIZE;
 	uint64_t off = 0, i;
 
-	if (get32(buf + len - INDEX_CRC_SIZE) != checksum(job->csum, buf, len - INDEX_CRC_SIZE))
+	if (get32(buf + len - INDEX_CRC_SIZE) != checksum(buf, len - INDEX_CRC_SIZE))
 		return job_fail(job, -EBADMSG, "gpu %" PRIu32 ": %s: index checksum mismatch",
 				g->gpu_id, name);
 	if (get64(buf + 32) != job->data_bytes || get64(buf + 40) != job->chunk_count)
@@ -845,7 +811,6 @@ struct stream {
 	enum stream_dir dir;
 	struct gpu_job *jobs;
 	uint32_t jobs_ready; /* jobs[0..jobs_ready-1] have their ring lock */
-	struct checksum_lib csum;
 };
 
 static int check_gpu(const struct bo_stream_gpu *g, char *err, size_t errlen)
@@ -889,9 +854,6 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 	struct gpu_job *job;
 	uint32_t i;
 
-	if (checksum_open(&st->csum))
-		return set_err(err, errlen, -ENOSYS,
-			       "bo_stream: cannot load crc32_z from libz.so.1");
 	st->jobs = calloc(st->gpu_count ? st->gpu_count : 1, sizeof(*st->jobs));
 	if (!st->jobs)
 		return set_err(err, errlen, -ENOMEM, "bo_stream: no memory");
@@ -903,7 +865,6 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 		job->cfg = st->cfg;
 		job->gpu = &st->gpus[i];
 		job->engine = job->gpu->engine ? job->gpu->engine : &bo_copy_engine_cpu;
-		job->csum = &st->csum;
 		job->dir = st->dir;
 		job->chunk_size =
 			st->cfg->chunk_size ? st->cfg->chunk_size : BO_STREAM_DEFAULT_CHUNK;
@@ -986,7 +947,6 @@ static void stream_teardown(struct stream *st, bool failed)
 		ring_destroy(&job->ring);
 	}
 	free(st->jobs);
-	checksum_close(&st->csum);
 }
 
 static int stream(enum stream_dir dir, const struct bo_stream_config *cfg,

@@ -14,7 +14,6 @@ bench: $(BUILD)/bench/bo_bench
 	@mkdir -p $(BENCH_DIR)
 	BENCH_GIB=$(BENCH_GIB) $(BUILD)/bench/bo_bench $(BENCH_DIR)
 
-# -lz: the bench calls zlib's crc32_z directly for its CRC baseline.
 $(BUILD)/bench/bo_bench: $(BUILD)/n/tests/bench/bo_bench.o $(LIB_OBJ_N)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(PKG_LIBS) -lz -lpthread
+	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread
