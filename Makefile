@@ -45,7 +45,7 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all products deps check install uninstall clean distclean format
+.PHONY: all products deps check demo install uninstall clean distclean format
 # The sub-make re-reads this file after the dependencies are installed, so
 # that pkg-config flags are right on a fresh machine.
 all: deps
@@ -119,6 +119,11 @@ $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
 	@mkdir -p $@
 	for f in $^; do $(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -o $@/$$(basename $$f .c) $$f || exit 1; done
 	@touch $@
+
+# The main job on the embedded default machine (see scripts/demo.sh).
+demo: deps
+	$(MAKE) --no-print-directory products
+	scripts/demo.sh $(BUILD)/amdgpu-criu $(SHARED)/kfd-topologies
 
 # ---- install ------------------------------------------------------------------
 install: products
