@@ -46,10 +46,13 @@
  * Each term only grows as sources are placed, so branch and bound prunes a
  * partial assignment whose lower bound (cost so far plus the identity / NUMA
  * misses already forced by the domains) is not below the best. Candidates
- * are tried cheapest first (identity, weight, NUMA, lowest node index), so
- * the first solution is usually optimal; the search stops when a solution
- * reaches the root's lower bound or IMPROVE_STEPS assignments after the
- * first solution (a step count, not a clock: the answer is deterministic).
+ * are tried cheapest first (identity, weight, NUMA, then the physical GPU
+ * that best fits the rest of the source's physical GPU, then the lowest
+ * node index), so the first solution is usually optimal; the search stops
+ * when a solution reaches the root's lower bound or IMPROVE_STEPS
+ * assignments after the first solution (a step count, not a clock: the
+ * answer is deterministic). Group places are tried in preference order, so
+ * the budget goes to the most promising placement first.
  *
  * Physical GPU of a partition: nodes with a nonzero unique_id share the
  * physical GPU iff their unique_ids are equal (all partitions of a board
@@ -122,6 +125,7 @@ struct cost {
 struct candidate {
 	uint32_t d; /* destination position */
 	struct cost delta;
+	uint64_t fit; /* tie-break: how well d's physical GPU fits the rest of the source's */
 };
 
 enum group_kind {
@@ -158,6 +162,7 @@ struct matcher {
 	uint64_t *allowed;   /* [(class * m + d) * words]: destinations allowed next to d */
 	int *ident;	     /* per source: destination position of the same GPU, or -1 */
 	uint64_t *numa_mask; /* [i * words]: destinations on source i's CPU node index */
+	uint64_t *phys_mask; /* [d * words]: destinations on d's physical GPU */
 	uint64_t *unary;     /* [i * words]: candidates of source i by the per-GPU rules */
 	int *src_comp;	     /* per source: xGMI component number */
 	int *dst_comp;	     /* per destination: xGMI component number */
@@ -592,6 +597,14 @@ static void build_pair_tables(struct matcher *mt)
 
 static void build_preference_tables(struct matcher *mt)
 {
+	size_t m = mt->dst.n;
+
+	for (size_t d = 0; d < m; d++) {
+		bit_set(mt->phys_mask + d * mt->words, d);
+		for (size_t e = 0; e < m; e++)
+			if (mt->dst.rel[d * m + e] & REL_PHYS)
+				bit_set(mt->phys_mask + d * mt->words, e);
+	}
 	for (size_t i = 0; i < mt->src.n; i++) {
 		const struct gpu_info *s = &mt->src.gpu[i];
 
@@ -616,6 +629,7 @@ static int alloc_matcher(struct matcher *mt)
 	mt->allowed = calloc(N_CLASSES * m * w + 1, sizeof(uint64_t));
 	mt->ident = calloc(n + 1, sizeof(int));
 	mt->numa_mask = calloc(n * w + 1, sizeof(uint64_t));
+	mt->phys_mask = calloc(m * w + 1, sizeof(uint64_t));
 	mt->unary = calloc(n * w + 1, sizeof(uint64_t));
 	mt->src_comp = calloc(n + 1, sizeof(int));
 	mt->dst_comp = calloc(m + 1, sizeof(int));
@@ -635,11 +649,11 @@ static int alloc_matcher(struct matcher *mt)
 	mt->placed = calloc(n + 1, sizeof(uint32_t));
 	mt->cands = calloc(n * m + 1, sizeof(struct candidate));
 	mt->best = calloc(n + 1, sizeof(int));
-	if (!mt->pair_class || !mt->allowed || !mt->ident || !mt->numa_mask || !mt->unary ||
-	    !mt->src_comp || !mt->dst_comp || !mt->stack || !mt->src_cpu || !mt->places ||
-	    !mt->groups || !mt->group_members || !mt->group_places || !mt->place_masks ||
-	    !mt->dom || !mt->match || !mt->owner || !mt->visited || !mt->assign || !mt->placed ||
-	    !mt->cands || !mt->best)
+	if (!mt->pair_class || !mt->allowed || !mt->ident || !mt->numa_mask || !mt->phys_mask ||
+	    !mt->unary || !mt->src_comp || !mt->dst_comp || !mt->stack || !mt->src_cpu ||
+	    !mt->places || !mt->groups || !mt->group_members || !mt->group_places ||
+	    !mt->place_masks || !mt->dom || !mt->match || !mt->owner || !mt->visited ||
+	    !mt->assign || !mt->placed || !mt->cands || !mt->best)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		mt->assign[i] = -1;
@@ -654,6 +668,7 @@ static void free_matcher(struct matcher *mt)
 	free(mt->allowed);
 	free(mt->ident);
 	free(mt->numa_mask);
+	free(mt->phys_mask);
 	free(mt->unary);
 	free(mt->src_comp);
 	free(mt->dst_comp);
@@ -979,17 +994,49 @@ static int compare_candidates(const void *a, const void *b)
 
 	if (c)
 		return c;
+	if (x->fit != y->fit)
+		return x->fit < y->fit ? -1 : 1;
 	return (x->d > y->d) - (x->d < y->d);
+}
+
+/* Unplaced sources on source i's physical GPU, i included. */
+static size_t unplaced_partitions(const struct matcher *mt, size_t i)
+{
+	size_t n = mt->src.n, c = 0;
+
+	for (size_t j = 0; j < n; j++)
+		if (mt->assign[j] < 0 && (j == i || (mt->src.rel[i * n + j] & REL_PHYS)))
+			c++;
+	return c;
+}
+
+/*
+ * Best fit among equally cheap candidates: a physical GPU whose free
+ * candidates hold the rest of the source's physical GPU with the least room
+ * to spare, else the one that falls shortest. Without it the first source of
+ * a physical GPU takes the lowest free one, which may be a complete GPU that
+ * a later source GPU needed whole.
+ */
+static uint64_t physical_fit(const struct matcher *mt, const uint64_t *dom, size_t need, size_t d)
+{
+	const uint64_t *phys = mt->phys_mask + d * mt->words;
+	size_t avail = 0;
+
+	for (size_t w = 0; w < mt->words; w++)
+		avail += (size_t)__builtin_popcountll(dom[w] & phys[w]);
+	return avail >= need ? avail - need : (1ULL << 32) + need - avail;
 }
 
 static size_t order_candidates(struct matcher *mt, size_t level, size_t i, struct candidate *out)
 {
-	size_t k = 0;
+	const uint64_t *dom = dom_at(mt, level, i);
+	size_t k = 0, need = unplaced_partitions(mt, i);
 
-	for_each_bit(d, dom_at(mt, level, i), mt->words)
+	for_each_bit(d, dom, mt->words)
 	{
 		out[k].d = (uint32_t)d;
 		out[k].delta = placement_cost(mt, level, i, d);
+		out[k].fit = physical_fit(mt, dom, need, d);
 		k++;
 	}
 	qsort(out, k, sizeof(*out), compare_candidates);

@@ -912,6 +912,60 @@ static void test_mi300x_63_partitions_speed(void **state)
 	tree_close(other);
 }
 
+/* Number of source physical GPUs (unique_id) whose partitions land on more than one. */
+static size_t count_split_gpus(const struct match_request *req, const struct match_result *res)
+{
+	size_t splits = 0;
+
+	for (size_t a = 0; a < res->n_map; a++) {
+		uint64_t uid = topo_node(req->src, res->map[a].src_node)->props.unique_id;
+		bool first = true, split = false;
+
+		for (size_t b = 0; b < res->n_map; b++) {
+			const struct kfd_node *sb = topo_node(req->src, res->map[b].src_node);
+
+			if (sb->props.unique_id != uid)
+				continue;
+			first &= b >= a;
+			split |= dst_node(req, &res->map[b])->props.unique_id !=
+				 dst_node(req, &res->map[a])->props.unique_id;
+		}
+		splits += first && split;
+	}
+	return splits;
+}
+
+/*
+ * 7 whole MI300X GPUs (56 CPX partitions) onto another host where one
+ * partition of GPU 4 is unusable (older firmware) and GPU 7 has only 7
+ * partitions: one source GPU has to be split, and only one. Taking the
+ * lowest free partitions would start a source GPU on the 7 good partitions
+ * of GPU 4 and split a second one.
+ */
+static void test_mi300x_one_split_when_one_partition_is_bad(void **state)
+{
+	struct tree *src = tree_slot(state, 0), *dst = tree_slot(state, 1);
+	uint32_t job[56];
+	struct match_request req;
+	struct match_result res;
+
+	for (uint32_t i = 0; i < 56; i++)
+		job[i] = 2 + i;
+	tree_copy(src, MI300X, 100);
+	tree_copy(dst, MI300X, 5000);
+	set_node_prop(dst, 34, "fw_version", 170);
+	req = request(src, job, 56, dst, NULL, 0);
+	time_match(&req, &res, "MI300X 56 partitions onto a host with a bad partition");
+	assert_int_equal(res.n_map, 56);
+	assert_int_equal(count_split_gpus(&req, &res), 1);
+	for (size_t i = 0; i < res.n_map; i++) {
+		assert_int_not_equal(res.map[i].dst_node, 34);
+		/* sockets kept: nodes 2-33 hang off CPU 0, 34-64 off CPU 1 */
+		assert_int_equal(res.map[i].src_node < 34, res.map[i].dst_node < 34);
+	}
+	match_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -948,6 +1002,8 @@ int main(void)
 		cmocka_unit_test_setup(test_env_invalid_value, reset_env),
 		cmocka_unit_test_setup_teardown(test_deterministic_mi308x, trees_setup,
 						trees_teardown),
+		cmocka_unit_test_setup_teardown(test_mi300x_one_split_when_one_partition_is_bad,
+						trees_setup, trees_teardown),
 		cmocka_unit_test_setup_teardown(test_mi300x_63_partitions_speed, trees_setup,
 						trees_teardown),
 	};
