@@ -4,7 +4,9 @@
 # as one TAP stream for tests/run-suite.sh.
 #
 #   kfdsim   the simulator suite: tests/vm/guest/{common,kfdsim}/test-*.sh,
-#            with tests/kfdsim's module (when it exists) loaded at boot
+#            with tests/kfdsim's module (when it exists) loaded at boot, its
+#            guest tests (tests/kfdsim/tests) under /test/kfdsim, /test/bin,
+#            and machine descriptions made from the KFD topology captures
 #   amdgpu   real-driver smoke: tests/vm/guest/{common,amdgpu}/test-*.sh,
 #            with the real amdgpu.ko loaded at boot (no GPU: CPU-only KFD)
 #   selftest tests/vm/guest/selftest: broken on purpose, for selftest.sh,
@@ -23,7 +25,8 @@
 # Env: BUILD (build), CRIU (the criu wrapper of scripts/fetch-criu.sh; its
 #      root/ is put into the guest), KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
-#      (module source dir instead of tests/kfdsim),
+#      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
+#      kfd-topologies captures; default ../shared/kfd-topologies),
 #      VM_TIMEOUT (seconds for the whole VM run), VM_TEST_TIMEOUT (default
 #      seconds per guest test, 120), VM_LOGS (log dir),
 #      VM_FLAVOUR, VM_CACHE.
@@ -36,6 +39,7 @@ SUITE=${1:?usage: vm-suite.sh kfdsim|amdgpu|selftest}
 BUILD=$(mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 CRIU_ROOT=$(dirname "${CRIU:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu/criu}")/root
 WORKDIR=$BUILD/vm/$SUITE
+KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
 LOGS=${VM_LOGS:-$BUILD/vm-logs/$SUITE}
 COMMON_MODS="unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag
 	9pnet_virtio 9p nf_tables? tun? veth?"
@@ -89,11 +93,35 @@ build_guest_bins() { # KROOT DEST
 
 # The simulator module, tests/kfdsim (or VM_KFDSIM_SRC: a work-in-progress
 # copy), when it has a Kbuild file.
+# build-kmod.sh rebuilds it whenever the sources differ from the last build's.
 build_kfdsim() { # KROOT
-	local src=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
-	rm -rf "$WORKDIR/kmod" # never boot a module of an earlier run
-	[ -f "$src/Kbuild" ] || [ -f "$src/Makefile" ] || return 0
-	"$HERE/build-kmod.sh" "$1" "$src" "$WORKDIR/kmod"
+	if [ ! -f "$KFDSIM_SRC/Kbuild" ] && [ ! -f "$KFDSIM_SRC/Makefile" ]; then
+		rm -rf "$WORKDIR/kmod" # never boot a module of an earlier run
+		return 0
+	fi
+	"$HERE/build-kmod.sh" "$1" "$KFDSIM_SRC" "$WORKDIR/kmod"
+}
+
+have_kfdsim_tests() { [ -f "$WORKDIR/kmod/kfdsim.ko" ] && [ -f "$KFDSIM_SRC/tests/guest-kfdsim.sh" ]; }
+
+# Its machine descriptions (mkdesc.sh on the captures), cached in WORKDIR.
+make_kfdsim_machines() {
+	have_kfdsim_tests || return 0
+	"$HERE/kfdsim-machines.sh" "$KFDSIM_SRC/mkdesc.sh" \
+		"${KFD_FIXTURES:-$VM_ROOT/../shared/kfd-topologies}" "$WORKDIR/machines"
+}
+
+# Its guest tests: /test/kfdsim/{guest-kfdsim.sh,cmp-topology.awk,machines,
+# captures.tar} (/init unpacks captures/), /test/bin/kfdsim-abi (built
+# against the guest kernel's uapi).
+install_kfdsim_tests() { # OVERLAY
+	local t=$KFDSIM_SRC/tests
+	have_kfdsim_tests || return 0
+	mkdir -p "$1/test/kfdsim"
+	cp "$t/guest-kfdsim.sh" "$t/cmp-topology.awk" "$1/test/kfdsim/"
+	cp -r "$WORKDIR/machines/machines" "$WORKDIR/machines/captures.tar" "$1/test/kfdsim/"
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
+		-o "$1/test/bin/kfdsim-abi" "$t/kfdsim-abi.c"
 }
 
 # The guest tests of this suite, in run order: common first, then the suite's.
@@ -140,6 +168,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	EOC
 	for f in "$BUILD"/tests/bin/*; do [ ! -f "$f" ] || cp "$f" "$ov/test/bin/"; done
 	build_guest_bins "$1" "$ov/test/bin"
+	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
 	for f in "$WORKDIR"/kmod/*.ko; do [ -f "$f" ] && cp "$f" "$ov/test/"; done
@@ -160,7 +189,10 @@ prepare() {
 	step "kernel fetch"; kroot=$("$HERE/fetch-kernel.sh")
 	krel=$(basename "$(dirname "$kroot")")
 	echo "# $SUITE: kernel $krel"
-	if [ "$SUITE" = kfdsim ]; then step "kfdsim build"; build_kfdsim "$kroot"; fi
+	if [ "$SUITE" = kfdsim ]; then
+		step "kfdsim build"; build_kfdsim "$kroot"
+		step "kfdsim machines"; make_kfdsim_machines
+	fi
 	step "guest files"; make_overlay "$kroot" "$krel" "$WORKDIR/overlay"
 	step "initramfs"; "$HERE/build-initramfs.sh" "$WORKDIR/initramfs.cpio.zst" "$CRIU_ROOT" "$WORKDIR/overlay"
 	step "VM run"

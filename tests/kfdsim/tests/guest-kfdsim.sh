@@ -147,9 +147,11 @@ try_bad "a link to a missing node" 's/node_to=1 /node_to=99 /'
 try_bad "a sibling_map that is not a multiple of 8" 's/sibling_map=1,0,0,0,0,0,0,0$/sibling_map=1,0,0/'
 check "loads again after the rejections" load
 # a process whose mm still has a KFD process but no file: unload tears it down
-"$KFDSIM_BIN/kfdsim-abi" --open-close-sleep &
+"$KFDSIM_BIN/kfdsim-abi" --open-close-sleep >/tmp/holder.out &
 holder=$!
-usleep 300000
+n=100
+while ! grep -q . /tmp/holder.out && [ $n -gt 0 ]; do usleep 100000; n=$((n - 1)); done
+check "a process opened and closed /dev/kfd ($(cat /tmp/holder.out))" grep -qx closed /tmp/holder.out
 check "rmmod with a live KFD process that has no file open" rmmod kfdsim
 kill $holder
 wait $holder 2>/dev/null

@@ -589,9 +589,14 @@ int main(int argc, char **argv)
 	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	if (argc > 1 && !strcmp(argv[1], "--pdds"))
 		return print_pdds();
-	/* --open-close-sleep: a KFD process that outlives its last file */
+	/*
+	 * --open-close-sleep: a KFD process that outlives its last file; says
+	 * "closed" (or "no-kfd") once it is so, for the caller to wait on
+	 */
 	if (argc > 1 && !strcmp(argv[1], "--open-close-sleep")) {
 		close(kfd);
+		printf("%s\n", kfd >= 0 ? "closed" : "no-kfd");
+		fflush(stdout);
 		pause();
 		return 0;
 	}
