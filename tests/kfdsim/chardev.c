@@ -124,18 +124,18 @@ static int kfd_ioctl_get_process_apertures_new(struct file *f, struct kfdsim_pro
  */
 static const struct kfdsim_ioctl_desc kfdsim_ioctls[] = {
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_GET_VERSION, kfd_ioctl_get_version, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CREATE_QUEUE, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DESTROY_QUEUE, NULL, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CREATE_QUEUE, kfdsim_ioctl_create_queue, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DESTROY_QUEUE, kfdsim_ioctl_destroy_queue, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_MEMORY_POLICY, NULL, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_GET_CLOCK_COUNTERS, NULL, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_GET_PROCESS_APERTURES,
 			 kfd_ioctl_get_process_apertures, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_UPDATE_QUEUE, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CREATE_EVENT, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DESTROY_EVENT, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_EVENT, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_RESET_EVENT, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_WAIT_EVENTS, NULL, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CREATE_EVENT, kfdsim_ioctl_create_event, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DESTROY_EVENT, kfdsim_ioctl_destroy_event, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_EVENT, kfdsim_ioctl_set_event, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_RESET_EVENT, kfdsim_ioctl_reset_event, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_WAIT_EVENTS, kfdsim_ioctl_wait_events, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DBG_REGISTER_DEPRECATED, kfd_ioctl_dbg_deprecated, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED, kfd_ioctl_dbg_deprecated, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED, kfd_ioctl_dbg_deprecated, 0),
@@ -158,8 +158,9 @@ static const struct kfdsim_ioctl_desc kfdsim_ioctls[] = {
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_ALLOC_QUEUE_GWS, NULL, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SMI_EVENTS, NULL, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SVM, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_XNACK_MODE, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CRIU_OP, NULL, KFD_IOC_FLAG_CHECKPOINT_RESTORE),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_XNACK_MODE, kfdsim_ioctl_set_xnack_mode, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CRIU_OP, kfdsim_ioctl_criu_op,
+			 KFD_IOC_FLAG_CHECKPOINT_RESTORE),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_AVAILABLE_MEMORY, kfdsim_ioctl_available_memory, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_EXPORT_DMABUF, kfdsim_ioctl_export_dmabuf, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_RUNTIME_ENABLE, NULL, 0),
@@ -230,7 +231,10 @@ static long kfd_ioctl(struct file *filep, unsigned int cmd, unsigned long arg)
 		memset(kdata, 0, usize);
 	}
 
-	retcode = ioctl->func(filep, process, kdata);
+	/* fault injection: "<ioctl name without AMDKFD_IOC_> entry ERRNO" */
+	retcode = kfdsim_inject(ioctl->name + strlen("AMDKFD_IOC_"), "entry");
+	if (!retcode)
+		retcode = ioctl->func(filep, process, kdata);
 
 	if (cmd & IOC_OUT)
 		if (copy_to_user((void __user *)arg, kdata, usize))
@@ -267,30 +271,42 @@ static int kfd_release(struct inode *inode, struct file *filep)
 }
 
 /*
- * Doorbell, event, reserved-memory and MMIO mappings come with queues and
- * events; for now only the checks before them are modelled.
+ * kfd_mmap(): acts on the KFD process of the caller (not on the process that
+ * opened the file); the gpu_id field is an actual id. RESERVED_MEM (APU
+ * CWSR areas) is not modelled: there are no APUs.
  */
 static int kfd_mmap(struct file *filep, struct vm_area_struct *vma)
 {
 	u64 vm_pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct kfdsim_process *process;
 	struct kfdsim_node *dev = NULL;
 	u32 gpu_id = KFDSIM_MMAP_GET_GPU_ID(vm_pgoff);
+	int ret;
 
-	/* kfd_get_process(current): acts on the caller's process */
+	/* kfd_get_process(current) */
 	if (!current->mm || current->group_leader->mm != current->mm)
+		return -EINVAL;
+	process = kfdsim_lookup_process_by_task(current);
+	if (!process)
 		return -EINVAL;
 	if (gpu_id)
 		dev = kfdsim_node_by_gpu_id(gpu_id);
 	switch (vm_pgoff & KFDSIM_MMAP_TYPE_MASK) {
 	case KFDSIM_MMAP_TYPE_DOORBELL:
-	case KFDSIM_MMAP_TYPE_RESERVED_MEM:
+		ret = dev ? kfdsim_doorbell_mmap(dev, process, vma) : -ENODEV;
+		break;
+	case KFDSIM_MMAP_TYPE_EVENTS:
+		ret = kfdsim_event_mmap(process, vma);
+		break;
 	case KFDSIM_MMAP_TYPE_MMIO:
-		if (!dev)
-			return -ENODEV;
+		ret = dev ? kfdsim_mmio_mmap(dev, process, vma) : -ENODEV;
+		break;
+	default:	/* RESERVED_MEM */
+		ret = dev ? -EINVAL : -ENODEV;
 		break;
 	}
-	pr_notice_ratelimited(KFDSIM_NAME ": /dev/kfd mmap is not modelled yet\n");
-	return -EINVAL;
+	kfdsim_unref_process(process);
+	return ret;
 }
 
 static const struct file_operations kfd_fops = {

@@ -20,6 +20,9 @@
 #include <linux/mmu_notifier.h>
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
+#include <linux/seq_file.h>
+#include <linux/wait.h>
+#include <linux/spinlock.h>
 #include <drm/drm_device.h>
 #include <drm/drm_gem_shmem_helper.h>
 
@@ -34,6 +37,8 @@
 #define KFDSIM_SIBLING_BYTES	128	/* CACHE_SIBLINGMAP_SIZE */
 #define KFDSIM_NAME_SIZE	32	/* KFD_TOPOLOGY_PUBLIC_NAME_SIZE */
 #define KFDSIM_MAX_DRM_DEVS	256	/* GPU nodes plus minor-gap placeholders */
+#define KFDSIM_MAX_SDMA_SLOTS	256	/* SDMA queues per device and kind */
+#define KFDSIM_MAX_QUEUES	1024	/* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
 
 /* ---- topology model (topology.c, desc.c) ---------------------------------- */
 
@@ -166,6 +171,13 @@ struct kfdsim_node {
 	u64 vram_size;			/* first FB heap of mem_banks */
 	bool large_bar;			/* heap type FB_PUBLIC */
 	u64 vram_used;			/* KFD accounting, under kfdsim_mem_lock */
+	u32 debug_memory_size;		/* node_props, not in sysfs */
+	u32 eop_buffer_size;		/* node_props, not in sysfs */
+
+	/* device queue manager, under kfdsim_dqm_lock (queue.c) */
+	unsigned long sdma_bitmap[BITS_TO_LONGS(KFDSIM_MAX_SDMA_SLOTS)];
+	unsigned long xgmi_sdma_bitmap[BITS_TO_LONGS(KFDSIM_MAX_SDMA_SLOTS)];
+	struct page *mmio_page;		/* HDP flush page (chardev.c mmap) */
 
 	/* sysfs */
 	struct kobject *kobj_node;
@@ -269,6 +281,13 @@ struct kfdsim_pdd {
 	u64 lds_base, lds_limit;
 	u64 scratch_base, scratch_limit;
 	u64 gpuvm_base, gpuvm_limit;
+
+	/* queues (queue.c), under process->mutex */
+	u32 evicted;			/* qpd->evicted: queues run only at 0 */
+	u32 queue_count;		/* user queues on this device */
+	unsigned long doorbell_bitmap[BITS_TO_LONGS(KFDSIM_MAX_QUEUES)];
+	struct page **doorbell_pages;	/* the process doorbell slice */
+	u32 n_doorbell_pages;
 };
 
 struct kfdsim_process {
@@ -283,9 +302,34 @@ struct kfdsim_process {
 
 	u32 n_pdds;
 	struct kfdsim_pdd *pdds[KFDSIM_MAX_GPUS];
+
+	/* queues (queue.c), under mutex */
+	struct list_head queues;		/* pqm->queues: newest first */
+	unsigned long queue_slot_bitmap[BITS_TO_LONGS(KFDSIM_MAX_QUEUES)];
+	bool xnack_enabled;
+
+	/* CRIU state (criu.c, section 3.2 of the ABI document), under mutex */
+	bool queues_paused;
+	bool block_mmu_notifications;
+	u32 evicted_bos;			/* pending userptr restores */
+	struct delayed_work restore_userptr_work;
+	u64 ctl_stack_seq;			/* stamps saved control stacks */
+
+	/* events (events.c): idr and signaled flags under event_lock */
+	spinlock_t event_lock;
+	struct idr event_idr;
+	wait_queue_head_t event_wq;
+	u32 signal_event_count;
+	u64 signal_mapped_size;			/* bytes of slots user space may use */
+	u64 signal_handle;			/* user event page BO, 0: kernel page */
+	u64 *signal_slots;			/* kernel address of the slots */
+	struct page **signal_pages;		/* kernel-allocated page */
+	struct kfdsim_bo *signal_bo;		/* user page BO (vmapped) */
 };
 
 int kfdsim_process_init(void);
+struct kfdsim_process *kfdsim_lookup_process_by_task(struct task_struct *task);
+int kfdsim_processes_show(struct seq_file *m, void *v);
 void kfdsim_process_fini(void);
 struct kfdsim_process *kfdsim_create_process(struct task_struct *thread);
 void kfdsim_unref_process(struct kfdsim_process *p);
@@ -327,9 +371,15 @@ struct kfdsim_bo {
 	struct dma_buf *dmabuf;		/* cached export */
 	unsigned long mapped[BITS_TO_LONGS(KFDSIM_MAX_GPUS)];	/* pdd index */
 	u32 mapped_count;
+	u16 queue_refs[KFDSIM_MAX_GPUS];	/* bo_va->queue_refcount per VM */
 };
 
 void kfdsim_bo_destroy(struct kfdsim_bo *bo);
+int kfdsim_bo_export_dmabuf(struct kfdsim_bo *bo);
+int kfdsim_gpuvm_alloc(struct kfdsim_pdd *pdd, u64 va, u64 size, u32 flags,
+		       u64 *offset, bool criu_resume, struct kfdsim_bo **out);
+int kfdsim_gpuvm_map(struct kfdsim_process *p, struct kfdsim_bo *bo,
+		     struct kfdsim_pdd *peer);
 u64 kfdsim_available_memory(struct kfdsim_node *node);
 u64 kfdsim_doorbell_slice_size(const struct kfdsim_node *node);
 
@@ -341,6 +391,112 @@ int kfdsim_ioctl_map_memory_to_gpu(struct file *f, struct kfdsim_process *p, voi
 int kfdsim_ioctl_unmap_memory_from_gpu(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_available_memory(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_export_dmabuf(struct file *f, struct kfdsim_process *p, void *data);
+
+/* ---- queues (queue.c) ------------------------------------------------------ */
+
+/* Internal queue types (enum kfd_queue_type of 6.12), not the uapi values. */
+enum kfdsim_queue_type {
+	KFDSIM_QUEUE_COMPUTE = 0,
+	KFDSIM_QUEUE_SDMA = 1,
+	KFDSIM_QUEUE_HIQ = 2,
+	KFDSIM_QUEUE_DIQ = 3,
+	KFDSIM_QUEUE_SDMA_XGMI = 4,
+	KFDSIM_QUEUE_SDMA_BY_ENG_ID = 5,
+};
+
+/* The fixed part of a CRIU queue object (ABI document 5.7), 120 bytes. */
+struct kfdsim_criu_queue_priv {
+	u32 object_type;
+	u32 pad0;
+	u64 q_address;
+	u64 q_size;
+	u64 read_ptr_addr;
+	u64 write_ptr_addr;
+	u64 doorbell_off;
+	u64 eop_ring_buffer_address;
+	u64 ctx_save_restore_area_address;
+	u32 gpu_id;
+	u32 type;
+	u32 format;
+	u32 q_id;
+	u32 priority;
+	u32 q_percent;
+	u32 doorbell_id;
+	u32 gws;
+	u32 sdma_id;
+	u32 eop_ring_buffer_size;
+	u32 ctx_save_restore_area_size;
+	u32 ctl_stack_size;
+	u32 mqd_size;
+	u32 pad1;
+};
+
+struct kfdsim_queue {
+	struct list_head list;		/* process->queues */
+	struct kfdsim_pdd *pdd;
+	u32 id;
+	u32 type;			/* enum kfdsim_queue_type */
+	u32 format;			/* 0 PM4, 1 AQL */
+	u32 doorbell_id;
+	u32 sdma_id;			/* SDMA queues: slot in the device bitmap */
+	u32 sdma_engine_id;
+	u32 priority, percent;
+	u64 ring, ring_size, rptr, wptr, eop, eop_size, cwsr;
+	u32 cwsr_size, ctl_stack_size;
+	struct kfdsim_bo *bufs[5];	/* wptr, rptr, ring, eop, cwsr (6.12 tracking) */
+	u32 mqd_size;
+	u8 *mqd;			/* kernel-owned "hardware" image */
+	u32 ctl_stack_bytes;
+	u8 *ctl_stack;
+	bool active;
+};
+
+int kfdsim_ioctl_create_queue(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_destroy_queue(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_set_xnack_mode(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_evict_process_queues(struct kfdsim_process *p);
+int kfdsim_restore_process_queues(struct kfdsim_process *p);
+void kfdsim_process_destroy_queues(struct kfdsim_process *p);
+int kfdsim_queues_checkpoint_info(struct kfdsim_process *p, u32 *count, u64 *size);
+int kfdsim_queues_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
+int kfdsim_queue_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
+bool kfdsim_xnack_supported(struct kfdsim_process *p);
+int kfdsim_doorbell_mmap(struct kfdsim_node *dev, struct kfdsim_process *p,
+			 struct vm_area_struct *vma);
+int kfdsim_mmio_mmap(struct kfdsim_node *dev, struct kfdsim_process *p,
+		     struct vm_area_struct *vma);
+void kfdsim_queue_fini(void);
+extern struct mutex kfdsim_dqm_lock;
+
+/* ---- events (events.c) ---------------------------------------------------- */
+
+int kfdsim_events_init_process(struct kfdsim_process *p);
+void kfdsim_events_destroy_process(struct kfdsim_process *p);
+int kfdsim_ioctl_create_event(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_destroy_event(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_set_event(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_reset_event(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_wait_events(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_event_mmap(struct kfdsim_process *p, struct vm_area_struct *vma);
+u32 kfdsim_events_count(struct kfdsim_process *p);
+int kfdsim_events_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
+int kfdsim_event_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
+
+/* ---- CRIU_OP (criu.c) ------------------------------------------------------ */
+
+int kfdsim_ioctl_criu_op(struct file *f, struct kfdsim_process *p, void *data);
+void kfdsim_restore_userptr_worker(struct work_struct *work);
+
+/* ---- fault injection (inject.c) -------------------------------------------- */
+
+int kfdsim_inject(const char *point, const char *stage);
+int kfdsim_debugfs_init(void);
+void kfdsim_debugfs_fini(void);
+
+/* ---- page arrays shared with user space (events.c) ------------------------- */
+
+struct page **kfdsim_alloc_pages(u32 n);
+void kfdsim_free_pages(struct page **pages, u32 n);
 
 /* ---- /dev/kfd (chardev.c) -------------------------------------------------- */
 

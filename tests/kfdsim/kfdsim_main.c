@@ -155,6 +155,7 @@ static int __init kfdsim_init(void)
 	ret = kfdsim_topology_sysfs_init(&kfdsim_device->kobj);
 	if (ret)
 		goto err_drm;
+	kfdsim_debugfs_init();
 
 	pr_info(KFDSIM_NAME ": machine %s: %u nodes, %u GPUs, loaded in %lld us\n",
 		machine && *machine ? machine : "(built-in)", topo->n_nodes,
@@ -175,9 +176,11 @@ err_topo:
 
 static void __exit kfdsim_exit(void)
 {
+	kfdsim_debugfs_fini();
 	kfdsim_topology_sysfs_fini();
 	/* processes (and their BOs) before the DRM devices they use */
 	kfdsim_process_fini();
+	kfdsim_queue_fini();
 	kfdsim_drm_fini();
 	kfdsim_chardev_fini();
 	kfdsim_topology_free(kfdsim_topo);

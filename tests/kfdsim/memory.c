@@ -137,9 +137,12 @@ static int check_user_range(u64 addr, u64 size)
 	return ret;
 }
 
-/* amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu() */
-static int gpuvm_alloc(struct kfdsim_pdd *pdd, u64 va, u64 size, u32 flags,
-		       u64 *offset, struct kfdsim_bo **out)
+/*
+ * amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu(); @criu_resume: CRIU RESTORE,
+ * userptr validation deferred to the restore worker after RESUME.
+ */
+int kfdsim_gpuvm_alloc(struct kfdsim_pdd *pdd, u64 va, u64 size, u32 flags,
+		       u64 *offset, bool criu_resume, struct kfdsim_bo **out)
 {
 	struct kfdsim_node *dev = pdd->dev;
 	struct kfdsim_bo *bo;
@@ -185,7 +188,7 @@ static int gpuvm_alloc(struct kfdsim_pdd *pdd, u64 va, u64 size, u32 flags,
 	ret = drm_vma_node_allow(&gem->shmem.base.vma_node, pdd->drm_priv);
 	if (ret)
 		goto err_put;
-	if (user_addr) {
+	if (user_addr && !criu_resume) {
 		ret = check_user_range(user_addr, aligned);
 		if (ret)
 			goto err_revoke;
@@ -291,7 +294,7 @@ int kfdsim_ioctl_alloc_memory_of_gpu(struct file *filep, struct kfdsim_process *
 		}
 	}
 
-	err = gpuvm_alloc(pdd, args->va_addr, args->size, flags, &offset, &bo);
+	err = kfdsim_gpuvm_alloc(pdd, args->va_addr, args->size, flags, &offset, false, &bo);
 	if (err)
 		goto err_unlock;
 
@@ -329,7 +332,10 @@ int kfdsim_ioctl_free_memory_of_gpu(struct file *filep, struct kfdsim_process *p
 	int ret = 0;
 
 	mutex_lock(&p->mutex);
-	/* (the event page BO gives EPERM: events are not modelled yet) */
+	if (p->signal_handle && p->signal_handle == args->handle) {
+		ret = -EPERM;	/* "Free signal BO is not allowed" */
+		goto out;
+	}
 	pdd = kfdsim_pdd_by_user_id(p, KFDSIM_HANDLE_GPU(args->handle));
 	if (!pdd) {
 		ret = -EINVAL;
@@ -377,7 +383,7 @@ static int check_va_conflict(struct kfdsim_process *p, struct kfdsim_bo *bo,
 }
 
 /* amdgpu_amdkfd_gpuvm_map_memory_to_gpu(): already mapped is a no-op */
-static int gpuvm_map(struct kfdsim_process *p, struct kfdsim_bo *bo,
+int kfdsim_gpuvm_map(struct kfdsim_process *p, struct kfdsim_bo *bo,
 		     struct kfdsim_pdd *peer)
 {
 	int ret;
@@ -394,6 +400,9 @@ static int gpuvm_map(struct kfdsim_process *p, struct kfdsim_bo *bo,
 
 static int gpuvm_unmap(struct kfdsim_bo *bo, struct kfdsim_pdd *peer)
 {
+	/* backs a live queue's ring, pointers, EOP or CWSR area in this VM */
+	if (test_bit(peer->index, bo->mapped) && bo->queue_refs[peer->index])
+		return -EBUSY;
 	/* "If no VMs were reserved, it means the BO wasn't actually mapped" */
 	if (!test_and_clear_bit(peer->index, bo->mapped))
 		return -EINVAL;
@@ -460,7 +469,10 @@ int kfdsim_ioctl_map_memory_to_gpu(struct file *filep, struct kfdsim_process *p,
 			err = PTR_ERR(peer);
 			goto out;
 		}
-		err = gpuvm_map(p, bo, peer);
+		/* the reservation and the page-table wait are interruptible */
+		err = kfdsim_inject("map_memory_to_gpu", "gpu");
+		if (!err)
+			err = kfdsim_gpuvm_map(p, bo, peer);
 		if (err)
 			goto out;
 		args->n_success = i + 1;
@@ -531,7 +543,7 @@ int kfdsim_ioctl_available_memory(struct file *filep, struct kfdsim_process *p,
 }
 
 /* kfd_mem_export_dmabuf(): one dma-buf per BO, read-write if WRITABLE */
-static int export_dmabuf(struct kfdsim_bo *bo)
+int kfdsim_bo_export_dmabuf(struct kfdsim_bo *bo)
 {
 	struct dma_buf *dmabuf;
 
@@ -570,7 +582,7 @@ int kfdsim_ioctl_export_dmabuf(struct file *filep, struct kfdsim_process *p,
 		mutex_unlock(&p->mutex);
 		return -EINVAL;
 	}
-	ret = export_dmabuf(bo);
+	ret = kfdsim_bo_export_dmabuf(bo);
 	dmabuf = bo->dmabuf;
 	if (!ret)
 		get_dma_buf(dmabuf);

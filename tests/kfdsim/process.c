@@ -113,6 +113,10 @@ static void kfdsim_process_wq_release(struct work_struct *work)
 						release_work);
 	u32 i;
 
+	cancel_delayed_work_sync(&p->restore_userptr_work);
+	/* queues hold BO references, the event page may be a BO */
+	kfdsim_process_destroy_queues(p);
+	kfdsim_events_destroy_process(p);
 	/* BOs first: a BO may be mapped in the VM of any pdd of the process */
 	for (i = 0; i < p->n_pdds; i++) {
 		struct kfdsim_bo *bo;
@@ -196,8 +200,13 @@ static struct kfdsim_process *create_process(struct task_struct *thread)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&p->ref);
 	mutex_init(&p->mutex);
+	INIT_LIST_HEAD(&p->queues);
+	INIT_DELAYED_WORK(&p->restore_userptr_work, kfdsim_restore_userptr_worker);
 	p->mm = thread->mm;
 	p->lead_thread = thread->group_leader;
+	err = kfdsim_events_init_process(p);
+	if (err)
+		goto err_pdds;
 	err = init_pdds(p);
 	if (err)
 		goto err_pdds;
@@ -215,6 +224,7 @@ static struct kfdsim_process *create_process(struct task_struct *thread)
 	return p;
 
 err_pdds:
+	idr_destroy(&p->event_idr);
 	for (i = 0; i < p->n_pdds; i++) {
 		idr_destroy(&p->pdds[i]->alloc_idr);
 		kfree(p->pdds[i]);
@@ -251,6 +261,59 @@ struct kfdsim_process *kfdsim_create_process(struct task_struct *thread)
 	mutex_unlock(&kfdsim_processes_mutex);
 	mmput(thread->mm);
 	return p;
+}
+
+/*
+ * kfd_lookup_process_by_pid() / kfd_get_process(): the KFD process of
+ * @task's mm, with a reference, or NULL.
+ */
+struct kfdsim_process *kfdsim_lookup_process_by_task(struct task_struct *task)
+{
+	struct kfdsim_process *p;
+	struct mm_struct *mm = get_task_mm(task);
+
+	if (!mm)
+		return NULL;
+	rcu_read_lock();
+	p = find_process_by_mm(mm);
+	if (p && !kref_get_unless_zero(&p->ref))
+		p = NULL;
+	rcu_read_unlock();
+	mmput(mm);
+	return p;
+}
+
+/* debugfs kfdsim/processes: the state tests poll (section 3.2) */
+int kfdsim_processes_show(struct seq_file *m, void *v)
+{
+	struct kfdsim_process *p;
+	struct kfdsim_queue *q;
+	unsigned int bkt;
+	u32 i, nq, running;
+
+	mutex_lock(&kfdsim_processes_mutex);
+	hash_for_each(kfdsim_processes_table, bkt, p, kfd_processes) {
+		mutex_lock(&p->mutex);
+		nq = 0;
+		running = 0;
+		list_for_each_entry(q, &p->queues, list) {
+			nq++;
+			running += q->active;
+		}
+		seq_printf(m, "pid=%d paused=%d blocked=%d evicted_bos=%u xnack=%d queues=%u running=%u queues_running=%d evicted=",
+			   task_tgid_nr(p->lead_thread), p->queues_paused,
+			   p->block_mmu_notifications, p->evicted_bos, p->xnack_enabled,
+			   nq, running, nq == running);
+		for (i = 0; i < p->n_pdds; i++)
+			seq_printf(m, "%s%u", i ? "," : "", p->pdds[i]->evicted);
+		seq_puts(m, " user_gpu_ids=");
+		for (i = 0; i < p->n_pdds; i++)
+			seq_printf(m, "%s%u", i ? "," : "", p->pdds[i]->user_gpu_id);
+		seq_puts(m, "\n");
+		mutex_unlock(&p->mutex);
+	}
+	mutex_unlock(&kfdsim_processes_mutex);
+	return 0;
 }
 
 struct kfdsim_pdd *kfdsim_pdd_by_user_id(struct kfdsim_process *p, u32 id)

@@ -66,6 +66,8 @@ const struct kfdsim_prop_desc kfdsim_node_props[NP_COUNT] = {
 #define LDS_SIZE_PER_CU		0x10000
 #define HWREG_SIZE_PER_CU	0x1000
 #define CTX_SAVE_HEADER_SIZE	40	/* SIZEOF_HSA_USER_CONTEXT_SAVE_AREA_HEADER */
+#define DEBUGGER_BYTES_PER_WAVE	32
+#define DEBUGGER_BYTES_ALIGN	64
 
 static u32 vgpr_size_per_cu(u32 gfxv)
 {
@@ -97,6 +99,11 @@ static void ctx_save_restore_size(struct kfdsim_node *n)
 	ctl_stack = ALIGN(CTX_SAVE_HEADER_SIZE + ctl_stack, PAGE_SIZE);
 	if (gfxv / 10000 * 10000 == 100000)
 		ctl_stack = min(ctl_stack, 0x7000U);
+
+	/* node_props.debug_memory_size, eop_buffer_size (not in sysfs) */
+	n->debug_memory_size = ALIGN(wave_num * DEBUGGER_BYTES_PER_WAVE,
+				     DEBUGGER_BYTES_ALIGN);
+	n->eop_buffer_size = gfxv == 80002 ? 0x8000 : 4096;
 
 	if (!test_bit(NP_CTL_STACK_SIZE, n->props_given))
 		p[NP_CTL_STACK_SIZE] = ctl_stack;

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsim: KFD events (kfd_events.c of 6.12): CREATE/DESTROY/SET/RESET_EVENT,
+ * WAIT_EVENTS, the event page and its mmap, and the CRIU event objects.
+ *
+ * Ids (ABI document 2.5): id 0 is reserved at process creation; signal and
+ * debug events take slots 1 .. slots-1 of the event page, where a
+ * kernel-allocated page (32 KiB of backing) offers 256 slots and a user event
+ * page BO (GTT, at least 32 KiB, given with the first CREATE_EVENT) offers
+ * size / 8 slots, at most 4096; other events take ids 0x40000000..0x7FFFFFFF.
+ * Slots of new signal events are set to "unsignaled" (all ones). Nothing
+ * signals events but SET_EVENT (no interrupts are simulated).
+ *
+ * Locking: process->mutex serialises creation, destruction and the event
+ * page; process->event_lock (a spinlock, so that WAIT_EVENTS can evaluate its
+ * condition while sleeping) protects event_idr and the signaled flags.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/sched/signal.h>
+#include <linux/uaccess.h>
+#include <linux/iosys-map.h>
+#include <drm/drm_gem.h>
+#include <uapi/linux/kfd_ioctl.h>
+#include "kfdsim.h"
+
+#define KFD_FIRST_NONSIGNAL_EVENT_ID	0x40000000
+#define KFD_LAST_NONSIGNAL_EVENT_ID	0x7FFFFFFF
+#define KERNEL_PAGE_SLOTS		256
+#define SIGNAL_PAGE_BYTES		(KFD_SIGNAL_EVENT_LIMIT * 8)
+#define UNSIGNALED_EVENT_SLOT		((u64)-1)
+#define KFD_CRIU_OBJECT_TYPE_EVENT	1
+#define KFD_EVENT_TIMEOUT_IMMEDIATE	0
+#define KFD_EVENT_TIMEOUT_INFINITE	0xFFFFFFFFu
+
+struct kfdsim_event {
+	u32 id;
+	u32 type;
+	bool auto_reset;
+	bool signaled;
+	u8 data[32];		/* memory / HW exception data */
+};
+
+/* The CRIU event object (ABI document 5.8), 64 bytes. */
+struct criu_event_priv {
+	u32 object_type;
+	u32 pad0;
+	u64 user_handle;
+	u32 event_id;
+	u32 auto_reset;
+	u32 type;
+	u32 signaled;
+	u8 data[32];
+};
+
+static bool is_signal_type(u32 type)
+{
+	return type == KFD_IOC_EVENT_SIGNAL || type == KFD_IOC_EVENT_DEBUG_EVENT;
+}
+
+int kfdsim_events_init_process(struct kfdsim_process *p)
+{
+	int id;
+
+	spin_lock_init(&p->event_lock);
+	idr_init(&p->event_idr);
+	init_waitqueue_head(&p->event_wq);
+	/* id 0 is reserved */
+	id = idr_alloc(&p->event_idr, NULL, 0, 1, GFP_KERNEL);
+	return id < 0 ? id : 0;
+}
+
+void kfdsim_events_destroy_process(struct kfdsim_process *p)
+{
+	struct kfdsim_event *ev;
+	int id;
+
+	idr_for_each_entry(&p->event_idr, ev, id)
+		kfree(ev);
+	idr_destroy(&p->event_idr);
+	if (p->signal_bo) {
+		struct iosys_map map = IOSYS_MAP_INIT_VADDR(p->signal_slots);
+
+		drm_gem_vunmap_unlocked(&p->signal_bo->gem->shmem.base, &map);
+		p->signal_bo = NULL;
+	} else if (p->signal_pages) {
+		vunmap(p->signal_slots);
+		kfdsim_free_pages(p->signal_pages, SIGNAL_PAGE_BYTES >> PAGE_SHIFT);
+		p->signal_pages = NULL;
+	}
+	p->signal_slots = NULL;
+}
+
+/* allocate_signal_page(): the kernel page, 256 slots for old user mode */
+static int allocate_signal_page(struct kfdsim_process *p)
+{
+	u32 n = SIGNAL_PAGE_BYTES >> PAGE_SHIFT;
+
+	p->signal_pages = kfdsim_alloc_pages(n);
+	if (!p->signal_pages)
+		return -ENOMEM;
+	p->signal_slots = vmap(p->signal_pages, n, VM_MAP, PAGE_KERNEL);
+	if (!p->signal_slots) {
+		kfdsim_free_pages(p->signal_pages, n);
+		p->signal_pages = NULL;
+		return -ENOMEM;
+	}
+	memset(p->signal_slots, 0xFF, SIGNAL_PAGE_BYTES);
+	p->signal_mapped_size = KERNEL_PAGE_SLOTS * 8;
+	return 0;
+}
+
+/* kfd_kmap_event_page(): a user GTT BO becomes the event page */
+static int kmap_event_page(struct kfdsim_process *p, u64 handle)
+{
+	struct kfdsim_pdd *pdd;
+	struct kfdsim_bo *bo;
+	struct iosys_map map;
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+	if (p->signal_slots)
+		return -EINVAL;	/* "Event page is already set" */
+	pdd = kfdsim_pdd_by_user_id(p, KFDSIM_HANDLE_GPU(handle));
+	if (!pdd)
+		return -EINVAL;
+	pdd = kfdsim_bind_process_to_device(pdd);
+	if (IS_ERR(pdd))
+		return PTR_ERR(pdd);
+	bo = idr_find(&pdd->alloc_idr, KFDSIM_HANDLE_IDR(handle));
+	if (!bo)
+		return -EINVAL;
+	/* amdgpu_amdkfd_gpuvm_map_gtt_bo_to_kernel() */
+	if (!(bo->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT))
+		return -EINVAL;
+	/* kfd_event_page_set() */
+	if (bo->size < SIGNAL_PAGE_BYTES)
+		return -EINVAL;
+	ret = drm_gem_vmap_unlocked(&bo->gem->shmem.base, &map);
+	if (ret)
+		return ret;
+	p->signal_slots = map.vaddr;
+	p->signal_bo = bo;
+	p->signal_handle = handle;
+	p->signal_mapped_size = min_t(u64, bo->size, SIGNAL_PAGE_BYTES);
+	return 0;
+}
+
+/* create_signal_event() / create_other_event(); @restore_id: CRIU id or NULL */
+static int create_event(struct kfdsim_process *p, struct kfdsim_event *ev,
+			const u32 *restore_id)
+{
+	int id, start, end, ret;
+
+	lockdep_assert_held(&p->mutex);
+	if (is_signal_type(ev->type)) {
+		if (p->signal_mapped_size &&
+		    p->signal_event_count == p->signal_mapped_size / 8)
+			return -ENOSPC;
+		if (!p->signal_slots) {
+			ret = allocate_signal_page(p);
+			if (ret)
+				return ret;
+		}
+		start = restore_id ? *restore_id : 0;
+		end = restore_id ? *restore_id + 1 : p->signal_mapped_size / 8;
+	} else {
+		start = restore_id ? *restore_id : KFD_FIRST_NONSIGNAL_EVENT_ID;
+		/* 0: up to INT_MAX (KFD_LAST_NONSIGNAL_EVENT_ID) */
+		end = restore_id && *restore_id < KFD_LAST_NONSIGNAL_EVENT_ID ?
+		      *restore_id + 1 : 0;
+	}
+	idr_preload(GFP_KERNEL);
+	spin_lock(&p->event_lock);
+	id = idr_alloc(&p->event_idr, ev, start, end, GFP_NOWAIT);
+	spin_unlock(&p->event_lock);
+	idr_preload_end();
+	if (id < 0)
+		return id;
+	ev->id = id;
+	if (is_signal_type(ev->type)) {
+		p->signal_event_count++;
+		p->signal_slots[id] = UNSIGNALED_EVENT_SLOT;
+	}
+	return 0;
+}
+
+int kfdsim_ioctl_create_event(struct file *filep, struct kfdsim_process *p,
+			      void *data)
+{
+	struct kfd_ioctl_create_event_args *args = data;
+	struct kfdsim_event *ev;
+	int ret = 0;
+
+	mutex_lock(&p->mutex);
+	if (args->event_page_offset) {
+		ret = kmap_event_page(p, args->event_page_offset);
+		if (ret)
+			goto out;
+	}
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	if (!ev) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ev->type = args->event_type;
+	ev->auto_reset = args->auto_reset != 0;
+	ret = create_event(p, ev, NULL);
+	if (ret) {
+		kfree(ev);
+		goto out;
+	}
+	args->event_id = ev->id;
+	args->event_trigger_data = ev->id;
+	if (is_signal_type(ev->type)) {
+		args->event_page_offset = KFDSIM_MMAP_TYPE_EVENTS;
+		args->event_slot_index = ev->id;
+	} else {
+		args->event_page_offset = 0;
+	}
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+int kfdsim_ioctl_destroy_event(struct file *filep, struct kfdsim_process *p,
+			       void *data)
+{
+	struct kfd_ioctl_destroy_event_args *args = data;
+	struct kfdsim_event *ev;
+
+	mutex_lock(&p->mutex);
+	spin_lock(&p->event_lock);
+	ev = idr_find(&p->event_idr, args->event_id);
+	if (ev)
+		idr_remove(&p->event_idr, args->event_id);
+	spin_unlock(&p->event_lock);
+	if (ev && is_signal_type(ev->type))
+		p->signal_event_count--;
+	mutex_unlock(&p->mutex);
+	if (!ev)
+		return -EINVAL;
+	wake_up_all(&p->event_wq);	/* waiters on it fail */
+	kfree(ev);
+	return 0;
+}
+
+/* SET/RESET_EVENT: only CPU-signalable (signal) events */
+static int set_signaled(struct kfdsim_process *p, u32 id, bool value)
+{
+	struct kfdsim_event *ev;
+	int ret = 0;
+
+	spin_lock(&p->event_lock);
+	ev = idr_find(&p->event_idr, id);
+	if (!ev || ev->type != KFD_IOC_EVENT_SIGNAL)
+		ret = -EINVAL;
+	else
+		ev->signaled = value;
+	spin_unlock(&p->event_lock);
+	if (!ret && value)
+		wake_up_all(&p->event_wq);
+	return ret;
+}
+
+int kfdsim_ioctl_set_event(struct file *filep, struct kfdsim_process *p, void *data)
+{
+	return set_signaled(p, ((struct kfd_ioctl_set_event_args *)data)->event_id, true);
+}
+
+int kfdsim_ioctl_reset_event(struct file *filep, struct kfdsim_process *p, void *data)
+{
+	return set_signaled(p, ((struct kfd_ioctl_reset_event_args *)data)->event_id, false);
+}
+
+/*
+ * Returns 0 while waiting, else KFD_IOC_WAIT_RESULT_* + 1. Signaled
+ * auto-reset events seen are consumed once the wait is satisfied.
+ */
+static int test_events(struct kfdsim_process *p, const u32 *ids, u32 n, bool all)
+{
+	struct kfdsim_event *ev;
+	u32 i, hits = 0;
+	int ret = 0;
+
+	spin_lock(&p->event_lock);
+	for (i = 0; i < n; i++) {
+		ev = idr_find(&p->event_idr, ids[i]);
+		if (!ev) {
+			ret = KFD_IOC_WAIT_RESULT_FAIL + 1;
+			goto out;
+		}
+		hits += ev->signaled;
+	}
+	if (all ? hits < n : !hits)
+		goto out;
+	for (i = 0; i < n; i++) {
+		ev = idr_find(&p->event_idr, ids[i]);
+		if (ev->auto_reset)
+			ev->signaled = false;
+	}
+	ret = KFD_IOC_WAIT_RESULT_COMPLETE + 1;
+out:
+	spin_unlock(&p->event_lock);
+	return ret;
+}
+
+int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
+			     void *data)
+{
+	struct kfd_ioctl_wait_events_args *args = data;
+	struct kfd_event_data ed;
+	long timeout;
+	u32 *ids, i;
+	int ret = 0, r;
+
+	ids = kvmalloc_array(args->num_events ?: 1, sizeof(*ids), GFP_KERNEL);
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < args->num_events; i++) {
+		if (copy_from_user(&ed, u64_to_user_ptr(args->events_ptr) + i * sizeof(ed),
+				   sizeof(ed))) {
+			ret = -EFAULT;
+			goto out;
+		}
+		ids[i] = ed.event_id;
+		spin_lock(&p->event_lock);
+		if (!idr_find(&p->event_idr, ids[i]))
+			ret = -EINVAL;
+		spin_unlock(&p->event_lock);
+		if (ret)
+			goto out;
+	}
+	if (args->timeout == KFD_EVENT_TIMEOUT_IMMEDIATE)
+		timeout = 0;
+	else if (args->timeout == KFD_EVENT_TIMEOUT_INFINITE)
+		timeout = MAX_SCHEDULE_TIMEOUT;
+	else
+		timeout = msecs_to_jiffies(args->timeout) + 1;
+
+	r = test_events(p, ids, args->num_events, args->wait_for_all);
+	if (!r && timeout) {
+		timeout = wait_event_interruptible_timeout(p->event_wq,
+			(r = test_events(p, ids, args->num_events, args->wait_for_all)),
+			timeout);
+		if (timeout < 0) {
+			/* the remaining time for the restarted call */
+			if (args->timeout != KFD_EVENT_TIMEOUT_INFINITE)
+				args->timeout = 0;
+			ret = -ERESTARTSYS;
+			goto out;
+		}
+	}
+	args->wait_result = r ? r - 1 : KFD_IOC_WAIT_RESULT_TIMEOUT;
+out:
+	kvfree(ids);
+	return ret;
+}
+
+/* kfd_event_mmap(): the kernel-allocated page, at most 32 KiB */
+int kfdsim_event_mmap(struct kfdsim_process *p, struct vm_area_struct *vma)
+{
+	u64 size = vma->vm_end - vma->vm_start;
+	int ret;
+
+	if (size > SIGNAL_PAGE_BYTES)
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	if (!p->signal_pages) {
+		/* no page, or a user BO page (not modelled through /dev/kfd) */
+		ret = -EINVAL;
+	} else {
+		vma->vm_pgoff = 0;
+		vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE |
+			     VM_DONTDUMP);
+		ret = vm_map_pages_zero(vma, p->signal_pages, size >> PAGE_SHIFT);
+	}
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* ---- CRIU ---------------------------------------------------------------------- */
+
+u32 kfdsim_events_count(struct kfdsim_process *p)
+{
+	struct kfdsim_event *ev;
+	u32 n = 0;
+	int id;
+
+	spin_lock(&p->event_lock);
+	idr_for_each_entry(&p->event_idr, ev, id)
+		n++;
+	spin_unlock(&p->event_lock);
+	return n;
+}
+
+static u32 exception_data_size(u32 type)
+{
+	if (type == KFD_IOC_EVENT_MEMORY)
+		return sizeof(struct kfd_hsa_memory_exception_data);
+	if (type == KFD_IOC_EVENT_HW_EXCEPTION)
+		return sizeof(struct kfd_hsa_hw_exception_data);
+	return 0;
+}
+
+/* kfd_criu_checkpoint_events(): id order, the page handle in the first one */
+int kfdsim_events_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off)
+{
+	struct criu_event_priv *privs, *e;
+	struct kfdsim_event *ev;
+	u32 n = kfdsim_events_count(p), i = 0;
+	int id, ret = 0;
+
+	BUILD_BUG_ON(sizeof(struct criu_event_priv) != 64);
+	if (!n)
+		return 0;
+	privs = kvcalloc(n, sizeof(*privs), GFP_KERNEL);
+	if (!privs)
+		return -ENOMEM;
+	spin_lock(&p->event_lock);
+	idr_for_each_entry(&p->event_idr, ev, id) {
+		if (i == n)
+			break;
+		e = &privs[i];
+		e->object_type = KFD_CRIU_OBJECT_TYPE_EVENT;
+		if (i == 0 && p->signal_slots)
+			e->user_handle = p->signal_handle;
+		e->event_id = ev->id;
+		e->auto_reset = ev->auto_reset;
+		e->type = ev->type;
+		e->signaled = ev->signaled;
+		memcpy(e->data, ev->data, exception_data_size(ev->type));
+		i++;
+	}
+	spin_unlock(&p->event_lock);
+	if (copy_to_user(priv + *off, privs, i * sizeof(*privs)))
+		ret = -EFAULT;
+	else
+		*off += i * sizeof(*privs);
+	kvfree(privs);
+	return ret;
+}
+
+/* kfd_criu_restore_event() */
+int kfdsim_event_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max)
+{
+	struct criu_event_priv e;
+	struct kfdsim_event *ev;
+	int ret;
+
+	if (*off + sizeof(e) > max)
+		return -EINVAL;
+	if (copy_from_user(&e, priv + *off, sizeof(e)))
+		return -EFAULT;
+	*off += sizeof(e);
+	if (e.event_id > INT_MAX)
+		return -EINVAL;
+	if (e.user_handle) {
+		ret = kmap_event_page(p, e.user_handle);
+		if (ret)
+			return ret;
+	}
+	switch (e.type) {
+	case KFD_IOC_EVENT_SIGNAL:
+	case KFD_IOC_EVENT_DEBUG_EVENT:
+		if (e.event_id >= KFD_SIGNAL_EVENT_LIMIT)
+			return -EINVAL;
+		break;
+	case KFD_IOC_EVENT_MEMORY:
+	case KFD_IOC_EVENT_HW_EXCEPTION:
+		break;
+	default:
+		return -EINVAL;
+	}
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	if (!ev)
+		return -ENOMEM;
+	ev->type = e.type;
+	ev->auto_reset = e.auto_reset;
+	ev->signaled = e.signaled;
+	memcpy(ev->data, e.data, exception_data_size(e.type));
+	ret = create_event(p, ev, &e.event_id);
+	if (ret)
+		kfree(ev);
+	return ret;
+}
