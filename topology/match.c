@@ -1512,11 +1512,39 @@ static bool explain_groups(struct matcher *mt, struct msg *out)
 	return false;
 }
 
+static void msg_group(struct msg *out, const struct matcher *mt, const struct group *g)
+{
+	if (g->kind == GROUP_NUMA)
+		msg_add(out, "on CPU node %d (", g->key);
+	else
+		msg_add(out, "xGMI-connected (");
+	for (size_t i = 0; i < g->n_members; i++) {
+		msg_add(out, "%s", i ? ", " : "");
+		msg_gpu(out, &mt->src.gpu[g->members[i]]);
+	}
+	msg_add(out, ")");
+}
+
+/* Every group fits somewhere alone, but no choice of places fits them all. */
+static bool explain_group_conflict(const struct matcher *mt, struct msg *out)
+{
+	if (mt->n_groups < 2 || mt->steps)
+		return false;
+	msg_add(out, "source GPU groups fit the destination one by one but not together:");
+	for (size_t k = 0; k < mt->n_groups; k++) {
+		msg_add(out, "%s", k ? "; " : " ");
+		msg_group(out, mt, &mt->groups[k]);
+	}
+	if (mt->checks->numa)
+		msg_add(out, " (KFD_NUMA_CHECK=0 drops the CPU node groups)");
+	return true;
+}
+
 static void explain_structure(struct matcher *mt, struct msg *out)
 {
 	size_t n = mt->src.n, k = 0;
 
-	if (explain_pairs(mt, out) || explain_groups(mt, out))
+	if (explain_pairs(mt, out) || explain_groups(mt, out) || explain_group_conflict(mt, out))
 		return;
 	msg_add(out, "no mapping keeps the links%s of source GPUs ",
 		mt->checks->numa ? " and shared CPU nodes" : "");

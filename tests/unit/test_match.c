@@ -558,6 +558,36 @@ static void test_numa_group_does_not_fit(void **state)
 	synth_free(dst);
 }
 
+/* Two CPU node groups, each fits alone on destination CPU 0, not both at once. */
+static void test_numa_groups_conflict(void **state)
+{
+	struct kfd_topology *src = synth_new(6), *dst = synth_new(6);
+	struct match_request req = synth_request(src, dst);
+	struct match_result res;
+
+	(void)state;
+	for (uint32_t c = 0; c < 2; c++) {
+		synth_cpu(src, c);
+		synth_cpu(dst, c);
+	}
+	for (uint32_t i = 2; i < 6; i++) {
+		synth_gpu(src, i, 10 + i, i < 4 ? 0 : 1, true);
+		synth_gpu(dst, i, 20 + i, i < 5 ? 0 : 1, true);
+	}
+	expect_incompatible(&req, &res);
+	assert_string_equal(res.reason,
+			    "source GPU groups fit the destination one by one but not together: on "
+			    "CPU node 0 (node 2 (gpu_id 12), node 3 (gpu_id 13)); on CPU node 1 "
+			    "(node 4 (gpu_id 14), node 5 (gpu_id 15)) (KFD_NUMA_CHECK=0 drops the "
+			    "CPU node groups)");
+	match_result_free(&res);
+	req.checks.numa = false;
+	expect_compatible(&req, &res);
+	match_result_free(&res);
+	synth_free(src);
+	synth_free(dst);
+}
+
 /* ---- counts, Hall conflicts, property failures ------------------------------ */
 
 static void test_too_few_destinations(void **state)
@@ -1059,6 +1089,7 @@ int main(void)
 		cmocka_unit_test_setup(test_large_bar_kept, reset_env),
 		cmocka_unit_test_setup(test_numa_shared_cpu, reset_env),
 		cmocka_unit_test_setup(test_numa_group_does_not_fit, reset_env),
+		cmocka_unit_test_setup(test_numa_groups_conflict, reset_env),
 		cmocka_unit_test_setup(test_too_few_destinations, reset_env),
 		cmocka_unit_test_setup(test_no_compatible_destination_reason, reset_env),
 		cmocka_unit_test_setup(test_hall_conflict, reset_env),
