@@ -122,6 +122,7 @@ install_kfdsim_tests() { # OVERLAY
 	cp -r "$WORKDIR/machines/machines" "$WORKDIR/machines/captures.tar" "$1/test/kfdsim/"
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
 		-o "$1/test/bin/kfdsim-abi" "$t/kfdsim-abi.c"
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -o "$1/test/bin/kfdsim-criu" "$t/kfdsim-criu.c"
 }
 
 # The guest tests of this suite, in run order: common first, then the suite's.

@@ -1,0 +1,1277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest test of kfdsim's queues, events and AMDKFD_IOC_CRIU_OP, case by case
+ * against docs/kfd-criu-abi.md (sections 2.4-2.6, 3, 4, 5, 6.5, 7.6, 7.7,
+ * 7.9, 8) and the fault injection of /sys/kernel/debug/kfdsim/inject.
+ *
+ * Processes: the test itself is "the dumper" (it ptrace-seizes the
+ * application and uses the application's /dev/kfd fd received over a unix
+ * socket) and "CRIU's main process" for RESUME (own /dev/kfd). An
+ * application child A sets up BOs, queues and events; restore children R
+ * restore A's checkpoint onto the other GPU. Every process prints TAP into
+ * one shared numbering. Needs root, debugfs, the kfdsim module with at
+ * least two GPUs (the built-in machine). Build with -I to the guest
+ * kernel's uapi headers.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifndef __user
+#define __user
+#endif
+#include <linux/kfd_ioctl.h>
+
+#define TOPO		"/sys/class/kfd/kfd/topology/nodes"
+#define DBG		"/sys/kernel/debug/kfdsim"
+#define PARAM_BO	"/sys/module/kfdsim/parameters/bo_priv_size"
+#define MAX_GPUS	8
+#define PAGE		4096ULL
+#define MMAP_DOORBELL	(3ULL << 62)
+#define MMAP_EVENTS	(2ULL << 62)
+#define MMAP_MMIO	0ULL
+#define GPU_SHIFT	46
+#define F_VRAM		KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+#define F_GTT		KFD_IOC_ALLOC_MEM_FLAGS_GTT
+#define F_USERPTR	KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
+#define F_DOORBELL	KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+#define F_MMIO		KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
+#define F_RW		((uint32_t)(KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE))
+#define USERPTR_ADDR	0x600000000000ULL
+#define DATA_SIZE	(64 * 1024ULL)
+
+/* ---- TAP shared by all processes -------------------------------------- */
+
+struct shared {
+	int n, failed;
+	/* A -> dumper */
+	uint64_t h_data, h_gtt, h_userptr, h_doorbell, h_mmio, h_evpage, h_nova;
+	uint64_t off_data;
+	uint32_t n_bos;
+	uint32_t ctl_stack_size;
+	/* restored process */
+	uint64_t restored_data_offset;
+};
+static struct shared *sh;
+
+static void vok(int cond, const char *fmt, va_list ap)
+{
+	sh->n++;
+	if (!cond)
+		sh->failed++;
+	printf("%sok %d - ", cond ? "" : "not ", sh->n);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 2, 3)))
+static int ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vok(cond, fmt, ap);
+	va_end(ap);
+	return cond;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int ok_errno(long rc, int want, const char *fmt, ...)
+{
+	int err = errno, cond = rc == -1 && err == want;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vok(cond, fmt, ap);
+	va_end(ap);
+	if (!cond)
+		printf("#   got rc %ld errno %d (%s), want errno %d (%s)\n", rc,
+		       rc == -1 ? err : 0, rc == -1 ? strerror(err) : "-", want, strerror(want));
+	fflush(stdout);
+	return cond;
+}
+
+__attribute__((format(printf, 1, 2)))
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- machine ---------------------------------------------------------- */
+
+struct gpu {
+	uint32_t id, minor, gfx, num_xcc, ctl_stack, cwsr, sdma;
+	uint64_t total_cwsr;
+};
+static struct gpu gpus[MAX_GPUS];
+static int n_gpus;
+
+static int read_prop(int node, const char *key, unsigned long long *v)
+{
+	char p[128], k[64];
+	unsigned long long x;
+	FILE *f;
+	int found = 0;
+
+	snprintf(p, sizeof(p), TOPO "/%d/properties", node);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", k, &x) == 2)
+		if (!strcmp(k, key)) {
+			*v = x;
+			found = 1;
+			break;
+		}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+static void read_machine(void)
+{
+	unsigned long long id, v[8];
+	char p[128];
+	FILE *f;
+	int n;
+
+	for (n = 0; n < 256 && n_gpus < MAX_GPUS; n++) {
+		struct gpu *g = &gpus[n_gpus];
+		uint32_t cu, arrays, waves, dbg;
+
+		snprintf(p, sizeof(p), TOPO "/%d/gpu_id", n);
+		f = fopen(p, "r");
+		if (!f)
+			break;
+		if (fscanf(f, "%llu", &id) != 1)
+			id = 0;
+		fclose(f);
+		if (!id)
+			continue;
+		g->id = id;
+		read_prop(n, "drm_render_minor", &v[0]);
+		read_prop(n, "gfx_target_version", &v[1]);
+		read_prop(n, "num_xcc", &v[2]);
+		read_prop(n, "ctl_stack_size", &v[3]);
+		read_prop(n, "cwsr_size", &v[4]);
+		read_prop(n, "simd_count", &v[5]);
+		read_prop(n, "simd_per_cu", &v[6]);
+		read_prop(n, "array_count", &v[7]);
+		g->minor = v[0];
+		g->gfx = v[1];
+		g->num_xcc = v[2] ? v[2] : 1;
+		g->ctl_stack = v[3];
+		g->cwsr = v[4];
+		/* debug_memory_size as KFD and ROCr compute it */
+		cu = v[5] / v[6] / g->num_xcc;
+		arrays = v[7] / g->num_xcc;
+		read_prop(n, "simd_arrays_per_engine", &v[0]);
+		waves = g->gfx < 100100 ? (cu * 40 < arrays / v[0] * 512 ? cu * 40 :
+					   arrays / v[0] * 512) : cu * 32;
+		dbg = (waves * 32 + 63) & ~63u;
+		g->total_cwsr = ((uint64_t)(g->cwsr + dbg) * g->num_xcc + PAGE - 1) & ~(PAGE - 1);
+		read_prop(n, "num_sdma_engines", &v[0]);
+		g->sdma = v[0];
+		n_gpus++;
+	}
+}
+
+static int open_render(int i)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/dev/dri/renderD%u", gpus[i].minor);
+	return open(p, O_RDWR | O_CLOEXEC);
+}
+
+/* ---- debugfs ---------------------------------------------------------- */
+
+static int inject(const char *rule)
+{
+	int fd = open(DBG "/inject", O_WRONLY), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, rule, strlen(rule)) == (ssize_t)strlen(rule) ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* A key of @pid's line in kfdsim/processes: number, or -1. */
+static long proc_state(pid_t pid, const char *key)
+{
+	char line[512], want[32], *s;
+	long v = -1;
+	FILE *f = fopen(DBG "/processes", "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "pid=%d ", pid);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		s = strstr(line, key);
+		if (s && s[strlen(key)] == '=')
+			v = strtol(s + strlen(key) + 1, NULL, 10);
+	}
+	fclose(f);
+	return v;
+}
+
+static int proc_line(pid_t pid, char *out, size_t len)
+{
+	char want[32];
+	FILE *f = fopen(DBG "/processes", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "pid=%d ", pid);
+	while (fgets(out, len, f))
+		if (!strncmp(out, want, strlen(want))) {
+			found = 1;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- KFD helpers ------------------------------------------------------ */
+
+static int kfd_alloc(int kfd, uint32_t gpu, uint64_t va, uint64_t size, uint32_t flags,
+		     uint64_t *handle, uint64_t *offset)
+{
+	struct kfd_ioctl_alloc_memory_of_gpu_args a = {
+		.va_addr = va, .size = size, .gpu_id = gpu, .flags = flags,
+		.mmap_offset = offset ? *offset : 0,
+	};
+	int rc = ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a);
+
+	if (!rc) {
+		*handle = a.handle;
+		if (offset)
+			*offset = a.mmap_offset;
+	}
+	return rc;
+}
+
+static int kfd_map(int kfd, uint64_t handle, uint32_t *ids, uint32_t n)
+{
+	struct kfd_ioctl_map_memory_to_gpu_args m = {
+		.handle = handle, .device_ids_array_ptr = (uintptr_t)ids, .n_devices = n,
+	};
+
+	return ioctl(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m);
+}
+
+static int acquire_all(int kfd, int *render)
+{
+	int i;
+
+	for (i = 0; i < n_gpus; i++) {
+		struct kfd_ioctl_acquire_vm_args a = { .gpu_id = gpus[i].id };
+
+		render[i] = open_render(i);
+		a.drm_fd = render[i];
+		if (render[i] < 0 || ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &a))
+			return -1;
+	}
+	return 0;
+}
+
+/* Queue buffers of one GPU: ring, rptr, wptr (GTT), EOP, CWSR (VRAM) at @va. */
+struct qbufs {
+	uint64_t ring, rptr, wptr, eop, cwsr;
+	uint64_t h[5];
+};
+
+static int make_qbufs(int kfd, int g, uint64_t va, struct qbufs *b)
+{
+	uint64_t sizes[5] = { PAGE, PAGE, PAGE, PAGE, gpus[g].total_cwsr };
+	uint32_t flags[5] = { F_GTT, F_GTT, F_GTT, F_VRAM, F_VRAM };
+	uint64_t *addr[5] = { &b->ring, &b->rptr, &b->wptr, &b->eop, &b->cwsr };
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		*addr[i] = va;
+		if (kfd_alloc(kfd, gpus[g].id, va, sizes[i], flags[i] | F_RW, &b->h[i], NULL) ||
+		    kfd_map(kfd, b->h[i], &gpus[g].id, 1))
+			return -1;
+		va += (sizes[i] + 0xFFFFF) & ~0xFFFFFULL;
+	}
+	return 0;
+}
+
+static void fill_queue_args(struct kfd_ioctl_create_queue_args *q, int g,
+			    const struct qbufs *b, uint32_t type)
+{
+	memset(q, 0, sizeof(*q));
+	q->ring_base_address = b->ring;
+	q->ring_size = PAGE;
+	q->read_pointer_address = b->rptr;
+	q->write_pointer_address = b->wptr;
+	q->gpu_id = gpus[g].id;
+	q->queue_type = type;
+	q->queue_percentage = 100;
+	q->queue_priority = 7;
+	if (type == KFD_IOC_QUEUE_TYPE_COMPUTE || type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL) {
+		q->eop_buffer_address = b->eop;
+		q->eop_buffer_size = PAGE;
+		q->ctx_save_restore_address = b->cwsr;
+		q->ctx_save_restore_size = gpus[g].cwsr;
+		q->ctl_stack_size = gpus[g].ctl_stack;
+	}
+}
+
+static int criu(int kfd, struct kfd_ioctl_criu_args *a, uint32_t op)
+{
+	a->op = op;
+	return ioctl(kfd, AMDKFD_IOC_CRIU_OP, a);
+}
+
+static int count_fds(void)
+{
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+static void run_child(void (*fn)(void *), void *arg)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		ok(0, "child ended normally (status 0x%x)", st);
+}
+
+/* ---- 1. queues, doorbells, events, xnack -------------------------------- */
+
+static void test_queues(__attribute__((unused)) void *unused)
+{
+	struct kfd_ioctl_create_queue_args q;
+	struct kfd_ioctl_destroy_queue_args dq = { 0 };
+	struct kfd_ioctl_set_xnack_mode_args x;
+	struct kfd_ioctl_criu_args ca = { 0 };
+	int render[MAX_GPUS], kfd, i, rc;
+	struct qbufs b;
+	uint64_t h = 0, dboff;
+	void *m;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	fill_queue_args(&q, 0, &(struct qbufs){ 0 }, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), ESRCH, "CREATE_QUEUE without VM: ESRCH");
+	if (!ok(acquire_all(kfd, render) == 0, "ACQUIRE_VM on every GPU"))
+		return;
+	ok(make_qbufs(kfd, 0, 0x100000000ULL, &b) == 0, "queue buffers allocated and mapped");
+
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.queue_percentage = 101;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "queue_percentage 101: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.queue_priority = 16;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "queue_priority 16: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ring_size = 3000;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "ring_size not a power of 2: EINVAL");
+	fill_queue_args(&q, 0, &b, 9);
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), 524, "queue_type 9: ENOTSUPP (524)");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.gpu_id = 1;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "unknown gpu_id: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ring_base_address += PAGE;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "ring not at a mapping start: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ring_size = 2 * PAGE;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "ring_size != ring mapping size: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ctl_stack_size += PAGE;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "ctl_stack_size != sysfs value: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ctx_save_restore_size -= PAGE;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "ctx_save_restore_size < cwsr_size: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.eop_buffer_size = 2048;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "EOP buffer below the node's EOP size: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ctx_save_restore_address += PAGE;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "CWSR area not the mapped BO: EINVAL");
+
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ring_size = 0;
+	rc = ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q);
+	ok(rc == 0 && q.ring_size == 1024,
+	   "ring_size 0 is raised to 1024 (written back); below one GPU page the ring size is not checked");
+	dq.queue_id = q.queue_id;
+	ok(rc == 0 && ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq) == 0, "DESTROY_QUEUE of it");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	rc = ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q);
+	dboff = MMAP_DOORBELL | (uint64_t)gpus[0].id << GPU_SHIFT;
+	ok(rc == 0 && q.queue_id == 0 && q.doorbell_offset == dboff,
+	   "AQL queue: id 0, doorbell offset DOORBELL|gpu (got %u 0x%llx)", q.queue_id,
+	   (unsigned long long)q.doorbell_offset);
+	rc = ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q);
+	ok(rc == 0 && q.queue_id == 1 && q.doorbell_offset == (dboff | 8),
+	   "second queue on the same buffers: id 1, doorbell id 1 (offset +8)");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_SDMA);
+	rc = ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q);
+	ok(rc == 0 && q.queue_id == 2 && (q.doorbell_offset & 0x1FFF) == 0x100 * 8,
+	   "SDMA queue: id 2, fixed doorbell 0x100 (offset 0x%llx)",
+	   (unsigned long long)(q.doorbell_offset & 0x1FFF));
+	{
+		struct kfd_ioctl_unmap_memory_from_gpu_args u = {
+			.handle = b.h[0], .device_ids_array_ptr = (uintptr_t)&gpus[0].id,
+			.n_devices = 1,
+		};
+		ok_errno(ioctl(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &u), EBUSY,
+			 "UNMAP of a live queue's ring BO: EBUSY");
+	}
+	dq.queue_id = 1;
+	ok(ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq) == 0, "DESTROY_QUEUE 1");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq), EINVAL, "DESTROY_QUEUE 1 again: EINVAL");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE);
+	ok(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0 && q.queue_id == 1,
+	   "a new queue gets the smallest free id (1)");
+	for (i = 3; i < 127; i++) {
+		fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE);
+		if (ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q))
+			break;
+	}
+	ok(i == 127, "127 queues on one device (got %d)", i);
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE);
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), ENOSPC, "128th queue on one device: ENOSPC");
+	for (dq.queue_id = 3; dq.queue_id < 127; dq.queue_id++)
+		ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq);
+
+	x.xnack_enabled = -1;
+	ok(ioctl(kfd, AMDKFD_IOC_SET_XNACK_MODE, &x) == 0 && x.xnack_enabled == 0,
+	   "SET_XNACK_MODE -1 queries: off");
+	x.xnack_enabled = 1;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_SET_XNACK_MODE, &x), EBUSY, "SET_XNACK_MODE with queues: EBUSY");
+
+	/* doorbell and MMIO mmaps (section 8) */
+	m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, kfd, dboff);
+	ok(m != MAP_FAILED, "doorbell slice (8 KiB) mmap");
+	if (m != MAP_FAILED) {
+		((volatile uint64_t *)m)[0] = 42;	/* ring the doorbell */
+		munmap(m, 8192);
+	}
+	ok(mmap(NULL, 4096, PROT_READ, MAP_SHARED, kfd, dboff) == MAP_FAILED && errno == EINVAL,
+	   "doorbell mmap of 4 KiB: EINVAL");
+	ok(mmap(NULL, 8192, PROT_READ, MAP_SHARED, kfd, MMAP_DOORBELL | 1ULL << GPU_SHIFT) ==
+	   MAP_FAILED && errno == ENODEV, "doorbell mmap of an unknown gpu: ENODEV");
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, kfd,
+		 MMAP_MMIO | (uint64_t)gpus[0].id << GPU_SHIFT);
+	ok(m != MAP_FAILED, "MMIO (HDP flush) page mmap");
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	ok(mmap(NULL, 8192, PROT_READ, MAP_SHARED, kfd, MMAP_MMIO | (uint64_t)gpus[0].id << GPU_SHIFT)
+	   == MAP_FAILED && errno == EINVAL, "MMIO mmap of 8 KiB: EINVAL");
+	ok(mmap(NULL, 4096, PROT_READ, MAP_SHARED, kfd, MMAP_EVENTS) == MAP_FAILED && errno == EINVAL,
+	   "EVENTS mmap without an event page: EINVAL");
+
+	/* events (7.7, 2.5) */
+	{
+		struct kfd_ioctl_create_event_args e = { .event_type = KFD_IOC_EVENT_SIGNAL,
+							  .auto_reset = 1 };
+		struct kfd_ioctl_set_event_args se;
+		struct kfd_event_data ed = { 0 };
+		struct kfd_ioctl_wait_events_args w = { .events_ptr = (uintptr_t)&ed,
+							.num_events = 1 };
+		uint32_t sig, mem;
+
+		rc = ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e);
+		sig = e.event_id;
+		ok(rc == 0 && sig == 1 && e.event_slot_index == 1 && e.event_trigger_data == 1 &&
+		   e.event_page_offset == MMAP_EVENTS,
+		   "first signal event: id 1 (0 reserved), slot 1, EVENTS offset");
+		m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, kfd, MMAP_EVENTS);
+		ok(m != MAP_FAILED && ((uint64_t *)m)[1] == ~0ULL,
+		   "kernel event page mmap: slot 1 is unsignaled (all ones)");
+		ok(mmap(NULL, 65536, PROT_READ, MAP_SHARED, kfd, MMAP_EVENTS) == MAP_FAILED &&
+		   errno == EINVAL, "EVENTS mmap above 32 KiB: EINVAL");
+		ok(kfd_alloc(kfd, gpus[0].id, 0x180000000ULL, 32768, F_GTT | F_RW, &h, NULL) == 0,
+		   "GTT BO for an event page");
+		e.event_page_offset = h;
+		ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e), EINVAL,
+			 "event page handle after the kernel page exists: EINVAL");
+		e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_MEMORY };
+		rc = ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e);
+		mem = e.event_id;
+		ok(rc == 0 && mem == 0x40000000 && e.event_page_offset == 0,
+		   "memory event: id 0x40000000 (got 0x%x)", mem);
+		se.event_id = mem;
+		ok_errno(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se), EINVAL, "SET_EVENT of a memory event: EINVAL");
+		se.event_id = 77;
+		ok_errno(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se), EINVAL, "SET_EVENT of an unknown id: EINVAL");
+		ed.event_id = sig;
+		ok(ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 &&
+		   w.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT, "WAIT_EVENTS, unsignaled, timeout 0: TIMEOUT");
+		se.event_id = sig;
+		ok(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se) == 0, "SET_EVENT");
+		w.timeout = 1000;
+		ok(ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 &&
+		   w.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE, "WAIT_EVENTS after SET: COMPLETE");
+		w.timeout = 10;
+		ok(ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 &&
+		   w.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT, "auto-reset event consumed: TIMEOUT");
+		ok(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se) == 0 &&
+		   ioctl(kfd, AMDKFD_IOC_RESET_EVENT, &se) == 0 &&
+		   ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 &&
+		   w.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT, "RESET_EVENT clears the signal");
+		ok(ioctl(kfd, AMDKFD_IOC_DESTROY_EVENT, &se) == 0, "DESTROY_EVENT");
+		ok_errno(ioctl(kfd, AMDKFD_IOC_DESTROY_EVENT, &se), EINVAL, "DESTROY_EVENT again: EINVAL");
+		ok(inject("create_event entry ENOMEM") == 0, "inject: create_event entry ENOMEM");
+		e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_SIGNAL };
+		ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e), ENOMEM, "injected ENOMEM at CREATE_EVENT entry");
+		ok(ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0 && e.event_id == 1,
+		   "the rule fired once: next CREATE_EVENT reuses id 1");
+	}
+
+	/* an unsupported queue type for CRIU: SDMA by engine id (7.6, 3.3) */
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID);
+	q.sdma_engine_id = 99;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL, "SDMA_BY_ENG_ID, engine 99: EINVAL");
+	q.sdma_engine_id = 1;
+	ok(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0, "SDMA_BY_ENG_ID queue on engine 1");
+	ok_errno(criu(kfd, &ca, KFD_CRIU_OP_PROCESS_INFO), EOPNOTSUPP,
+		 "PROCESS_INFO with an SDMA_BY_ENG_ID queue: EOPNOTSUPP");
+	ok(proc_state(getpid(), "paused") == 0 && proc_state(getpid(), "queues_running") == 1,
+	   "failed PROCESS_INFO: not paused, queues running again");
+	ok_errno(criu(kfd, &ca, 7), EINVAL, "CRIU op 7: EINVAL");
+	/* free the SDMA slots now, not when the process is released */
+	for (dq.queue_id = 0; dq.queue_id < 127; dq.queue_id++)
+		ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq);
+}
+
+/* ---- 2. the application ------------------------------------------------- */
+
+static int sock[2], go_pipe[2];
+
+static void send_fd(int s, int fd)
+{
+	char c = 0, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(s, &mh, 0) != 1)
+		perror("sendmsg");
+}
+
+static int recv_fd(int s)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(s, &mh, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static uint8_t pattern(uint64_t i, int k)
+{
+	return (uint8_t)(i * 7 + k * 13 + (i >> 8));
+}
+
+/* App A: BOs on both GPUs, 2 queues and 3 events on GPU 0; then waits. */
+static void app(__attribute__((unused)) void *unused)
+{
+	int render[MAX_GPUS], kfd, ok_all = 1;
+	uint32_t ids[2] = { gpus[0].id, gpus[1].id };
+	struct kfd_ioctl_create_queue_args q;
+	struct kfd_ioctl_create_event_args e;
+	struct kfd_ioctl_set_event_args se;
+	struct qbufs b;
+	uint64_t off, i;
+	uint8_t *p;
+	char c;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	ok_all &= kfd >= 0 && acquire_all(kfd, render) == 0;
+	off = 0;
+	ok_all &= kfd_alloc(kfd, ids[0], 0x200000000ULL, DATA_SIZE, F_VRAM | F_RW, &sh->h_data, &off) == 0;
+	sh->off_data = off;
+	p = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, render[0], off);
+	ok_all &= p != MAP_FAILED;
+	if (p != MAP_FAILED) {
+		for (i = 0; i < DATA_SIZE; i++)
+			p[i] = pattern(i, 1);
+		munmap(p, DATA_SIZE);
+	}
+	ok_all &= kfd_map(kfd, sh->h_data, ids, 2) == 0;
+	ok_all &= kfd_alloc(kfd, ids[1], 0x210000000ULL, 16384, F_GTT | F_RW, &sh->h_gtt, NULL) == 0;
+	ok_all &= kfd_map(kfd, sh->h_gtt, &ids[1], 1) == 0;
+	p = mmap((void *)USERPTR_ADDR, 16384, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ok_all &= p == (void *)USERPTR_ADDR;
+	off = USERPTR_ADDR;
+	ok_all &= kfd_alloc(kfd, ids[0], USERPTR_ADDR, 16384, F_USERPTR | F_RW, &sh->h_userptr, &off) == 0;
+	ok_all &= kfd_map(kfd, sh->h_userptr, ids, 1) == 0;
+	ok_all &= kfd_alloc(kfd, ids[0], 0x220000000ULL, 8192, F_DOORBELL | F_RW, &sh->h_doorbell, NULL) == 0;
+	ok_all &= kfd_map(kfd, sh->h_doorbell, ids, 1) == 0;
+	ok_all &= kfd_alloc(kfd, ids[0], 0x230000000ULL, 4096, F_MMIO | F_RW, &sh->h_mmio, NULL) == 0;
+	ok_all &= kfd_alloc(kfd, ids[0], 0x240000000ULL, 32768, F_GTT | F_RW, &sh->h_evpage, NULL) == 0;
+	ok_all &= kfd_map(kfd, sh->h_evpage, ids, 1) == 0;
+	ok_all &= kfd_alloc(kfd, ids[1], 0, 8192, F_VRAM, &sh->h_nova, NULL) == 0;
+	ok_all &= make_qbufs(kfd, 0, 0x300000000ULL, &b) == 0;
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	ok_all &= ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0;
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_SDMA);
+	ok_all &= ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0;
+	e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_SIGNAL,
+						  .event_page_offset = sh->h_evpage };
+	ok_all &= ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0 && e.event_id == 1;
+	e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_SIGNAL,
+						  .auto_reset = 1 };
+	ok_all &= ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0 && e.event_id == 2;
+	se.event_id = 2;
+	ok_all &= ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se) == 0;
+	e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_MEMORY };
+	ok_all &= ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0;
+	{
+		struct kfd_ioctl_free_memory_of_gpu_args f = { .handle = sh->h_evpage };
+
+		ok_errno(ioctl(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), EPERM,
+			 "app: FREE of the event page BO: EPERM");
+	}
+	sh->n_bos = 7 + 5;	/* 7 BOs + 5 queue buffers */
+	ok(ok_all, "app: BOs on both GPUs (VRAM, GTT, userptr, doorbell, MMIO, event page, no-VA), 2 queues, 3 events");
+	send_fd(sock[1], kfd);
+	if (read(go_pipe[0], &c, 1) != 1)
+		_exit(1);
+}
+
+/* ---- 3. the dumper -------------------------------------------------------- */
+
+static struct kfd_ioctl_criu_args ck;		/* from PROCESS_INFO */
+static struct kfd_criu_device_bucket *ck_devs;
+static struct kfd_criu_bo_bucket *ck_bos;
+static uint8_t *ck_priv;
+static uint32_t bo_rec = 272;
+
+static struct kfd_criu_bo_bucket *bucket_of(uint64_t handle)
+{
+	uint32_t i, idr;
+
+	for (i = 0; i < ck.num_bos; i++) {
+		memcpy(&idr, ck_priv + 8 + 8 * ck.num_devices + (size_t)i * bo_rec + 8, 4);
+		if (ck_bos[i].gpu_id == handle >> 32 && idr == (uint32_t)handle)
+			return &ck_bos[i];
+	}
+	return NULL;
+}
+
+static uint8_t *bo_record(struct kfd_criu_bo_bucket *b)
+{
+	return ck_priv + 8 + 8 * ck.num_devices + (size_t)(b - ck_bos) * bo_rec;
+}
+
+static void checkpoint_args(struct kfd_ioctl_criu_args *a)
+{
+	*a = ck;
+	a->devices = (uintptr_t)ck_devs;
+	a->bos = (uintptr_t)ck_bos;
+	a->priv_data = (uintptr_t)ck_priv;
+}
+
+static void test_dump(int kfd, pid_t app_pid)
+{
+	struct kfd_ioctl_criu_args a = { 0 };
+	struct kfd_ioctl_get_version_args v;
+	uint64_t expect, qsize;
+	uint32_t u32, off;
+	int rc, fds0, i, all;
+	uint8_t *p;
+	char line[512];
+
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO), EBADF,
+		 "PROCESS_INFO on the app's fd, not its ptracer: EBADF");
+	rc = ptrace(PTRACE_SEIZE, app_pid, 0, 0);
+	ok(rc == 0, "PTRACE_SEIZE the app");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_GET_VERSION, &v), EBADF, "ptracer: GET_VERSION on the app's fd: EBADF");
+	memset(&a, 0, sizeof(a));
+	a.devices = a.bos = a.priv_data = 1;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT before PROCESS_INFO (not paused): EINVAL");
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE), EINVAL, "UNPAUSE while not paused: EINVAL");
+	ok(proc_state(app_pid, "queues_running") == 1 && proc_state(app_pid, "queues") == 2,
+	   "debugfs: the app's 2 queues run");
+
+	/* faults at PROCESS_INFO: rolled back */
+	inject("process_info queue_type EOPNOTSUPP");
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO), EOPNOTSUPP,
+		 "injected unsupported queue type: PROCESS_INFO EOPNOTSUPP");
+	ok(proc_state(app_pid, "paused") == 0 && proc_state(app_pid, "queues_running") == 1,
+	   "after the failure: not paused, queues restarted");
+	inject("evict gpu ETIME 1 1");
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO), ETIME,
+		 "injected eviction failure on the 2nd GPU: ETIME");
+	proc_line(app_pid, line, sizeof(line));
+	ok(proc_state(app_pid, "paused") == 0 && strstr(line, "evicted=0,0"),
+	   "eviction of the 1st GPU rolled back (%s)", strtok(line, "\n"));
+
+	memset(&a, 0, sizeof(a));
+	rc = criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO);
+	ok(rc == 0, "PROCESS_INFO");
+	ck = a;
+	qsize = (120 + 2048 * gpus[0].num_xcc + gpus[0].ctl_stack * gpus[0].num_xcc) + (120 + 512);
+	expect = 8 + 8 * 2 + (uint64_t)sh->n_bos * bo_rec + qsize + 3 * 64;
+	ok(a.pid == (uint32_t)app_pid, "PROCESS_INFO pid is the app's (%u)", a.pid);
+	ok(a.num_devices == 2 && a.num_bos == sh->n_bos && a.num_objects == 5,
+	   "counts: 2 devices, %u BOs (VA-0 BO included), 5 objects (got %u, %u, %u)",
+	   sh->n_bos, a.num_devices, a.num_bos, a.num_objects);
+	ok(a.priv_data_size == expect, "priv_data_size per 5.10: %llu (got %llu)",
+	   (unsigned long long)expect, (unsigned long long)a.priv_data_size);
+	ok(proc_state(app_pid, "paused") == 1 && proc_state(app_pid, "running") == 0,
+	   "debugfs: paused, no queue running");
+
+	ck_devs = calloc(a.num_devices, sizeof(*ck_devs));
+	ck_bos = calloc(a.num_bos, sizeof(*ck_bos));
+	ck_priv = calloc(1, a.priv_data_size + 64);
+	checkpoint_args(&a);
+	a.devices = 0;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT devices NULL: EINVAL");
+	checkpoint_args(&a);
+	a.bos = 0;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT bos NULL: EINVAL");
+	checkpoint_args(&a);
+	a.priv_data = 0;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT priv_data NULL: EINVAL");
+	checkpoint_args(&a);
+	a.num_bos--;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT num_bos - 1: EINVAL");
+	checkpoint_args(&a);
+	a.num_objects++;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT num_objects + 1: EINVAL");
+	checkpoint_args(&a);
+	a.priv_data_size += 8;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EINVAL, "CHECKPOINT priv_data_size + 8: EINVAL");
+
+	fds0 = count_fds();
+	inject("checkpoint bo EIO 1 3");
+	checkpoint_args(&a);
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT), EIO, "injected EIO at the 4th BO: CHECKPOINT EIO");
+	ok(count_fds() == fds0, "no dma-buf fd left in the caller after the failure");
+
+	checkpoint_args(&a);
+	rc = criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT);
+	ok(rc == 0, "CHECKPOINT");
+	ok(count_fds() == fds0 + 9, "9 dma-buf fds (VRAM/GTT BOs) installed in the dumper (%d)",
+	   count_fds() - fds0);
+	ok(ck_devs[0].user_gpu_id == gpus[0].id && ck_devs[0].actual_gpu_id == gpus[0].id &&
+	   ck_devs[1].user_gpu_id == gpus[1].id && ck_devs[1].actual_gpu_id == gpus[1].id &&
+	   ck_devs[0].drm_fd == 0 && ck_devs[1].pad == 0, "device buckets: user = actual ids, pdd order, drm_fd 0");
+	memcpy(&u32, ck_priv, 4);
+	ok(u32 == 1 && !memcmp(ck_priv + 4, "\0\0\0\0", 4), "process record: version 1, xnack 0");
+	ok(!memcmp(ck_priv + 8, (uint8_t[16]){ 0 }, 16), "device records: 8 zero bytes each");
+	{
+		struct kfd_criu_bo_bucket *d = bucket_of(sh->h_data), *g = bucket_of(sh->h_gtt),
+					  *u = bucket_of(sh->h_userptr), *db = bucket_of(sh->h_doorbell),
+					  *mm = bucket_of(sh->h_mmio), *nv = bucket_of(sh->h_nova);
+		uint32_t gids[3];
+		uint64_t ua;
+
+		ok(d && g && u && db && mm && nv, "every BO has a bucket, found by (gpu_id, idr_handle)");
+		if (!(d && g && u && db && mm && nv))
+			return;
+		memcpy(gids, bo_record(d) + 12, 12);
+		ok(d->addr == 0x200000000ULL && d->size == DATA_SIZE && d->gpu_id == gpus[0].id &&
+		   d->alloc_flags == (F_VRAM | F_RW) && d->offset == sh->off_data && d->restored_offset == 0,
+		   "VRAM bucket: addr, size, user gpu, flags, offset = the app's mmap offset");
+		ok(gids[0] == gpus[0].id && gids[1] == gpus[1].id && gids[2] == 0,
+		   "VRAM BO record: mapped_gpuids = both GPUs, then 0");
+		ok(fcntl(d->dmabuf_fd, F_GETFD) == 0 && (fcntl(d->dmabuf_fd, F_GETFL) & O_ACCMODE) == O_RDWR,
+		   "VRAM dma-buf fd in the dumper, no FD_CLOEXEC, read-write (WRITABLE)");
+		ok(fcntl(nv->dmabuf_fd, F_GETFD) == 0 && (fcntl(nv->dmabuf_fd, F_GETFL) & O_ACCMODE) == O_RDONLY &&
+		   nv->addr == 0, "VA-0 VRAM BO (not WRITABLE): read-only dma-buf");
+		p = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, d->dmabuf_fd, 0);
+		all = p != MAP_FAILED;
+		for (i = 0; all && i < (int)DATA_SIZE; i++)
+			all = p[i] == pattern(i, 1);
+		ok(all, "VRAM contents readable through the checkpoint dma-buf");
+		if (p != MAP_FAILED)
+			munmap(p, DATA_SIZE);
+		memcpy(&ua, bo_record(u), 8);
+		ok(u->dmabuf_fd == 0xFFFFFFFF && ua == USERPTR_ADDR, "userptr: no dma-buf, record user_addr");
+		ok(db->offset == (MMAP_DOORBELL | (uint64_t)gpus[0].id << GPU_SHIFT) &&
+		   db->dmabuf_fd == 0xFFFFFFFF, "doorbell bucket: offset DOORBELL|actual gpu");
+		ok(mm->offset == (MMAP_MMIO | (uint64_t)gpus[0].id << GPU_SHIFT),
+		   "MMIO bucket: offset MMIO|actual gpu");
+	}
+	/* objects: queues of pdd 0 newest first (SDMA, then AQL), events by id */
+	off = 8 + 16 + sh->n_bos * bo_rec;
+	{
+		uint32_t f[30];
+
+		memcpy(f, ck_priv + off, 120);
+		ok(f[0] == 0 && f[17] == 1 && f[19] == 1 && f[28] == 512 && f[27] == 0 &&
+		   f[16] == gpus[0].id && f[22] == 0x100,
+		   "1st object: the SDMA queue (type 1, q_id 1, doorbell 0x100, MQD 512, no ctl stack)");
+		off += 120 + 512;
+		memcpy(f, ck_priv + off, 120);
+		ok(f[0] == 0 && f[17] == 0 && f[18] == 1 && f[19] == 0 &&
+		   f[28] == 2048 * gpus[0].num_xcc && f[27] == gpus[0].ctl_stack * gpus[0].num_xcc,
+		   "2nd object: the AQL queue (type 0, format 1, q_id 0, MQD and ctl stack sizes)");
+		ok(!memcmp(ck_priv + off + 120, "KSMQ", 4) &&
+		   !memcmp(ck_priv + off + 120 + f[28], "KSCS", 4),
+		   "MQD image and saved control stack follow the fixed part");
+		off += 120 + f[28] + f[27];
+		memcpy(f, ck_priv + off, 64);
+		ok(f[0] == 1 && ((uint64_t)f[3] << 32 | f[2]) == sh->h_evpage && f[4] == 1 && f[6] == 0,
+		   "1st event: id 1, carries the event page handle");
+		memcpy(f, ck_priv + off + 64, 64);
+		ok(f[0] == 1 && f[2] == 0 && f[3] == 0 && f[4] == 2 && f[5] == 1 && f[7] == 1,
+		   "2nd event: id 2, auto-reset, signaled, no handle");
+		memcpy(f, ck_priv + off + 128, 64);
+		ok(f[0] == 1 && f[4] == 0x40000000 && f[6] == 8, "3rd event: memory event 0x40000000");
+		ok(off + 192 == ck.priv_data_size, "the blob ends after the last event");
+	}
+	{
+		struct kfd_criu_bo_bucket *bb = calloc(ck.num_bos, sizeof(*bb));
+		uint8_t *pp = calloc(1, ck.priv_data_size);
+
+		checkpoint_args(&a);
+		a.bos = (uintptr_t)bb;
+		a.priv_data = (uintptr_t)pp;
+		ok(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT) == 0 && count_fds() == fds0 + 18 &&
+		   bb[0].dmabuf_fd != ck_bos[0].dmabuf_fd,
+		   "CHECKPOINT again while paused: a new set of fds");
+		for (i = 0; i < (int)ck.num_bos; i++)
+			if (bb[i].dmabuf_fd != 0xFFFFFFFF)
+				close(bb[i].dmabuf_fd);
+		free(bb);
+		free(pp);
+	}
+
+	inject("unpause restore EIO");
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE), EIO, "injected UNPAUSE failure: EIO");
+	ok(proc_state(app_pid, "paused") == 1, "still paused after the failed UNPAUSE");
+	ok(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE) == 0, "UNPAUSE retried");
+	ok(proc_state(app_pid, "paused") == 0 && proc_state(app_pid, "queues_running") == 1,
+	   "queues run again");
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE), EINVAL, "UNPAUSE twice: EINVAL");
+}
+
+/* PROCESS_INFO twice, one UNPAUSE (3.2): the queues stay stopped. */
+static void test_double_info(int kfd, pid_t app_pid)
+{
+	struct kfd_ioctl_criu_args a = { 0 };
+
+	ok(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO) == 0 &&
+	   criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO) == 0, "PROCESS_INFO twice");
+	ok(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE) == 0, "one UNPAUSE");
+	ok(proc_state(app_pid, "paused") == 0 && proc_state(app_pid, "running") == 0,
+	   "not paused, but the queues stay evicted (count 2 -> 1)");
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE), EINVAL, "second UNPAUSE: EINVAL");
+}
+
+/* ---- 4. restore ------------------------------------------------------------- */
+
+enum restore_case {
+	RC_GOOD, RC_NUM_DEVICES, RC_VERSION, RC_SIZE, RC_USER_ID0, RC_NO_ROLLBACK,
+	RC_SAME_GPU_SDMA, RC_BO80, RC_INJECT_DEVICES,
+};
+
+static int rpipe[2], rgo[2];
+
+static void fill_restore(int *render, int swap, struct kfd_ioctl_criu_args *a,
+			 struct kfd_criu_device_bucket *devs, struct kfd_criu_bo_bucket *bos,
+			 uint8_t *priv)
+{
+	int i;
+
+	memcpy(bos, ck_bos, ck.num_bos * sizeof(*bos));
+	memcpy(priv, ck_priv, ck.priv_data_size);
+	for (i = 0; i < 2; i++) {
+		int actual = swap ? 1 - i : i;
+
+		devs[i].user_gpu_id = gpus[i].id;
+		devs[i].actual_gpu_id = gpus[actual].id;
+		devs[i].drm_fd = render[actual];
+	}
+	memset(a, 0, sizeof(*a));
+	a->devices = (uintptr_t)devs;
+	a->bos = (uintptr_t)bos;
+	a->priv_data = (uintptr_t)priv;
+	a->priv_data_size = ck.priv_data_size;
+	a->num_devices = ck.num_devices;
+	a->num_bos = ck.num_bos;
+	a->num_objects = ck.num_objects;
+}
+
+static int do_restore(int kfd, int *render, int swap, struct kfd_ioctl_criu_args *a,
+		      struct kfd_criu_device_bucket *devs, struct kfd_criu_bo_bucket *bos,
+		      uint8_t *priv)
+{
+	fill_restore(render, swap, a, devs, bos, priv);
+	return criu(kfd, a, KFD_CRIU_OP_RESTORE);
+}
+
+/* RESTORE cases that fail, each in a fresh process (RESTORE is not undone). */
+static void restore_fail(void *arg)
+{
+	enum restore_case rc = (enum restore_case)(intptr_t)arg;
+	struct kfd_criu_device_bucket devs[2];
+	struct kfd_criu_bo_bucket *bos = calloc(ck.num_bos, sizeof(*bos));
+	uint8_t *priv = calloc(1, ck.priv_data_size + 64);
+	struct kfd_ioctl_criu_args a;
+	int kfd, render[2], i;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	for (i = 0; i < 2; i++)
+		render[i] = open_render(i);
+	switch (rc) {
+	case RC_NUM_DEVICES:
+		/* a device count mismatch: the caller sees 2 GPUs, passes 1 */
+		fill_restore(render, 1, &a, devs, bos, priv);
+		break;
+	case RC_VERSION:
+		ck_priv[0] = 2;		/* our copy of the blob (we are a child) */
+		ok_errno(do_restore(kfd, render, 1, &a, devs, bos, priv), EINVAL,
+			 "RESTORE: process record version 2: EINVAL");
+		return;
+	case RC_SIZE:
+		ck.priv_data_size -= 8;
+		ok_errno(do_restore(kfd, render, 1, &a, devs, bos, priv), EINVAL,
+			 "RESTORE: priv_data_size - 8 (last object does not fit): EINVAL");
+		return;
+	case RC_USER_ID0: {
+		struct kfd_criu_device_bucket d0[2] = {
+			{ 0, gpus[0].id, render[0], 0 }, { gpus[1].id, gpus[1].id, render[1], 0 },
+		};
+
+		memcpy(bos, ck_bos, ck.num_bos * sizeof(*bos));
+		a = ck;
+		a.devices = (uintptr_t)d0;
+		a.bos = (uintptr_t)bos;
+		a.priv_data = (uintptr_t)ck_priv;
+		ok_errno(criu(kfd, &a, KFD_CRIU_OP_RESTORE), EINVAL, "RESTORE: user_gpu_id 0: EINVAL");
+		return;
+	}
+	case RC_NO_ROLLBACK:
+		inject("restore bo ENOMEM 1 2");
+		ok_errno(do_restore(kfd, render, 1, &a, devs, bos, priv), ENOMEM,
+			 "RESTORE: injected ENOMEM at the 3rd BO");
+		ok(proc_state(getpid(), "blocked") == 1 && proc_state(getpid(), "evicted_bos") == 0,
+		   "no rollback: MMU notifications stay blocked");
+		{
+			char line[512];
+
+			proc_line(getpid(), line, sizeof(line));
+			ok(strstr(line, "evicted=1,1") != NULL, "no rollback: queues stay evicted");
+		}
+		ok_errno(do_restore(kfd, render, 1, &a, devs, bos, priv), EINVAL,
+			 "a second RESTORE on the process: EINVAL (DRM files attached)");
+		return;
+	case RC_SAME_GPU_SDMA:
+		ok_errno(do_restore(kfd, render, 0, &a, devs, bos, priv), EBUSY,
+			 "RESTORE onto the same GPUs while the app holds SDMA slot 0: EBUSY");
+		return;
+	case RC_INJECT_DEVICES:
+		inject("restore devices EINVAL");
+		ok_errno(do_restore(kfd, render, 1, &a, devs, bos, priv), EINVAL,
+			 "RESTORE: injected device-stage failure: EINVAL");
+		return;
+	case RC_BO80:
+		i = do_restore(kfd, render, 1, &a, devs, bos, priv);
+		ok(i == -1, "RESTORE of a 272-byte-record blob with bo_priv_size=80 fails (%s)",
+		   strerror(errno));
+		return;
+	default:
+		return;
+	}
+	/* RC_NUM_DEVICES continued */
+	a.num_devices = 1;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_RESTORE), EINVAL, "RESTORE: num_devices 1 of 2 visible: EINVAL");
+}
+
+/* The good restore, onto the other GPU; waits for RESUME, maps the userptr range. */
+static void restore_good(__attribute__((unused)) void *unused)
+{
+	struct kfd_criu_device_bucket devs[2];
+	struct kfd_criu_bo_bucket *bos = calloc(ck.num_bos, sizeof(*bos));
+	uint8_t *priv = calloc(1, ck.priv_data_size + 64);
+	struct kfd_ioctl_criu_args a;
+	struct kfd_process_device_apertures ap[2];
+	struct kfd_ioctl_get_process_apertures_new_args an = {
+		.kfd_process_device_apertures_ptr = (uintptr_t)ap, .num_of_nodes = 2 };
+	int kfd, render[2], i, all, rc, fds0;
+	uint64_t h, idx;
+	uint8_t *p;
+	char c;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	for (i = 0; i < 2; i++)
+		render[i] = open_render(i);
+	memset(&a, 0, sizeof(a));
+	a.num_devices = 2;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_RESTORE), EINVAL, "RESTORE with NULL pointers: EINVAL");
+	fds0 = count_fds();
+	rc = do_restore(kfd, render, 1, &a, devs, bos, priv);
+	ok(rc == 0, "RESTORE in a fresh process onto the other GPUs (user ids kept)");
+	if (rc)
+		goto wait;
+	ok(count_fds() == fds0 + 9, "9 dma-buf fds (VRAM/GTT BOs) installed in the restored task");
+	for (i = 0, all = 1; i < (int)ck.num_bos; i++) {
+		struct kfd_criu_bo_bucket *o = &ck_bos[i], *n = &bos[i];
+
+		if (o->alloc_flags & (F_VRAM | F_GTT))
+			all &= n->restored_offset != o->offset && n->restored_offset >= (1ULL << 32) &&
+			       fcntl(n->dmabuf_fd, F_GETFD) == 0;
+		else
+			all &= n->dmabuf_fd == 0xFFFFFFFF;
+		if (o->alloc_flags & F_DOORBELL)
+			all &= n->restored_offset == (MMAP_DOORBELL | (uint64_t)gpus[1].id << GPU_SHIFT);
+		if (o->alloc_flags & F_MMIO)
+			all &= n->restored_offset == (MMAP_MMIO | (uint64_t)gpus[1].id << GPU_SHIFT);
+		if (o->alloc_flags & F_USERPTR)
+			all &= n->restored_offset == 0;
+	}
+	ok(all, "restored_offset: new fake offsets, DOORBELL/MMIO with the new actual gpu, userptr untouched");
+	ok(ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &an) == 0 && ap[0].gpu_id == gpus[0].id &&
+	   ap[1].gpu_id == gpus[1].id, "apertures report actual ids in pdd order");
+	{
+		char line[512], want[64];
+
+		proc_line(getpid(), line, sizeof(line));
+		snprintf(want, sizeof(want), "user_gpu_ids=%u,%u", gpus[1].id, gpus[0].id);
+		ok(strstr(line, want) && strstr(line, "blocked=1") && strstr(line, "queues=2 running=0"),
+		   "debugfs: pdds carry swapped user ids, blocked, 2 queues stopped");
+	}
+	/* contents: write through the restored dma-buf, read through the render node */
+	for (i = 0; i < (int)ck.num_bos; i++)
+		if (ck_bos[i].addr == 0x200000000ULL)
+			break;
+	p = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, bos[i].dmabuf_fd, 0);
+	ok(p != MAP_FAILED, "restored VRAM dma-buf mmap, read-write");
+	if (p != MAP_FAILED) {
+		for (idx = 0; idx < DATA_SIZE; idx++)
+			p[idx] = pattern(idx, 2);
+		munmap(p, DATA_SIZE);
+	}
+	/* the BO of user gpu 0 lives on actual gpu 1: its render fd was render[1] */
+	p = mmap(NULL, DATA_SIZE, PROT_READ, MAP_SHARED, render[1], bos[i].restored_offset);
+	all = p != MAP_FAILED;
+	for (idx = 0; all && idx < DATA_SIZE; idx++)
+		all = p[idx] == pattern(idx, 2);
+	ok(all, "contents written via the dma-buf read back via renderD%u at restored_offset",
+	   gpus[1].minor);
+	if (p != MAP_FAILED)
+		munmap(p, DATA_SIZE);
+	for (i = 0; i < (int)ck.num_bos; i++)
+		if (bos[i].dmabuf_fd != 0xFFFFFFFF)
+			close(bos[i].dmabuf_fd);
+	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, kfd,
+		 MMAP_DOORBELL | (uint64_t)gpus[1].id << GPU_SHIFT);
+	ok(p != MAP_FAILED, "doorbell mmap at the restored offset (new actual gpu)");
+	rc = kfd_alloc(kfd, gpus[0].id, 0x400000000ULL, 4096, F_GTT | F_RW, &h, NULL);
+	ok(rc == 0 && h >> 32 == gpus[0].id, "ALLOC with the old (user) gpu id works, handle has the user id");
+wait:
+	c = 'r';
+	if (write(rpipe[1], &c, 1) != 1)
+		return;
+	/* RESUME happens now; the userptr range is not mapped yet */
+	if (read(rgo[0], &c, 1) != 1)
+		return;
+	p = mmap((void *)USERPTR_ADDR, 16384, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ok(p == (void *)USERPTR_ADDR, "restored task maps the userptr range");
+	c = 'm';
+	if (write(rpipe[1], &c, 1) != 1)
+		return;
+	if (read(rgo[0], &c, 1) != 1)
+		return;
+}
+
+static void test_restore(int own_kfd)
+{
+	struct kfd_ioctl_criu_args a = { 0 };
+	pid_t r;
+	int i, st;
+	char c;
+	FILE *f;
+
+	run_child(restore_fail, (void *)RC_NUM_DEVICES);
+	run_child(restore_fail, (void *)RC_VERSION);
+	run_child(restore_fail, (void *)RC_SIZE);
+	run_child(restore_fail, (void *)RC_USER_ID0);
+	run_child(restore_fail, (void *)RC_NO_ROLLBACK);
+	run_child(restore_fail, (void *)RC_SAME_GPU_SDMA);
+	run_child(restore_fail, (void *)RC_INJECT_DEVICES);
+	f = fopen(PARAM_BO, "w");
+	if (f) {
+		fputs("80", f);
+		fclose(f);
+		run_child(restore_fail, (void *)RC_BO80);
+		f = fopen(PARAM_BO, "w");
+		if (f) {
+			fputs("272", f);
+			fclose(f);
+		}
+	} else {
+		ok(0, "bo_priv_size parameter writable");
+	}
+
+	if (pipe(rpipe) || pipe(rgo))
+		return;
+	fflush(stdout);
+	r = fork();
+	if (r == 0) {
+		restore_good(NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (read(rpipe[0], &c, 1) != 1)
+		return;
+
+	/* RESUME, as CRIU's main process: own fd, target by PID */
+	a.pid = 999999;
+	ok_errno(criu(own_kfd, &a, KFD_CRIU_OP_RESUME), ESRCH, "RESUME of an unknown PID: ESRCH");
+	a.pid = getppid();
+	ok_errno(criu(own_kfd, &a, KFD_CRIU_OP_RESUME), ESRCH, "RESUME of a task without KFD process: ESRCH");
+	a.pid = getpid();
+	ok_errno(criu(own_kfd, &a, KFD_CRIU_OP_RESUME), EINVAL, "RESUME of a process never restored: EINVAL");
+	inject("resume lookup ESRCH");
+	a.pid = r;
+	ok_errno(criu(own_kfd, &a, KFD_CRIU_OP_RESUME), ESRCH, "injected RESUME failure: ESRCH");
+	ok(criu(own_kfd, &a, KFD_CRIU_OP_RESUME) == 0, "RESUME of the restored task by PID");
+	ok(proc_state(r, "blocked") == 0 && proc_state(r, "running") == 0,
+	   "right after RESUME: notifications unblocked, queues not running yet");
+	ok_errno(criu(own_kfd, &a, KFD_CRIU_OP_RESUME), EINVAL, "RESUME twice: EINVAL");
+	msleep(1500);
+	ok(proc_state(r, "running") == 0,
+	   "1.5 s later: still stopped, the userptr range has no VMA yet (worker retries)");
+	c = 'g';
+	if (write(rgo[1], &c, 1) != 1 || read(rpipe[0], &c, 1) != 1)
+		return;
+	for (i = 0; i < 100 && proc_state(r, "queues_running") != 1; i++)
+		msleep(100);
+	ok(proc_state(r, "queues_running") == 1 && proc_state(r, "running") == 2,
+	   "queues restart asynchronously once the userptr range exists (%d ms)", i * 100);
+	c = 'x';
+	if (write(rgo[1], &c, 1) != 1)
+		return;
+	waitpid(r, &st, 0);
+}
+
+static void test_map_eintr(int kfd)
+{
+	uint32_t ids[2] = { gpus[0].id, gpus[1].id };
+	struct kfd_ioctl_map_memory_to_gpu_args m = { .device_ids_array_ptr = (uintptr_t)ids,
+						      .n_devices = 2 };
+	int render[MAX_GPUS];
+
+	if (!ok(acquire_all(kfd, render) == 0, "dumper: ACQUIRE_VM on its own fd"))
+		return;
+	uint64_t h = 0;
+
+	ok(kfd_alloc(kfd, gpus[0].id, 0x500000000ULL, 4096, F_GTT | F_RW, &h, NULL) == 0,
+	   "GTT BO for the MAP test");
+	m.handle = h;
+	inject("map_memory_to_gpu gpu EINTR 1 1");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m), EINTR, "MAP interrupted after 1 of 2 GPUs: EINTR");
+	ok(m.n_success == 1, "n_success 1 written back");
+	ok(ioctl(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m) == 0 && m.n_success == 2,
+	   "MAP retried with the same struct: done, n_success 2");
+}
+
+int main(void)
+{
+	pid_t app_pid;
+	int kfd, app_kfd, st;
+	char c = 'x';
+	FILE *f;
+
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	read_machine();
+	if (n_gpus < 2 || access(DBG "/inject", W_OK)) {
+		printf("1..0 # SKIP needs 2 GPUs and %s\n", DBG);
+		return 0;
+	}
+	inject("clear");
+	f = fopen(PARAM_BO, "r");
+	if (f) {
+		if (fscanf(f, "%u", &bo_rec) != 1)
+			bo_rec = 272;
+		fclose(f);
+	}
+	diag("GPUs %u (renderD%u) and %u (renderD%u); ctl_stack_size %u, cwsr_size %u",
+	     gpus[0].id, gpus[0].minor, gpus[1].id, gpus[1].minor, gpus[0].ctl_stack, gpus[0].cwsr);
+
+	run_child(test_queues, NULL);
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	ok(kfd >= 0, "dumper opens its own /dev/kfd");
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sock) || pipe(go_pipe))
+		return 1;
+	fflush(stdout);
+	app_pid = fork();
+	if (app_pid == 0) {
+		app(NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	app_kfd = recv_fd(sock[0]);
+	ok(app_kfd >= 0, "received the app's /dev/kfd fd");
+	test_dump(app_kfd, app_pid);
+	test_restore(kfd);
+	test_double_info(app_kfd, app_pid);
+	test_map_eintr(kfd);
+
+	ptrace(PTRACE_DETACH, app_pid, 0, 0);
+	if (write(go_pipe[1], &c, 1) != 1)
+		kill(app_pid, SIGKILL);
+	waitpid(app_pid, &st, 0);
+	inject("clear");
+	printf("1..%d\n", sh->n);
+	return sh->failed ? 1 : 0;
+}
