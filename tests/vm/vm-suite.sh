@@ -286,4 +286,6 @@ main() {
 	fi
 	report_kernel
 }
-main
+# One line, read whole before it runs: an edit of this file during a run
+# (a shared work tree) cannot make bash read on into changed text.
+main "$@"; exit
