@@ -25,13 +25,16 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 #ifndef __user
 #define __user
 #endif
 #include <linux/kfd_ioctl.h>
+#include <linux/capability.h>
 
 #define TOPO		"/sys/class/kfd/kfd/topology/nodes"
 #define DBG		"/sys/kernel/debug/kfdsim"
@@ -62,6 +65,9 @@ struct shared {
 	uint32_t ctl_stack_size;
 	/* restored process */
 	uint64_t restored_data_offset;
+	/* PID namespace test */
+	pid_t ns_global_pid, ns_own_pid;
+	int ns_resume_rc, ns_resume_errno;
 };
 static struct shared *sh;
 
@@ -1223,6 +1229,91 @@ static void test_map_eintr(int kfd)
 	   "MAP retried with the same struct: done, n_success 2");
 }
 
+/* 1.3: CRIU_OP needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN (capable()). */
+static void caps_child(void *arg)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+	struct kfd_ioctl_criu_args a = { 0 };
+	int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+
+	if (arg) {	/* keep only CAP_CHECKPOINT_RESTORE (40) */
+		d[1].effective = d[1].permitted = 1u << (40 - 32);
+	}
+	if (syscall(SYS_capset, &h, d)) {
+		ok(0, "capset");
+		return;
+	}
+	if (!arg) {
+		ok_errno(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO), EACCES,
+			 "CRIU_OP without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN: EACCES");
+		return;
+	}
+	ok(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO) == 0 && criu(kfd, &a, KFD_CRIU_OP_UNPAUSE) == 0,
+	   "CRIU_OP with CAP_CHECKPOINT_RESTORE only: allowed");
+}
+
+/*
+ * PIDs and namespaces: PROCESS_INFO reports the target's PID in its own
+ * namespace (3.3), RESUME reads the PID in the caller's (3.7).
+ */
+static void test_pidns(void)
+{
+	struct kfd_ioctl_criu_args a = { 0 };
+	int sp[2], go[2], rd[2], kfd, st;
+	pid_t c, g;
+	char ch = 'g';
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) || pipe(go) || pipe(rd))
+		return;
+	fflush(stdout);
+	c = fork();
+	if (c == 0) {
+		if (unshare(CLONE_NEWPID))
+			_exit(2);
+		g = fork();
+		if (g == 0) {
+			struct kfd_ioctl_criu_args r = { .pid = 1 };
+
+			kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+			sh->ns_own_pid = getpid();
+			send_fd(sp[1], kfd);
+			if (read(go[0], &ch, 1) != 1)
+				_exit(1);
+			/* pid 1 in our namespace is ourselves: a KFD process, never restored */
+			sh->ns_resume_rc = criu(kfd, &r, KFD_CRIU_OP_RESUME);
+			sh->ns_resume_errno = errno;
+			_exit(0);
+		}
+		sh->ns_global_pid = g;
+		if (write(rd[1], &ch, 1) != 1)
+			_exit(1);
+		waitpid(g, &st, 0);
+		_exit(0);
+	}
+	kfd = recv_fd(sp[0]);
+	if (read(rd[0], &ch, 1) != 1)
+		return;
+	g = sh->ns_global_pid;
+	ok(kfd >= 0 && g > 1 && sh->ns_own_pid == 1,
+	   "a process that is PID 1 of a new PID namespace (global PID %d) opened /dev/kfd", g);
+	ok(ptrace(PTRACE_SEIZE, g, 0, 0) == 0, "PTRACE_SEIZE it");
+	st = criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO);
+	ok(st == 0 && a.pid == 1, "PROCESS_INFO pid is its PID in its own namespace (1, got %u)", a.pid);
+	ok(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE) == 0, "UNPAUSE");
+	a.pid = 1;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_RESUME), ESRCH,
+		 "RESUME pid 1 from the initial namespace: our init, no KFD process: ESRCH");
+	if (write(go[1], &ch, 1) != 1)
+		return;
+	waitpid(g, &st, __WALL);
+	waitpid(c, &st, 0);
+	ok(sh->ns_resume_rc == -1 && sh->ns_resume_errno == EINVAL,
+	   "RESUME pid 1 inside the namespace is the caller itself: EINVAL (errno %d)",
+	   sh->ns_resume_errno);
+	close(kfd);
+}
+
 int main(void)
 {
 	pid_t app_pid;
@@ -1266,6 +1357,9 @@ int main(void)
 	test_restore(kfd);
 	test_double_info(app_kfd, app_pid);
 	test_map_eintr(kfd);
+	run_child(caps_child, NULL);
+	run_child(caps_child, (void *)1);
+	test_pidns();
 
 	ptrace(PTRACE_DETACH, app_pid, 0, 0);
 	if (write(go_pipe[1], &c, 1) != 1)
