@@ -22,13 +22,8 @@
 #include <unistd.h>
 
 #include "match.h"
+#include "tests/unit/fixtures.h"
 
-#define VEGA10	"k8sdp-vega10-mi25-1gpu-1socket"
-#define MI210	"k8sdp-mi210-8gpu-2hives-2socket"
-#define MI300X	"k8sdp-mi300x-8gpu-cpx-63part-2socket"
-#define MI308X	"k8sdp-mi308x-8gpu-cpx-32part-2socket"
-#define MI300A	"mi300a-4apu-4socket-readme-capture"
-#define WORKSTN "rocprofsdk-testdata-workstation-3gpu-plus-3-foreign-nodes"
 
 /* MI308X: the large partitions' VRAM, and the last partition's of each GPU */
 #define MI308X_VRAM	  51539607552ULL
@@ -49,24 +44,6 @@ struct tree {
 	struct kfd_topology topo;
 	bool loaded;
 };
-
-__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t len, const char *f, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(buf, len, f, ap);
-	va_end(ap);
-	assert_true(n >= 0 && (size_t)n < len);
-}
-
-static const char *fixtures(void)
-{
-	const char *d = getenv("KFD_FIXTURES");
-
-	return d && *d ? d : "../shared/kfd-topologies";
-}
 
 static void run(const char *cmd)
 {
@@ -93,7 +70,7 @@ static void tree_load(struct tree *t)
 static void tree_open(struct tree *t, const char *name)
 {
 	memset(t, 0, sizeof(*t));
-	fmt(t->root, sizeof(t->root), "%s/%s", fixtures(), name);
+	fmt(t->root, sizeof(t->root), "%s/%s", fixtures_dir(), name);
 	if (access(t->root, R_OK))
 		fail_msg("fixture %s not readable (set KFD_FIXTURES)", t->root);
 	tree_load(t);
@@ -124,7 +101,7 @@ static void tree_copy(struct tree *t, const char *name, uint32_t id_base)
 	char err[512];
 
 	memset(t, 0, sizeof(*t));
-	fmt(src, sizeof(src), "%s/%s", fixtures(), name);
+	fmt(src, sizeof(src), "%s/%s", fixtures_dir(), name);
 	fmt(t->root, sizeof(t->root), "%s/match-XXXXXX",
 	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(t->root))

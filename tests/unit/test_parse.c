@@ -30,43 +30,11 @@
 #include <unistd.h>
 
 #include "topology.h"
+#include "tests/unit/fixtures.h"
 
-#define VEGA10	    "k8sdp-vega10-mi25-1gpu-1socket"
-#define MI210	    "k8sdp-mi210-8gpu-2hives-2socket"
-#define MI300X	    "k8sdp-mi300x-8gpu-cpx-63part-2socket"
-#define MI308X	    "k8sdp-mi308x-8gpu-cpx-32part-2socket"
-#define MI300A	    "mi300a-4apu-4socket-readme-capture"
-#define WORKSTN	    "rocprofsdk-testdata-workstation-3gpu-plus-3-foreign-nodes"
-#define MI100_NODE  "rocmi-mi100-gpu-node-only"
-#define RX7900_NODE "tinygrad-rx7900xtx-gpu-node-only"
 
-static const char *const full_trees[] = {VEGA10, MI210, MI300X, MI308X, MI300A, WORKSTN};
 
 /* ---- helpers: paths, independent file reading ------------------------------------------- */
-
-/* snprintf that fails the test instead of truncating */
-__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t len, const char *f, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(buf, len, f, ap);
-	va_end(ap);
-	assert_true(n >= 0 && (size_t)n < len);
-}
-
-static const char *fixtures(void)
-{
-	const char *d = getenv("KFD_FIXTURES");
-
-	return d && *d ? d : "../shared/kfd-topologies";
-}
-
-static void fixture_path(char *buf, size_t len, const char *name)
-{
-	fmt(buf, len, "%s/%s", fixtures(), name);
-}
 
 static void load_ok(const char *root, struct kfd_topology *t)
 {
@@ -328,11 +296,11 @@ static size_t count_gpus(const struct kfd_topology *t)
 static void test_all_fixtures_match_files(void **state)
 {
 	(void)state;
-	for (size_t f = 0; f < sizeof(full_trees) / sizeof(full_trees[0]); f++) {
+	for (size_t f = 0; f < sizeof(fixture_full_trees) / sizeof(fixture_full_trees[0]); f++) {
 		struct kfd_topology t;
 		char root[4096];
 
-		fixture_path(root, sizeof(root), full_trees[f]);
+		fixture_path(root, sizeof(root), fixture_full_trees[f]);
 		load_ok(root, &t);
 		check_against_files(root, &t);
 		topo_free(&t);
@@ -706,7 +674,7 @@ static void tmp_copy(struct tmp_tree *tt, const char *fixture, const char *sub)
 	assert_non_null(mkdtemp(tt->base));
 	memcpy(pending_tmp, tt->base, sizeof(pending_tmp));
 	fmt(tt->root, sizeof(tt->root), "%s/t", tt->base);
-	fmt(src, sizeof(src), "%s/%s%s", fixtures(), fixture, sub ? sub : "");
+	fmt(src, sizeof(src), "%s/%s%s", fixtures_dir(), fixture, sub ? sub : "");
 	copy_tree(src, tt->root);
 }
 
@@ -1516,7 +1484,7 @@ static void test_api_corners(void **state)
 
 	/* success clears the message */
 	strcpy(err, "stale");
-	fmt(path, sizeof(path), "%s/%s", fixtures(), VEGA10);
+	fmt(path, sizeof(path), "%s/%s", fixtures_dir(), VEGA10);
 	assert_int_equal(topo_load(path, &t, err, sizeof(err)), 0);
 	assert_string_equal(err, "");
 	topo_free(&t);

@@ -17,25 +17,16 @@
 
 #include "images/topology_image.h"
 #include "topology.h"
+#include "tests/unit/fixtures.h"
 
-#define VEGA10	"k8sdp-vega10-mi25-1gpu-1socket"
-#define MI210	"k8sdp-mi210-8gpu-2hives-2socket"
-#define MI300X	"k8sdp-mi300x-8gpu-cpx-63part-2socket"
-#define MI308X	"k8sdp-mi308x-8gpu-cpx-32part-2socket"
-#define MI300A	"mi300a-4apu-4socket-readme-capture"
-#define WORKSTN "rocprofsdk-testdata-workstation-3gpu-plus-3-foreign-nodes"
 
-static const char *const full_trees[] = {VEGA10, MI210, MI300X, MI308X, MI300A, WORKSTN};
 
 static void load_fixture(const char *name, struct kfd_topology *t)
 {
-	const char *dir = getenv("KFD_FIXTURES");
 	char root[4096], err[512] = "";
-	int ret, n;
+	int ret;
 
-	n = snprintf(root, sizeof(root), "%s/%s", dir && *dir ? dir : "../shared/kfd-topologies",
-		     name);
-	assert_true(n > 0 && (size_t)n < sizeof(root));
+	fixture_path(root, sizeof(root), name);
 	ret = topo_load(root, t, err, sizeof(err));
 	if (ret)
 		print_error("topo_load(%s) = %d: %s\n", root, ret, err);
@@ -114,11 +105,11 @@ static void assert_node_absent(const struct kfd_node *n, uint32_t index)
 static void test_round_trip_whole(void **state)
 {
 	(void)state;
-	for (size_t f = 0; f < sizeof(full_trees) / sizeof(full_trees[0]); f++) {
+	for (size_t f = 0; f < sizeof(fixture_full_trees) / sizeof(fixture_full_trees[0]); f++) {
 		struct kfd_topology t, back;
 		KfdTopologyEntry *e;
 
-		load_fixture(full_trees[f], &t);
+		load_fixture(fixture_full_trees[f], &t);
 		assert_int_equal(topo_to_image(&t, NULL, 0, &e), 0);
 		assert_int_equal(e->n_nodes, t.n_nodes);
 		assert_int_equal(e->has_generation_id, t.has_generation_id);
