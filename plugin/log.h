@@ -17,9 +17,9 @@ extern void print_on_level(unsigned int loglevel, const char *format, ...)
 #define PLUGIN_LOGLEVEL_DEBUG 4
 
 #define plugin_log(level, fmt, ...) print_on_level(level, "amdgpu_plugin: " fmt "\n", ##__VA_ARGS__)
-#define pr_err(fmt, ...)            plugin_log(PLUGIN_LOGLEVEL_ERROR, "Error: " fmt, ##__VA_ARGS__)
-#define pr_warn(fmt, ...)           plugin_log(PLUGIN_LOGLEVEL_WARN, "Warn: " fmt, ##__VA_ARGS__)
-#define pr_info(fmt, ...)           plugin_log(PLUGIN_LOGLEVEL_INFO, fmt, ##__VA_ARGS__)
-#define pr_debug(fmt, ...)          plugin_log(PLUGIN_LOGLEVEL_DEBUG, fmt, ##__VA_ARGS__)
+#define pr_err(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_ERROR, "Error: " fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_WARN, "Warn: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_INFO, fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_DEBUG, fmt, ##__VA_ARGS__)
 
 #endif

@@ -45,12 +45,12 @@
 /* Relaxable checks; all on by default. */
 struct match_checks {
 	bool capability;      /* KFD_CAPABILITY_CHECK */
-	bool vram_size;       /* KFD_VRAM_SIZE_CHECK */
-	bool num_gws;         /* KFD_NUM_GWS_CHECK */
+	bool vram_size;	      /* KFD_VRAM_SIZE_CHECK */
+	bool num_gws;	      /* KFD_NUM_GWS_CHECK */
 	bool caches_count;    /* KFD_CACHES_COUNT_CHECK */
 	bool fw_version;      /* KFD_FW_VER_CHECK */
 	bool sdma_fw_version; /* KFD_SDMA_FW_VER_CHECK */
-	bool numa;            /* KFD_NUMA_CHECK */
+	bool numa;	      /* KFD_NUMA_CHECK */
 };
 
 void match_checks_default(struct match_checks *checks);

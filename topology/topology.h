@@ -75,7 +75,7 @@ enum kfd_prop {
 #define KFD_PROP_ENUM(name) KFD_PROP_##name,
 	KFD_NODE_PROPS(KFD_PROP_ENUM)
 #undef KFD_PROP_ENUM
-	KFD_PROP__COUNT
+		KFD_PROP__COUNT
 };
 
 /* Values of every known key; bit (1 << KFD_PROP_x) of `present` says the file had it. */
@@ -103,7 +103,7 @@ enum kfd_heap_type {
 };
 
 struct kfd_link {
-	uint32_t type;      /* enum kfd_iolink_type */
+	uint32_t type;	    /* enum kfd_iolink_type */
 	uint32_t node_from; /* node index */
 	uint32_t node_to;   /* node index */
 	uint32_t weight;
@@ -121,11 +121,11 @@ struct kfd_mem_bank {
 };
 
 struct kfd_node {
-	uint32_t index;  /* N of nodes/N: the proximity domain links refer to */
+	uint32_t index;	 /* N of nodes/N: the proximity domain links refer to */
 	bool accessible; /* false: reading it failed with EPERM/EACCES */
-	bool is_gpu;     /* has compute units (simd_count > 0) */
+	bool is_gpu;	 /* has compute units (simd_count > 0) */
 	uint32_t gpu_id; /* 0 for CPU nodes, and when the gpu_id file is absent */
-	char name[64];   /* ASIC name, "ip discovery", or "" */
+	char name[64];	 /* ASIC name, "ip discovery", or "" */
 	struct kfd_node_props props;
 
 	struct kfd_mem_bank *mem_banks;

@@ -24,7 +24,6 @@
 #include "match.h"
 #include "tests/unit/fixtures.h"
 
-
 /* MI308X: the large partitions' VRAM, and the last partition's of each GPU */
 #define MI308X_VRAM	  51539607552ULL
 #define MI308X_VRAM_SMALL 51522830336ULL

@@ -32,8 +32,6 @@
 #include "topology.h"
 #include "tests/unit/fixtures.h"
 
-
-
 /* ---- helpers: paths, independent file reading ------------------------------------------- */
 
 static void load_ok(const char *root, struct kfd_topology *t)

@@ -19,8 +19,6 @@
 #include "topology.h"
 #include "tests/unit/fixtures.h"
 
-
-
 static void load_fixture(const char *name, struct kfd_topology *t)
 {
 	char root[4096], err[512] = "";
