@@ -71,11 +71,27 @@ criu_restore() {
 
 # kfdsim_load [PARAMS...] / kfdsim_unload: the simulator module, with
 # KFDSIM_PARAMS (from the host's environment) when no params are given. Its
-# DRM dependencies are loaded at boot.
+# DRM dependencies are loaded at boot. kfdsim_load_builtin: the built-in
+# machine, whatever KFDSIM_PARAMS says. Every test must leave the module as
+# the boot loaded it (/init checks): kfdsim_reload after loading another.
 kfdsim_load() {
 	# shellcheck disable=SC2086
 	if [ $# -eq 0 ]; then set -- ${KFDSIM_PARAMS:-}; fi
 	insmod /test/kfdsim.ko "$@"
 }
-kfdsim_unload() { rmmod kfdsim; }
+kfdsim_load_builtin() { insmod /test/kfdsim.ko; }
+kfdsim_loaded() { grep -q '^kfdsim ' /proc/modules; }
+# Unloading waits (10 s at most) for the module to be free: files of a
+# program that just ended, KFD processes released by a workqueue. Not loaded
+# is fine. On failure: the error, and who still has /dev/kfd or a render node.
+kfdsim_unload() {
+	local p
+	kfdsim_loaded || return 0
+	wait_until 10 eval 'rmmod kfdsim 2>/dev/null' && return 0
+	rmmod kfdsim
+	for p in /proc/[0-9]*; do
+		ls -l "$p/fd" 2>/dev/null | grep -qE '/dev/(kfd|dri/)' && echo "# holder: pid ${p#/proc/} $(cat "$p/comm")"
+	done
+	return 1
+}
 kfdsim_reload() { kfdsim_unload && kfdsim_load "$@"; }

@@ -17,11 +17,11 @@ grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs debugfs /sys/kern
 reloaded=
 if [ -n "${KFDSIM_PARAMS:-}" ]; then
 	# another machine was loaded at boot: this test wants the built-in one
-	rmmod kfdsim && insmod /test/kfdsim.ko && reloaded=1
+	kfdsim_unload && kfdsim_load_builtin && reloaded=1
 fi
 "$BIN"
 rc=$?
 if [ -n "$reloaded" ]; then
-	rmmod kfdsim && kfdsim_load || rc=1
+	kfdsim_reload || rc=1
 fi
 exit $rc

@@ -15,10 +15,7 @@ if [ ! -f /test/kfdsim/guest-kfdsim.sh ]; then
 fi
 sh /test/kfdsim/guest-kfdsim.sh
 rc=$?
-back_as_at_boot() {
-	if grep -q '^kfdsim ' /proc/modules; then kfdsim_reload; else kfdsim_load; fi
-}
-if [ -n "${KFDSIM_PARAMS:-}" ] && ! back_as_at_boot; then
+if [ -n "${KFDSIM_PARAMS:-}" ] && ! kfdsim_reload; then
 	diag "reloading kfdsim with KFDSIM_PARAMS ($KFDSIM_PARAMS) failed"
 	rc=1
 fi
