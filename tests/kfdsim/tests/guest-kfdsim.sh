@@ -22,7 +22,17 @@ check() { d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else fail "$d"; fi
 diag() { echo "# $*"; }
 now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
-unload() { ! grep -q '^kfdsim ' /proc/modules || rmmod kfdsim; }
+# waits (10 s at most) for the module to be free: a program that just ended
+# may leave it in use for a moment (KFD process release)
+unload() {
+	grep -q '^kfdsim ' /proc/modules || return 0
+	n=100
+	while ! rmmod kfdsim 2>/dev/null; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || { rmmod kfdsim; return; }
+		usleep 100000
+	done
+}
 load() { # [machine=...]
 	t0=$(now_ms)
 	insmod "$KFDSIM_KO" "$@" 2>/tmp/insmod.err
