@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kfdlib: a small user-space library that talks to KFD the way the ROCm
+ * runtime does: discover GPUs from the KFD topology, open /dev/kfd, acquire
+ * a VM on each GPU's render node, allocate and map BOs, create queues and
+ * events, mmap doorbells and BOs. Used by the ZDTM-style workloads of this
+ * directory (built in the VM harness against the guest kernel's uapi
+ * headers). Functions return 0 or a negative errno.
+ */
+#ifndef KFDLIB_H
+#define KFDLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifndef __user
+#define __user
+#endif
+#include <linux/kfd_ioctl.h>
+
+#define KFDL_MAX_GPUS 16
+#define KFDL_PAGE 4096ULL
+#define KFDL_MMAP_DOORBELL (3ULL << 62)
+#define KFDL_MMAP_EVENTS (2ULL << 62)
+#define KFDL_GPU_SHIFT 46
+
+struct kfdl_gpu {
+	uint32_t gpu_id, node, minor, gfx, num_xcc;
+	uint32_t ctl_stack_size, cwsr_size;
+	uint64_t total_cwsr; /* CWSR BO size: (cwsr + debug memory) * xcc */
+	int render_fd;
+};
+
+struct kfdl {
+	int kfd;
+	int n_gpus;
+	struct kfdl_gpu gpu[KFDL_MAX_GPUS];
+	uint64_t next_va; /* simple VA allocator, 2 MiB aligned */
+};
+
+enum kfdl_bo_type { KFDL_VRAM, KFDL_GTT, KFDL_USERPTR, KFDL_DOORBELL, KFDL_MMIO };
+
+struct kfdl_bo {
+	enum kfdl_bo_type type;
+	int gi;                /* index of the owning GPU in kfdl.gpu */
+	uint64_t handle, va, size, mmap_offset;
+	uint32_t flags;
+	uint8_t *cpu;          /* CPU mapping (VRAM/GTT: render node; USERPTR: own) */
+	uint32_t mapped[KFDL_MAX_GPUS];
+	uint32_t n_mapped;
+};
+
+struct kfdl_queue {
+	int gi;
+	struct kfdl_bo bufs[5]; /* ring, rptr, wptr, EOP, CWSR */
+	uint32_t queue_id;
+	uint64_t doorbell_offset;
+	void *doorbell;         /* the doorbell slice, mmap of /dev/kfd */
+};
+
+const char *kfdl_type_name(enum kfdl_bo_type t);
+
+/* topology -> gpus, open /dev/kfd, open render nodes, ACQUIRE_VM on each */
+int kfdl_open(struct kfdl *k);
+void kfdl_close(struct kfdl *k);
+int kfdl_read_prop(uint32_t node, const char *key, uint64_t *v);
+
+uint64_t kfdl_va(struct kfdl *k, uint64_t size);
+int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struct kfdl_bo *bo);
+int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n);
+int kfdl_unmap_all(struct kfdl *k, struct kfdl_bo *bo);
+int kfdl_free(struct kfdl *k, struct kfdl_bo *bo);
+
+int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *q);
+int kfdl_destroy_queue(struct kfdl *k, uint32_t queue_id);
+
+int kfdl_create_event(struct kfdl *k, uint32_t type, int auto_reset, uint32_t *id);
+int kfdl_set_event(struct kfdl *k, uint32_t id);
+int kfdl_destroy_event(struct kfdl *k, uint32_t id);
+
+/* gpu_ids of this process's devices, as GET_PROCESS_APERTURES_NEW reports them */
+int kfdl_apertures(struct kfdl *k, uint32_t *ids, uint32_t *n, uint32_t max);
+
+#endif
