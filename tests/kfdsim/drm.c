@@ -28,6 +28,7 @@
 #include <drm/drm_vma_manager.h>
 #include <linux/dma-resv.h>
 #include <uapi/linux/kfd_ioctl.h>
+#include <uapi/drm/amdgpu_drm.h>
 #include "kfdsim.h"
 
 /* amdgpu_drv.c of 6.12 */
@@ -129,12 +130,19 @@ static struct drm_gem_object *kfdsim_gem_create_object(struct drm_device *dev,
 	return &gem->shmem.base;
 }
 
+/* amdgpu_ioctls_kms[]: the queries libdrm_amdgpu needs (drm_info.c) */
+static const struct drm_ioctl_desc kfdsim_drm_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(AMDGPU_INFO, kfdsim_drm_info_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+};
+
 static const struct drm_driver kfdsim_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER,
 	.open = kfdsim_drm_open,
 	.postclose = kfdsim_drm_postclose,
 	.gem_create_object = kfdsim_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.ioctls = kfdsim_drm_ioctls,
+	.num_ioctls = ARRAY_SIZE(kfdsim_drm_ioctls),
 	.fops = &kfdsim_drm_fops,
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,

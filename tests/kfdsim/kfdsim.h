@@ -259,6 +259,9 @@ static inline struct kfdsim_gem *to_kfdsim_gem(struct drm_gem_object *obj)
 int kfdsim_drm_init(void);
 void kfdsim_drm_fini(void);
 bool kfdsim_is_drm_file(struct file *f);
+/* drm_info.c */
+int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
+			  struct drm_file *filp);
 struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
 				     u32 kfd_flags);
 

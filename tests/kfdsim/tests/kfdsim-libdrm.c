@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libdrm_amdgpu on kfdsim's render nodes: for every GPU node of the KFD
+ * topology, amdgpu_device_initialize() on /dev/dri/renderD<drm_render_minor>
+ * succeeds and what libdrm reports (amdgpu_query_gpu_info(), heap info,
+ * DEV_INFO's VA range) agrees with the node's sysfs properties. TAP.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <amdgpu.h>
+#include <amdgpu_drm.h>
+#include "tap.h"
+
+#define TOPO "/sys/class/kfd/kfd/topology/nodes"
+#define GPUVM_LIMIT (1ULL << 47)	/* KFD apertures: gpuvm_limit + 1 */
+
+struct props {
+	uint64_t device_id, simd_count, simd_per_cu, array_count;
+	uint64_t simd_arrays_per_engine, cu_per_simd_array, num_xcc;
+	uint64_t drm_render_minor, gfx_target_version, vram;
+	int has_minor;
+};
+
+static int read_props(const char *path, struct props *p, const char *want,
+		      uint64_t *out)
+{
+	char key[64];
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", key, &v) == 2) {
+		if (want) {
+			if (!strcmp(key, want))
+				*out = v;
+			continue;
+		}
+#define P(name) if (!strcmp(key, #name)) p->name = v
+		P(device_id);
+		P(simd_count);
+		P(simd_per_cu);
+		P(array_count);
+		P(simd_arrays_per_engine);
+		P(cu_per_simd_array);
+		P(num_xcc);
+		P(gfx_target_version);
+#undef P
+		if (!strcmp(key, "drm_render_minor")) {
+			p->drm_render_minor = v;
+			p->has_minor = 1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* the first FB heap (heap_type 1 public, 2 private) of the node */
+static uint64_t node_vram(const char *node)
+{
+	char path[512];
+	uint64_t type, size;
+	int i;
+
+	for (i = 0;; i++) {
+		snprintf(path, sizeof(path), "%s/mem_banks/%d/properties", node, i);
+		if (access(path, R_OK))
+			return 0;
+		type = size = 0;
+		read_props(path, NULL, "heap_type", &type);
+		read_props(path, NULL, "size_in_bytes", &size);
+		if (type == 1 || type == 2)
+			return size;
+	}
+}
+
+static void test_node(const char *node, const struct props *p)
+{
+	uint32_t major = 0, minor = 0, hi = 0;
+	struct drm_amdgpu_info_device di;
+	struct amdgpu_heap_info heap;
+	struct amdgpu_gpu_info gi;
+	amdgpu_device_handle dev;
+	uint64_t xcc = p->num_xcc ? p->num_xcc : 1;
+	char path[64];
+	uint32_t dummy;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/dev/dri/renderD%" PRIu64, p->drm_render_minor);
+	diag("%s: %s, device_id 0x%" PRIx64 ", gfx_target_version %" PRIu64,
+	     node, path, p->device_id, p->gfx_target_version);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (!ok(fd >= 0, "%s: open", path)) {
+		diag("%s", strerror(errno));
+		return;
+	}
+	r = amdgpu_device_initialize(fd, &major, &minor, &dev);
+	if (!ok(r == 0 && major == 3, "%s: amdgpu_device_initialize (%d, DRM %u.%u)",
+		path, r, major, minor)) {
+		close(fd);
+		return;
+	}
+
+	r = amdgpu_query_gpu_info(dev, &gi);
+	ok(r == 0 && gi.asic_id == p->device_id && gi.family_id >= AMDGPU_FAMILY_CI,
+	   "%s: gpu_info asic_id 0x%x == device_id, family %u", path, gi.asic_id,
+	   gi.family_id);
+	ok(gi.cu_active_number * p->simd_per_cu == p->simd_count,
+	   "%s: cu_active_number %u * simd_per_cu %" PRIu64 " == simd_count %" PRIu64,
+	   path, gi.cu_active_number, p->simd_per_cu, p->simd_count);
+	ok(gi.num_shader_engines * gi.num_shader_arrays_per_engine * xcc == p->array_count &&
+	   gi.num_shader_arrays_per_engine == p->simd_arrays_per_engine,
+	   "%s: %u SEs x %u SHs x %" PRIu64 " XCCs == array_count %" PRIu64, path,
+	   gi.num_shader_engines, gi.num_shader_arrays_per_engine, xcc, p->array_count);
+
+	memset(&heap, 0, sizeof(heap));
+	r = amdgpu_query_heap_info(dev, AMDGPU_GEM_DOMAIN_VRAM, 0, &heap);
+	ok(r == 0 && heap.heap_size == p->vram && heap.heap_usage <= heap.heap_size,
+	   "%s: VRAM heap %" PRIu64 " == mem_banks size %" PRIu64 " (used %" PRIu64 ")",
+	   path, (uint64_t)heap.heap_size, p->vram, (uint64_t)heap.heap_usage);
+	r = amdgpu_query_heap_info(dev, AMDGPU_GEM_DOMAIN_GTT, 0, &heap);
+	ok(r == 0 && heap.heap_size > 0, "%s: GTT heap %" PRIu64, path,
+	   (uint64_t)heap.heap_size);
+
+	memset(&di, 0, sizeof(di));
+	r = amdgpu_query_info(dev, AMDGPU_INFO_DEV_INFO, sizeof(di), &di);
+	ok(r == 0 && di.virtual_address_offset < di.virtual_address_max &&
+	   di.virtual_address_max == GPUVM_LIMIT && di.cu_active_number == gi.cu_active_number,
+	   "%s: DEV_INFO VA [0x%llx, 0x%llx) ends at the KFD gpuvm_limit + 1", path,
+	   (unsigned long long)di.virtual_address_offset,
+	   (unsigned long long)di.virtual_address_max);
+	r = amdgpu_query_sw_info(dev, amdgpu_sw_info_address32_hi, &hi);
+	ok(r == 0 && hi, "%s: sw_info address32_hi 0x%x (high VA range set up)", path, hi);
+	r = amdgpu_query_info(dev, 0xff, sizeof(dummy), &dummy);
+	ok(r == -EINVAL, "%s: unknown AMDGPU_INFO query: -EINVAL (%d)", path, r);
+
+	r = amdgpu_device_deinitialize(dev);
+	ok(r == 0, "%s: amdgpu_device_deinitialize", path);
+	close(fd);
+}
+
+int main(void)
+{
+	struct dirent **ents;
+	int i, n, gpus = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	n = scandir(TOPO, &ents, NULL, versionsort);
+	if (n < 0) {
+		ok(0, "%s: %s", TOPO, strerror(errno));
+		return tap_done();
+	}
+	for (i = 0; i < n; i++) {
+		char node[300], path[400];
+		uint64_t gpu_id = 0;
+		struct props p = { 0 };
+
+		if (ents[i]->d_name[0] == '.')
+			goto next;
+		snprintf(node, sizeof(node), "%s/%s", TOPO, ents[i]->d_name);
+		snprintf(path, sizeof(path), "%s/gpu_id", node);
+		{
+			FILE *f = fopen(path, "r");
+
+			if (f) {
+				if (fscanf(f, "%" SCNu64, &gpu_id) != 1)
+					gpu_id = 0;
+				fclose(f);
+			}
+		}
+		snprintf(path, sizeof(path), "%s/properties", node);
+		if (!gpu_id || read_props(path, &p, NULL, NULL) || !p.has_minor ||
+		    !p.drm_render_minor)
+			goto next;
+		p.vram = node_vram(node);
+		gpus++;
+		test_node(node, &p);
+next:
+		free(ents[i]);
+	}
+	free(ents);
+	ok(gpus > 0, "%d GPU nodes with a render node", gpus);
+	return tap_done();
+}
