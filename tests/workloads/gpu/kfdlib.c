@@ -24,7 +24,7 @@ static int xioctl(int fd, unsigned long req, void *arg)
 
 const char *kfdl_type_name(enum kfdl_bo_type t)
 {
-	static const char *const n[] = { "VRAM", "GTT", "USERPTR", "DOORBELL", "MMIO" };
+	static const char *const n[] = {"VRAM", "GTT", "USERPTR", "DOORBELL", "MMIO"};
 
 	return (unsigned)t < 5 ? n[t] : "?";
 }
@@ -66,7 +66,8 @@ static uint64_t total_cwsr(uint32_t node, const struct kfdl_gpu *g)
 		sape = 1;
 	cu = simd / spc / g->num_xcc;
 	arr = arrays / g->num_xcc;
-	waves = g->gfx < 100100 ? (cu * 40 < arr / sape * 512 ? cu * 40 : arr / sape * 512) : cu * 32;
+	waves = g->gfx < 100100 ? (cu * 40 < arr / sape * 512 ? cu * 40 : arr / sape * 512)
+				: cu * 32;
 	dbg = (waves * 32 + 63) & ~63u;
 	return ((uint64_t)(g->cwsr_size + dbg) * g->num_xcc + KFDL_PAGE - 1) & ~(KFDL_PAGE - 1);
 }
@@ -125,7 +126,7 @@ int kfdl_open(struct kfdl *k)
 	if (k->kfd < 0)
 		return -errno;
 	for (i = 0; i < k->n_gpus; i++) {
-		struct kfd_ioctl_acquire_vm_args a = { .gpu_id = k->gpu[i].gpu_id };
+		struct kfd_ioctl_acquire_vm_args a = {.gpu_id = k->gpu[i].gpu_id};
 		char p[64];
 
 		snprintf(p, sizeof(p), "/dev/dri/renderD%u", k->gpu[i].minor);
@@ -163,11 +164,11 @@ uint64_t kfdl_va(struct kfdl *k, uint64_t size)
 int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struct kfdl_bo *bo)
 {
 	static const uint32_t type_flags[] = {
-		KFD_IOC_ALLOC_MEM_FLAGS_VRAM, KFD_IOC_ALLOC_MEM_FLAGS_GTT,
-		KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL,
+		KFD_IOC_ALLOC_MEM_FLAGS_VRAM,	    KFD_IOC_ALLOC_MEM_FLAGS_GTT,
+		KFD_IOC_ALLOC_MEM_FLAGS_USERPTR,    KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL,
 		KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP,
 	};
-	struct kfd_ioctl_alloc_memory_of_gpu_args a = { 0 };
+	struct kfd_ioctl_alloc_memory_of_gpu_args a = {0};
 	int rc;
 
 	if (gi < 0 || gi >= k->n_gpus || (unsigned)t > KFDL_MMIO || !size)
@@ -179,7 +180,8 @@ int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struc
 	bo->flags = type_flags[t] | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
 		    KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
 	if (t == KFDL_USERPTR) {
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
 
 		if (p == MAP_FAILED)
 			return -errno;
@@ -203,8 +205,8 @@ int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struc
 	bo->handle = a.handle;
 	bo->mmap_offset = a.mmap_offset;
 	if (t == KFDL_VRAM || t == KFDL_GTT) {
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       k->gpu[gi].render_fd, a.mmap_offset);
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, k->gpu[gi].render_fd,
+			       a.mmap_offset);
 
 		if (p == MAP_FAILED)
 			return -errno;
@@ -216,7 +218,9 @@ int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struc
 int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n)
 {
 	struct kfd_ioctl_map_memory_to_gpu_args m = {
-		.handle = bo->handle, .device_ids_array_ptr = (uintptr_t)gpu_ids, .n_devices = n,
+		.handle = bo->handle,
+		.device_ids_array_ptr = (uintptr_t)gpu_ids,
+		.n_devices = n,
 	};
 	int rc, tries = 100;
 	uint32_t i;
@@ -234,10 +238,23 @@ int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32
 	return 0;
 }
 
+/* raw UNMAP (no bookkeeping): e.g. to probe that a BO is not mapped on a GPU */
+int kfdl_unmap(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n)
+{
+	struct kfd_ioctl_unmap_memory_from_gpu_args u = {
+		.handle = bo->handle,
+		.device_ids_array_ptr = (uintptr_t)gpu_ids,
+		.n_devices = n,
+	};
+
+	return xioctl(k->kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &u);
+}
+
 int kfdl_unmap_all(struct kfdl *k, struct kfdl_bo *bo)
 {
 	struct kfd_ioctl_unmap_memory_from_gpu_args u = {
-		.handle = bo->handle, .device_ids_array_ptr = (uintptr_t)bo->mapped,
+		.handle = bo->handle,
+		.device_ids_array_ptr = (uintptr_t)bo->mapped,
 		.n_devices = bo->n_mapped,
 	};
 	int rc;
@@ -252,7 +269,7 @@ int kfdl_unmap_all(struct kfdl *k, struct kfdl_bo *bo)
 
 int kfdl_free(struct kfdl *k, struct kfdl_bo *bo)
 {
-	struct kfd_ioctl_free_memory_of_gpu_args f = { .handle = bo->handle };
+	struct kfd_ioctl_free_memory_of_gpu_args f = {.handle = bo->handle};
 	int rc = xioctl(k->kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f);
 
 	if (bo->cpu) {
@@ -265,9 +282,9 @@ int kfdl_free(struct kfdl *k, struct kfdl_bo *bo)
 int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *q)
 {
 	struct kfdl_gpu *g = &k->gpu[gi];
-	const uint64_t sizes[5] = { KFDL_PAGE, KFDL_PAGE, KFDL_PAGE, KFDL_PAGE, g->total_cwsr };
-	const enum kfdl_bo_type types[5] = { KFDL_GTT, KFDL_GTT, KFDL_GTT, KFDL_VRAM, KFDL_VRAM };
-	struct kfd_ioctl_create_queue_args a = { 0 };
+	const uint64_t sizes[5] = {KFDL_PAGE, KFDL_PAGE, KFDL_PAGE, KFDL_PAGE, g->total_cwsr};
+	const enum kfdl_bo_type types[5] = {KFDL_GTT, KFDL_GTT, KFDL_GTT, KFDL_VRAM, KFDL_VRAM};
+	struct kfd_ioctl_create_queue_args a = {0};
 	int i, rc;
 	void *p;
 
@@ -310,14 +327,14 @@ int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *
 
 int kfdl_destroy_queue(struct kfdl *k, uint32_t queue_id)
 {
-	struct kfd_ioctl_destroy_queue_args d = { .queue_id = queue_id };
+	struct kfd_ioctl_destroy_queue_args d = {.queue_id = queue_id};
 
 	return xioctl(k->kfd, AMDKFD_IOC_DESTROY_QUEUE, &d);
 }
 
 int kfdl_create_event(struct kfdl *k, uint32_t type, int auto_reset, uint32_t *id)
 {
-	struct kfd_ioctl_create_event_args e = { .event_type = type, .auto_reset = !!auto_reset };
+	struct kfd_ioctl_create_event_args e = {.event_type = type, .auto_reset = !!auto_reset};
 	int rc = xioctl(k->kfd, AMDKFD_IOC_CREATE_EVENT, &e);
 
 	if (!rc)
@@ -327,14 +344,30 @@ int kfdl_create_event(struct kfdl *k, uint32_t type, int auto_reset, uint32_t *i
 
 int kfdl_set_event(struct kfdl *k, uint32_t id)
 {
-	struct kfd_ioctl_set_event_args s = { .event_id = id };
+	struct kfd_ioctl_set_event_args s = {.event_id = id};
 
 	return xioctl(k->kfd, AMDKFD_IOC_SET_EVENT, &s);
 }
 
+int kfdl_wait_event(struct kfdl *k, uint32_t id, uint32_t timeout_ms, uint32_t *result)
+{
+	struct kfd_event_data ed = {.event_id = id};
+	struct kfd_ioctl_wait_events_args w = {
+		.events_ptr = (uintptr_t)&ed,
+		.num_events = 1,
+		.wait_for_all = 1,
+		.timeout = timeout_ms,
+	};
+	int rc = xioctl(k->kfd, AMDKFD_IOC_WAIT_EVENTS, &w);
+
+	if (!rc)
+		*result = w.wait_result;
+	return rc;
+}
+
 int kfdl_destroy_event(struct kfdl *k, uint32_t id)
 {
-	struct kfd_ioctl_destroy_event_args d = { .event_id = id };
+	struct kfd_ioctl_destroy_event_args d = {.event_id = id};
 
 	return xioctl(k->kfd, AMDKFD_IOC_DESTROY_EVENT, &d);
 }
@@ -342,7 +375,7 @@ int kfdl_destroy_event(struct kfdl *k, uint32_t id)
 int kfdl_apertures(struct kfdl *k, uint32_t *ids, uint32_t *n, uint32_t max)
 {
 	struct kfd_process_device_apertures pa[KFDL_MAX_GPUS];
-	struct kfd_ioctl_get_process_apertures_new_args a = { 0 };
+	struct kfd_ioctl_get_process_apertures_new_args a = {0};
 	uint32_t i;
 	int rc;
 

@@ -17,11 +17,11 @@
 #endif
 #include <linux/kfd_ioctl.h>
 
-#define KFDL_MAX_GPUS 16
-#define KFDL_PAGE 4096ULL
+#define KFDL_MAX_GPUS	   64
+#define KFDL_PAGE	   4096ULL
 #define KFDL_MMAP_DOORBELL (3ULL << 62)
-#define KFDL_MMAP_EVENTS (2ULL << 62)
-#define KFDL_GPU_SHIFT 46
+#define KFDL_MMAP_EVENTS   (2ULL << 62)
+#define KFDL_GPU_SHIFT	   46
 
 struct kfdl_gpu {
 	uint32_t gpu_id, node, minor, gfx, num_xcc;
@@ -41,10 +41,10 @@ enum kfdl_bo_type { KFDL_VRAM, KFDL_GTT, KFDL_USERPTR, KFDL_DOORBELL, KFDL_MMIO 
 
 struct kfdl_bo {
 	enum kfdl_bo_type type;
-	int gi;                /* index of the owning GPU in kfdl.gpu */
+	int gi; /* index of the owning GPU in kfdl.gpu */
 	uint64_t handle, va, size, mmap_offset;
 	uint32_t flags;
-	uint8_t *cpu;          /* CPU mapping (VRAM/GTT: render node; USERPTR: own) */
+	uint8_t *cpu; /* CPU mapping (VRAM/GTT: render node; USERPTR: own) */
 	uint32_t mapped[KFDL_MAX_GPUS];
 	uint32_t n_mapped;
 };
@@ -54,7 +54,7 @@ struct kfdl_queue {
 	struct kfdl_bo bufs[5]; /* ring, rptr, wptr, EOP, CWSR */
 	uint32_t queue_id;
 	uint64_t doorbell_offset;
-	void *doorbell;         /* the doorbell slice, mmap of /dev/kfd */
+	void *doorbell; /* the doorbell slice, mmap of /dev/kfd */
 };
 
 const char *kfdl_type_name(enum kfdl_bo_type t);
@@ -67,6 +67,7 @@ int kfdl_read_prop(uint32_t node, const char *key, uint64_t *v);
 uint64_t kfdl_va(struct kfdl *k, uint64_t size);
 int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struct kfdl_bo *bo);
 int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n);
+int kfdl_unmap(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n);
 int kfdl_unmap_all(struct kfdl *k, struct kfdl_bo *bo);
 int kfdl_free(struct kfdl *k, struct kfdl_bo *bo);
 
@@ -75,6 +76,8 @@ int kfdl_destroy_queue(struct kfdl *k, uint32_t queue_id);
 
 int kfdl_create_event(struct kfdl *k, uint32_t type, int auto_reset, uint32_t *id);
 int kfdl_set_event(struct kfdl *k, uint32_t id);
+/* WAIT_EVENTS on one event: *result is KFD_IOC_WAIT_RESULT_* */
+int kfdl_wait_event(struct kfdl *k, uint32_t id, uint32_t timeout_ms, uint32_t *result);
 int kfdl_destroy_event(struct kfdl *k, uint32_t id);
 
 /* gpu_ids of this process's devices, as GET_PROCESS_APERTURES_NEW reports them */
