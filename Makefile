@@ -66,9 +66,14 @@ $(CRIU_INC)/criu-plugin.h:
 	@echo "missing CRIU plugin header: run 'make deps' (fetches trixie's criu into $(CRIU_DIR))" >&2; exit 1
 
 # ---- code generation ----------------------------------------------------------
-$(PROTO_C) $(PROTO_H) &: amdgpu_plugin.proto
+$(PROTO_C) $(PROTO_H) &: amdgpu_plugin.proto $(BUILD)/gen/drm/drm.h
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen amdgpu_plugin.proto
+# linux/kfd_ioctl.h includes <drm/drm.h>, which Debian ships as libdrm's drm.h
+# (linux-libc-dev has no drm/ directory): a one-line forwarder.
+$(BUILD)/gen/drm/drm.h:
+	@mkdir -p $(dir $@)
+	echo '#include <drm.h> /* libdrm-dev: -I/usr/include/libdrm */' > $@
 
 # ---- objects: normal (n) and sanitized (san) ----------------------------------
 $(BUILD)/n/%.o: %.c $(PROTO_H)

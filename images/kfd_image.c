@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Metadata image files of the plugin: naming, atomic-enough creation,
+ * bounded reading and validation (see kfd_image.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/kfd_ioctl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kfd_image.h"
+#include "topology_image.h"
+
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int ret,
+						      const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static const char *kind_prefix(enum kfd_image_kind kind)
+{
+	return kind == KFD_IMAGE_PROCESS ? "amdgpu-kfd-" : "amdgpu-render-";
+}
+
+void kfd_image_name(char *buf, size_t len, enum kfd_image_kind kind, uint32_t id)
+{
+	snprintf(buf, len, "%s%" PRIu32 ".img", kind_prefix(kind), id);
+}
+
+int kfd_image_exists(int dir_fd, enum kfd_image_kind kind, uint32_t id)
+{
+	char name[KFD_IMAGE_NAME_MAX];
+	struct stat st;
+
+	kfd_image_name(name, sizeof(name), kind, id);
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
+
+static int write_full(int fd, const uint8_t *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const ProtobufCMessage *msg,
+		    char *err, size_t errlen)
+{
+	char name[KFD_IMAGE_NAME_MAX];
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	uint8_t *buf = malloc(len ? len : 1);
+	int fd = -1, ret;
+
+	kfd_image_name(name, sizeof(name), kind, id);
+	if (!buf)
+		return fail(err, errlen, -ENOMEM, "%s: no memory for %zu bytes", name, len);
+	protobuf_c_message_pack(msg, buf);
+	fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = fail(err, errlen, -errno, "cannot create %s: %s", name, strerror(errno));
+		goto out;
+	}
+	ret = write_full(fd, buf, len);
+	if (!ret && fdatasync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (ret) {
+		unlinkat(dir_fd, name, 0);
+		fail(err, errlen, ret, "cannot write %s: %s", name, strerror(-ret));
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+/* The whole file, if it is a regular file no larger than KFD_IMAGE_MAX_FILE. */
+static int read_image(int dir_fd, const char *name, uint8_t **out, size_t *out_len, char *err,
+		      size_t errlen)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	uint8_t *buf = NULL;
+	struct stat st;
+	size_t done = 0;
+	ssize_t n;
+	int ret;
+
+	if (fd < 0)
+		return fail(err, errlen, -errno, "cannot open image %s: %s", name, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KFD_IMAGE_MAX_FILE) {
+		ret = fail(err, errlen, -EINVAL, "image %s is not a regular file of at most %llu bytes",
+			   name, (unsigned long long)KFD_IMAGE_MAX_FILE);
+		goto out;
+	}
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf) {
+		ret = fail(err, errlen, -ENOMEM, "%s: no memory", name);
+		goto out;
+	}
+	while (done < (size_t)st.st_size) {
+		n = read(fd, buf + done, (size_t)st.st_size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = fail(err, errlen, n < 0 ? -errno : -EIO, "cannot read %s", name);
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	*out = buf;
+	*out_len = done;
+	buf = NULL;
+	ret = 0;
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescriptor *desc,
+		    int *ret, char *err, size_t errlen)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	void *msg;
+
+	*ret = read_image(dir_fd, name, &buf, &len, err, errlen);
+	if (*ret)
+		return NULL;
+	msg = protobuf_c_message_unpack(desc, NULL, len, buf);
+	free(buf);
+	if (!msg)
+		*ret = fail(err, errlen, -EINVAL,
+			    "image %s is damaged (not a valid %s message); the checkpoint "
+			    "cannot be restored", name, desc->short_name);
+	return msg;
+}
+
+int kfd_bo_has_contents(uint32_t alloc_flags)
+{
+	return !!(alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT));
+}
+
+int kfd_process_image_device(const struct kfd_process_image *img, uint32_t user_gpu_id)
+{
+	size_t i;
+
+	for (i = 0; i < img->entry->n_devices; i++)
+		if (img->entry->devices[i]->user_gpu_id == user_gpu_id)
+			return (int)i;
+	return -1;
+}
+
+static int check_devices(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
+{
+	const KfdProcessEntry *e = img->entry;
+	const struct kfd_node *node;
+	size_t i, j;
+
+	if (e->n_devices > KFD_IMAGE_MAX_DEVICES)
+		return fail(err, errlen, -EINVAL, "%s: %zu GPUs, more than KFD's %u", name,
+			    e->n_devices, KFD_IMAGE_MAX_DEVICES);
+	img->device_nodes = calloc(e->n_devices + 1, sizeof(*img->device_nodes));
+	img->device_bytes = calloc(e->n_devices + 1, sizeof(*img->device_bytes));
+	img->device_bo_count = calloc(e->n_devices + 1, sizeof(*img->device_bo_count));
+	if (!img->device_nodes || !img->device_bytes || !img->device_bo_count)
+		return fail(err, errlen, -ENOMEM, "%s: no memory", name);
+	for (i = 0; i < e->n_devices; i++) {
+		const KfdDeviceEntry *d = e->devices[i];
+
+		if (!d->user_gpu_id || !d->actual_gpu_id)
+			return fail(err, errlen, -EINVAL, "%s: GPU %zu has gpu_id 0", name, i);
+		for (j = 0; j < i; j++)
+			if (e->devices[j]->user_gpu_id == d->user_gpu_id ||
+			    e->devices[j]->actual_gpu_id == d->actual_gpu_id)
+				return fail(err, errlen, -EINVAL, "%s: GPUs %zu and %zu share an id",
+					    name, j, i);
+		node = topo_node(&img->topo, d->node_index);
+		if (!node || !node->accessible || node->gpu_id != d->actual_gpu_id)
+			return fail(err, errlen, -EINVAL,
+				    "%s: GPU %u (node %u) is missing from the recorded topology", name,
+				    d->actual_gpu_id, d->node_index);
+		img->device_nodes[i] = d->node_index;
+	}
+	return 0;
+}
+
+static int check_bos(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
+{
+	const KfdProcessEntry *e = img->entry;
+	size_t i;
+	int dev;
+
+	if (e->n_bos > KFD_IMAGE_MAX_BOS)
+		return fail(err, errlen, -EINVAL, "%s: %zu BOs, more than %u", name, e->n_bos,
+			    KFD_IMAGE_MAX_BOS);
+	for (i = 0; i < e->n_bos; i++) {
+		const KfdBoEntry *b = e->bos[i];
+
+		dev = kfd_process_image_device(img, b->gpu_id);
+		if (dev < 0)
+			return fail(err, errlen, -EINVAL, "%s: BO %zu belongs to unknown GPU %u", name,
+				    i, b->gpu_id);
+		if (b->size > (1ull << 48) || (b->size & 4095))
+			return fail(err, errlen, -EINVAL, "%s: BO %zu has a bad size %" PRIu64, name,
+				    i, b->size);
+		if (!kfd_bo_has_contents(b->alloc_flags))
+			continue;
+		img->device_bytes[dev] += b->size;
+		img->device_bo_count[dev]++;
+	}
+	return 0;
+}
+
+static int check_blob(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
+{
+	const KfdProcessEntry *e = img->entry;
+	char why[200];
+
+	if (e->num_objects > KFD_IMAGE_MAX_OBJECTS)
+		return fail(err, errlen, -EINVAL, "%s: %u objects, more than %u", name,
+			    e->num_objects, KFD_IMAGE_MAX_OBJECTS);
+	if (priv_blob_parse(e->priv_data.data, e->priv_data.len, (uint32_t)e->n_devices,
+			    (uint32_t)e->n_bos, e->num_objects, e->bo_record_size, &img->blob, why,
+			    sizeof(why)))
+		return fail(err, errlen, -EINVAL, "%s: private data does not parse: %s", name, why);
+	if (img->blob.version != PRIV_BLOB_VERSION)
+		return fail(err, errlen, -EINVAL, "%s: private data version %u, expected %u", name,
+			    img->blob.version, PRIV_BLOB_VERSION);
+	return 0;
+}
+
+int kfd_process_image_load(int dir_fd, uint32_t id, struct kfd_process_image *img, char *err,
+			   size_t errlen)
+{
+	char name[KFD_IMAGE_NAME_MAX], why[512];
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	img->id = id;
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, id);
+	img->entry = unpack(dir_fd, name, &kfd_process_entry__descriptor, &ret, err, errlen);
+	if (!img->entry)
+		return ret;
+	ret = topo_from_image(img->entry->topology, &img->topo, why, sizeof(why));
+	if (ret) {
+		fail(err, errlen, ret, "%s: recorded topology: %s", name, why);
+		goto fail;
+	}
+	ret = check_devices(img, name, err, errlen);
+	if (!ret)
+		ret = check_bos(img, name, err, errlen);
+	if (!ret)
+		ret = check_blob(img, name, err, errlen);
+	if (!ret)
+		return 0;
+fail:
+	kfd_process_image_free(img);
+	return ret;
+}
+
+void kfd_process_image_free(struct kfd_process_image *img)
+{
+	if (img->entry)
+		kfd_process_entry__free_unpacked(img->entry, NULL);
+	topo_free(&img->topo);
+	free(img->device_nodes);
+	free(img->device_bytes);
+	free(img->device_bo_count);
+	memset(img, 0, sizeof(*img));
+}
+
+int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *img, char *err,
+			   size_t errlen)
+{
+	char name[KFD_IMAGE_NAME_MAX], why[512];
+	const struct kfd_node *node;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	img->id = id;
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_RENDER, id);
+	img->entry = unpack(dir_fd, name, &render_file_entry__descriptor, &ret, err, errlen);
+	if (!img->entry)
+		return ret;
+	ret = topo_from_image(img->entry->topology, &img->topo, why, sizeof(why));
+	if (ret) {
+		fail(err, errlen, ret, "%s: recorded topology: %s", name, why);
+		goto fail;
+	}
+	node = topo_node(&img->topo, img->entry->node_index);
+	if (!node || !node->accessible || node->gpu_id != img->entry->actual_gpu_id ||
+	    !img->entry->actual_gpu_id) {
+		ret = fail(err, errlen, -EINVAL, "%s: GPU %u (node %u) is missing from the recorded "
+			   "topology", name, img->entry->actual_gpu_id, img->entry->node_index);
+		goto fail;
+	}
+	return 0;
+fail:
+	render_file_image_free(img);
+	return ret;
+}
+
+void render_file_image_free(struct render_file_image *img)
+{
+	if (img->entry)
+		render_file_entry__free_unpacked(img->entry, NULL);
+	topo_free(&img->topo);
+	memset(img, 0, sizeof(*img));
+}
+
+/* "<prefix><digits>.img" with a value that fits in 32 bits. */
+static int parse_image_id(const char *name, const char *prefix, uint32_t *id)
+{
+	size_t plen = strlen(prefix);
+	unsigned long long v = 0;
+	const char *p;
+
+	if (strncmp(name, prefix, plen))
+		return -1;
+	for (p = name + plen; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > UINT32_MAX)
+			return -1;
+	}
+	if (p == name + plen || strcmp(p, ".img"))
+		return -1;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t count = 0, cap = 0;
+	uint32_t *list = NULL, *grown, id;
+	struct dirent *de;
+	DIR *dir;
+
+	*ids = NULL;
+	*n = 0;
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (parse_image_id(de->d_name, kind_prefix(kind), &id))
+			continue;
+		if (count == cap) {
+			cap = cap ? cap * 2 : 8;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown) {
+				free(list);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			list = grown;
+		}
+		list[count++] = id;
+	}
+	closedir(dir);
+	if (count)
+		qsort(list, count, sizeof(*list), cmp_u32);
+	*ids = list;
+	*n = count;
+	return 0;
+}

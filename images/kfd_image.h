@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin's metadata images in a CRIU image directory, and the checks that
+ * make a hostile or damaged one a clear error.
+ *
+ * Files (created 0600, O_EXCL|O_NOFOLLOW, inside the directory given as an
+ * fd; names are built from numbers only, so no image content can steer a
+ * path):
+ *   amdgpu-kfd-<id>.img      KfdProcessEntry: one checkpointed /dev/kfd file
+ *   amdgpu-render-<id>.img   RenderFileEntry: one application render-node file
+ *   amdgpu-bo-<id>-<gpu>.*   BO contents (images/bo_stream.h)
+ * <id> is CRIU's file id (decimal), <gpu> the BO owner's user gpu_id.
+ * Each .img is one packed protobuf message, nothing else.
+ *
+ * Loading validates everything the restore relies on before anything is
+ * done with it (bounds below, unique non-zero ids, BOs owned by a recorded
+ * GPU, the private blob walking to its exact end with the recorded sizes,
+ * a topology that names every recorded GPU). Errors: negative errno and one
+ * line in err naming the file and what is wrong with it.
+ */
+#ifndef AMDGPU_CRIU_KFD_IMAGE_H
+#define AMDGPU_CRIU_KFD_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amdgpu_plugin.pb-c.h"
+#include "priv_blob.h"
+#include "topology.h"
+
+#define KFD_IMAGE_MAX_FILE	 (1ull << 30) /* a metadata image larger than this is refused */
+#define KFD_IMAGE_MAX_DEVICES	 64u	      /* KFD's own maximum of GPU instances */
+#define KFD_IMAGE_MAX_BOS	 (1u << 20)
+#define KFD_IMAGE_MAX_OBJECTS	 (1u << 20)
+#define KFD_IMAGE_NAME_MAX	 64
+
+enum kfd_image_kind {
+	KFD_IMAGE_PROCESS, /* amdgpu-kfd-<id>.img */
+	KFD_IMAGE_RENDER,  /* amdgpu-render-<id>.img */
+};
+
+/* "amdgpu-kfd-<id>.img" or "amdgpu-render-<id>.img" into buf (>= KFD_IMAGE_NAME_MAX). */
+void kfd_image_name(char *buf, size_t len, enum kfd_image_kind kind, uint32_t id);
+
+/* 0 if the image exists (as a regular file), -ENOENT if not, other -errno. */
+int kfd_image_exists(int dir_fd, enum kfd_image_kind kind, uint32_t id);
+
+/* Packs msg into a new file (0600, must not exist yet). */
+int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const ProtobufCMessage *msg,
+		    char *err, size_t errlen);
+
+/*
+ * A validated process image. `topo` is the recorded topology; the other
+ * arrays are parallel to entry->devices (index into topo.nodes).
+ */
+struct kfd_process_image {
+	uint32_t id;
+	KfdProcessEntry *entry; /* unpacked; free with kfd_process_image_free() */
+	struct kfd_topology topo;
+	struct priv_blob_summary blob;
+	uint32_t *device_nodes;	       /* entry->n_devices node indexes */
+	uint64_t *device_bytes;	       /* bytes of BO contents per device (VRAM/GTT) */
+	uint32_t *device_bo_count;     /* BOs with contents per device */
+};
+
+int kfd_process_image_load(int dir_fd, uint32_t id, struct kfd_process_image *img, char *err,
+			   size_t errlen);
+void kfd_process_image_free(struct kfd_process_image *img);
+
+/* Index of the device whose user gpu_id is `user_gpu_id`, or -1. */
+int kfd_process_image_device(const struct kfd_process_image *img, uint32_t user_gpu_id);
+
+/* True for BOs whose contents the plugin copies (VRAM and GTT). */
+int kfd_bo_has_contents(uint32_t alloc_flags);
+
+struct render_file_image {
+	uint32_t id;
+	RenderFileEntry *entry;
+	struct kfd_topology topo;
+};
+
+int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *img, char *err,
+			   size_t errlen);
+void render_file_image_free(struct render_file_image *img);
+
+/*
+ * Ids of every image of `kind` in the directory, sorted ascending. Names that
+ * merely look alike (other digits, extra characters) are skipped. *ids is
+ * malloc'ed (NULL when *n == 0).
+ */
+int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n);
+
+#endif
