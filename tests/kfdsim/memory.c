@@ -426,11 +426,42 @@ static u32 *copy_device_ids(u64 uptr, u32 n, int *err)
 	return ids;
 }
 
+/*
+ * The BO of a memory handle (MAP/UNMAP prelude): the owning pdd by the
+ * handle's user gpu_id (EINVAL), for MAP (@bind) a pdd with a VM (ENODEV),
+ * then the idr index (ENOMEM, as kfd_process_device_translate_handle()
+ * failing in both ioctls). Called with p->mutex held; NULL and *@err on
+ * failure.
+ */
+static struct kfdsim_bo *kfdsim_bo_by_handle(struct kfdsim_process *p, u64 handle,
+					     bool bind, int *err)
+{
+	struct kfdsim_pdd *pdd;
+	struct kfdsim_bo *bo;
+
+	pdd = kfdsim_pdd_by_user_id(p, KFDSIM_HANDLE_GPU(handle));
+	if (!pdd) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (bind) {
+		pdd = kfdsim_bind_process_to_device(pdd);
+		if (IS_ERR(pdd)) {
+			*err = PTR_ERR(pdd);
+			return NULL;
+		}
+	}
+	bo = idr_find(&pdd->alloc_idr, KFDSIM_HANDLE_IDR(handle));
+	if (!bo)
+		*err = -ENOMEM;
+	return bo;
+}
+
 int kfdsim_ioctl_map_memory_to_gpu(struct file *filep, struct kfdsim_process *p,
 				   void *data)
 {
 	struct kfd_ioctl_map_memory_to_gpu_args *args = data;
-	struct kfdsim_pdd *pdd, *peer;
+	struct kfdsim_pdd *peer;
 	struct kfdsim_bo *bo;
 	u32 *devices_arr;
 	u32 i;
@@ -443,21 +474,9 @@ int kfdsim_ioctl_map_memory_to_gpu(struct file *filep, struct kfdsim_process *p,
 		return err;
 
 	mutex_lock(&p->mutex);
-	pdd = kfdsim_pdd_by_user_id(p, KFDSIM_HANDLE_GPU(args->handle));
-	if (!pdd) {
-		err = -EINVAL;
+	bo = kfdsim_bo_by_handle(p, args->handle, true, &err);
+	if (!bo)
 		goto out;
-	}
-	pdd = kfdsim_bind_process_to_device(pdd);
-	if (IS_ERR(pdd)) {
-		err = PTR_ERR(pdd);
-		goto out;
-	}
-	bo = idr_find(&pdd->alloc_idr, KFDSIM_HANDLE_IDR(args->handle));
-	if (!bo) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (i = args->n_success; i < args->n_devices; i++) {
 		peer = kfdsim_pdd_by_user_id(p, devices_arr[i]);
 		if (!peer) {
@@ -488,7 +507,7 @@ int kfdsim_ioctl_unmap_memory_from_gpu(struct file *filep, struct kfdsim_process
 				       void *data)
 {
 	struct kfd_ioctl_unmap_memory_from_gpu_args *args = data;
-	struct kfdsim_pdd *pdd, *peer;
+	struct kfdsim_pdd *peer;
 	struct kfdsim_bo *bo;
 	u32 *devices_arr;
 	u32 i;
@@ -501,16 +520,9 @@ int kfdsim_ioctl_unmap_memory_from_gpu(struct file *filep, struct kfdsim_process
 		return err;
 
 	mutex_lock(&p->mutex);
-	pdd = kfdsim_pdd_by_user_id(p, KFDSIM_HANDLE_GPU(args->handle));
-	if (!pdd) {
-		err = -EINVAL;
+	bo = kfdsim_bo_by_handle(p, args->handle, false, &err);
+	if (!bo)
 		goto out;
-	}
-	bo = idr_find(&pdd->alloc_idr, KFDSIM_HANDLE_IDR(args->handle));
-	if (!bo) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (i = args->n_success; i < args->n_devices; i++) {
 		peer = kfdsim_pdd_by_user_id(p, devices_arr[i]);
 		if (!peer) {
