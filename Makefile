@@ -28,7 +28,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) -I. -Itopology -I$(BUILD)/gen $(PKG_CFLAGS)
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) -I. -Itopology -Iimages -I$(BUILD)/gen $(PKG_CFLAGS)
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 TOPOLOGY_SRC := $(wildcard topology/*.c)

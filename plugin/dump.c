@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Dump of /dev/kfd files (PROCESS_INFO, CHECKPOINT with buffers of exactly the
+ * returned sizes, metadata image, BO contents) and of render-node files.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bo_stream.h"
+#include "dump.h"
+#include "kfd_dev.h"
+#include "kfd_image.h"
+#include "kfd_ioctl.h"
+#include "log.h"
+#include "priv_blob.h"
+#include "topology_image.h"
+
+#define KFD_NO_FD 0xFFFFFFFFu
+
+/* What CHECKPOINT handed over, with the dma-buf fds we now own. */
+struct checkpoint {
+	struct kfd_ioctl_criu_args args;
+	struct kfd_criu_device_bucket *devices;
+	struct kfd_criu_bo_bucket *bos;
+	uint8_t *priv;
+	uint32_t *nodes; /* topology node of each device */
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int dump_session_init(struct dump_session *s)
+{
+	struct utsname u;
+
+	memset(s, 0, sizeof(*s));
+	s->dir_fd = -1;
+	s->has_kfd = !kfd_dev_rdev(&s->kfd_rdev);
+	if (!uname(&u))
+		snprintf(s->release, sizeof(s->release), "%s", u.release);
+	s->paused = pause_list_new();
+	return s->paused ? 0 : -ENOMEM;
+}
+
+void dump_session_fini(struct dump_session *s)
+{
+	pause_list_release(s->paused);
+	s->paused = NULL;
+	if (s->topo_loaded)
+		topo_free(&s->topo);
+	s->topo_loaded = false;
+}
+
+static int load_topology(struct dump_session *s)
+{
+	char why[512];
+	int ret;
+
+	if (s->topo_loaded)
+		return 0;
+	ret = topo_load(KFD_SYSFS_TOPOLOGY, &s->topo, why, sizeof(why));
+	if (ret) {
+		pr_err("cannot read the KFD topology: %s", why);
+		return ret;
+	}
+	s->topo_loaded = true;
+	return 0;
+}
+
+static const struct kfd_node *gpu_by_minor(const struct kfd_topology *t, uint32_t minor)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_nodes; i++) {
+		const struct kfd_node *n = &t->nodes[i];
+
+		if (n->accessible && n->is_gpu && kfd_prop_present(n, KFD_PROP_drm_render_minor) &&
+		    kfd_prop_get(n, KFD_PROP_drm_render_minor) == minor)
+			return n;
+	}
+	return NULL;
+}
+
+enum gpu_file_kind dump_classify(struct dump_session *s, const struct stat *st)
+{
+	if (!s->has_kfd || !S_ISCHR(st->st_mode))
+		return GPU_FILE_NONE;
+	if (st->st_rdev == s->kfd_rdev)
+		return GPU_FILE_KFD;
+	if (!kfd_is_render_rdev(st->st_rdev) || load_topology(s))
+		return GPU_FILE_NONE;
+	return gpu_by_minor(&s->topo, minor(st->st_rdev)) ? GPU_FILE_RENDER : GPU_FILE_NONE;
+}
+
+static int check_kfd(struct dump_session *s)
+{
+	char why[256];
+	int ret;
+
+	if (s->kfd_major)
+		return 0;
+	ret = kfd_dev_check_version(&s->kfd_major, &s->kfd_minor, why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	return ret;
+}
+
+static void close_dmabufs(struct checkpoint *c)
+{
+	uint32_t i;
+
+	for (i = 0; c->bos && i < c->args.num_bos; i++) {
+		if (c->bos[i].dmabuf_fd != KFD_NO_FD)
+			close((int)c->bos[i].dmabuf_fd);
+		c->bos[i].dmabuf_fd = KFD_NO_FD;
+	}
+}
+
+static void checkpoint_free(struct checkpoint *c)
+{
+	close_dmabufs(c);
+	free(c->devices);
+	free(c->bos);
+	free(c->priv);
+	free(c->nodes);
+}
+
+/* CHECKPOINT with buffers of exactly the sizes PROCESS_INFO returned. */
+static int checkpoint(int fd, struct checkpoint *c)
+{
+	struct kfd_ioctl_criu_args *a = &c->args;
+	uint32_t i;
+	int ret;
+
+	/* all three pointers must be non-NULL even for a count of 0 */
+	c->devices = calloc(a->num_devices ? a->num_devices : 1, sizeof(*c->devices));
+	c->bos = calloc(a->num_bos ? a->num_bos : 1, sizeof(*c->bos));
+	c->priv = malloc(a->priv_data_size ? a->priv_data_size : 1);
+	if (!c->devices || !c->bos || !c->priv)
+		return -ENOMEM;
+	for (i = 0; i < a->num_bos; i++)
+		c->bos[i].dmabuf_fd = KFD_NO_FD;
+	a->devices = (uintptr_t)c->devices;
+	a->bos = (uintptr_t)c->bos;
+	a->priv_data = (uintptr_t)c->priv;
+	a->op = KFD_CRIU_OP_CHECKPOINT;
+	ret = kfd_criu_op(fd, a);
+	if (ret) /* 6.12 installs no fd on failure; output buffers are garbage */
+		for (i = 0; i < a->num_bos; i++)
+			c->bos[i].dmabuf_fd = KFD_NO_FD;
+	return ret;
+}
+
+/* Checks every bucket against the topology and the type rules. */
+static int check_buckets(struct dump_session *s, struct checkpoint *c)
+{
+	const struct kfd_node *n;
+	uint32_t i;
+
+	c->nodes = calloc(c->args.num_devices + 1, sizeof(*c->nodes));
+	if (!c->nodes)
+		return -ENOMEM;
+	for (i = 0; i < c->args.num_devices; i++) {
+		n = topo_gpu_by_id(&s->topo, c->devices[i].actual_gpu_id);
+		if (!n) {
+			pr_err("GPU %u of the process is not in the KFD topology",
+			       c->devices[i].actual_gpu_id);
+			return -ENODEV;
+		}
+		c->nodes[i] = n->index;
+	}
+	for (i = 0; i < c->args.num_bos; i++) {
+		bool contents = kfd_bo_has_contents(c->bos[i].alloc_flags);
+
+		if (contents != (c->bos[i].dmabuf_fd != KFD_NO_FD)) {
+			pr_err("BO %u (flags %#x): dma-buf fd %d does not match its type", i,
+			       c->bos[i].alloc_flags, (int)c->bos[i].dmabuf_fd);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void free_process_entry(KfdProcessEntry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_devices; i++)
+		free(e->devices[i]);
+	for (i = 0; i < e->n_bos; i++)
+		free(e->bos[i]);
+	free(e->devices);
+	free(e->bos);
+	topo_image_free(e->topology);
+}
+
+static int fill_devices(const struct dump_session *s, const struct checkpoint *c,
+			KfdProcessEntry *e)
+{
+	uint32_t i;
+
+	e->devices = calloc(c->args.num_devices + 1, sizeof(*e->devices));
+	if (!e->devices)
+		return -ENOMEM;
+	for (i = 0; i < c->args.num_devices; i++) {
+		KfdDeviceEntry *d = malloc(sizeof(*d));
+		const struct kfd_node *n = topo_node(&s->topo, c->nodes[i]);
+
+		if (!d)
+			return -ENOMEM;
+		kfd_device_entry__init(d);
+		d->user_gpu_id = c->devices[i].user_gpu_id;
+		d->actual_gpu_id = c->devices[i].actual_gpu_id;
+		d->node_index = c->nodes[i];
+		d->render_minor = (uint32_t)kfd_prop_get(n, KFD_PROP_drm_render_minor);
+		e->devices[e->n_devices++] = d;
+	}
+	return 0;
+}
+
+static int fill_bos(const struct checkpoint *c, KfdProcessEntry *e)
+{
+	uint32_t i;
+
+	e->bos = calloc(c->args.num_bos + 1, sizeof(*e->bos));
+	if (!e->bos)
+		return -ENOMEM;
+	for (i = 0; i < c->args.num_bos; i++) {
+		KfdBoEntry *b = malloc(sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		kfd_bo_entry__init(b);
+		b->addr = c->bos[i].addr;
+		b->size = c->bos[i].size;
+		b->offset = c->bos[i].offset;
+		b->gpu_id = c->bos[i].gpu_id;
+		b->alloc_flags = c->bos[i].alloc_flags;
+		e->bos[e->n_bos++] = b;
+	}
+	return 0;
+}
+
+static int write_process_image(struct dump_session *s, struct checkpoint *c, uint32_t id)
+{
+	const struct kfd_ioctl_criu_args *a = &c->args;
+	KfdProcessEntry e = KFD_PROCESS_ENTRY__INIT;
+	char why[256];
+	int ret;
+
+	e.kfd_major = s->kfd_major;
+	e.kfd_minor = s->kfd_minor;
+	e.kernel_release = s->release;
+	e.pid = a->pid;
+	e.num_objects = a->num_objects;
+	e.priv_data.data = c->priv;
+	e.priv_data.len = a->priv_data_size;
+	e.bo_record_size = priv_blob_detect_bo_record(c->priv, a->priv_data_size, a->num_devices,
+						      a->num_bos, a->num_objects,
+						      priv_bo_record_for_release(s->release));
+	if (!e.bo_record_size) {
+		pr_err("pid %u: the kernel's private data has a layout this plugin does not know "
+		       "(%llu bytes for %u GPUs, %u BOs, %u objects); report it with the kernel "
+		       "version %s", a->pid, (unsigned long long)a->priv_data_size, a->num_devices, a->num_bos,
+		       a->num_objects, s->release);
+		return -EOPNOTSUPP;
+	}
+	ret = fill_devices(s, c, &e);
+	if (!ret)
+		ret = fill_bos(c, &e);
+	if (!ret)
+		ret = topo_to_image(&s->topo, c->nodes, a->num_devices, &e.topology);
+	if (!ret) {
+		ret = kfd_image_write(s->dir_fd, KFD_IMAGE_PROCESS, id, &e.base, why, sizeof(why));
+		if (ret)
+			pr_err("%s", why);
+	}
+	e.kernel_release = NULL;
+	e.priv_data.data = NULL;
+	free_process_entry(&e);
+	return ret;
+}
+
+static void report_progress(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total)
+{
+	pr_info("pid %u GPU %u: %" PRIu64 " of %" PRIu64 " MiB of BO contents",
+		*(uint32_t *)arg, gpu_id, done >> 20, total >> 20);
+}
+
+/* One bo_stream_gpu per device that owns BOs with contents, fds moved into it. */
+static int build_streams(struct checkpoint *c, struct bo_stream_gpu *gpus, uint32_t *n_gpus)
+{
+	uint32_t d, i, n = 0;
+
+	for (d = 0; d < c->args.num_devices; d++) {
+		struct bo_stream_gpu *g = &gpus[n];
+		uint32_t user = c->devices[d].user_gpu_id;
+
+		memset(g, 0, sizeof(*g));
+		g->gpu_id = user;
+		g->bos = calloc(c->args.num_bos + 1, sizeof(*g->bos));
+		if (!g->bos)
+			return -ENOMEM;
+		for (i = 0; i < c->args.num_bos; i++) {
+			struct kfd_criu_bo_bucket *b = &c->bos[i];
+
+			if (b->gpu_id != user || b->dmabuf_fd == KFD_NO_FD)
+				continue;
+			g->bos[g->bo_count++] = (struct bo_stream_bo){ .size = b->size,
+								       .dmabuf_fd = (int)b->dmabuf_fd };
+			b->dmabuf_fd = KFD_NO_FD;
+		}
+		if (g->bo_count)
+			n++;
+		else
+			free(g->bos);
+	}
+	*n_gpus = n;
+	return 0;
+}
+
+static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < gpus[i].bo_count; j++)
+			if (gpus[i].bos[j].dmabuf_fd >= 0)
+				close(gpus[i].bos[j].dmabuf_fd);
+		free(gpus[i].bos);
+	}
+}
+
+static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t id,
+			 uint64_t *bytes)
+{
+	struct bo_stream_gpu *gpus = calloc(c->args.num_devices + 1, sizeof(*gpus));
+	struct bo_stream_config cfg = { .dir_fd = s->dir_fd, .image_id = id, .sync = true,
+					.progress = report_progress,
+					.progress_arg = &c->args.pid };
+	uint32_t n = 0, i, j;
+	char why[512];
+	int ret;
+
+	if (!gpus)
+		return -ENOMEM;
+	ret = build_streams(c, gpus, &n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < gpus[i].bo_count; j++)
+			*bytes += gpus[i].bos[j].size;
+	if (!ret && n) {
+		ret = bo_stream_dump(&cfg, gpus, n, why, sizeof(why));
+		if (ret)
+			pr_err("pid %u: cannot save BO contents: %s", c->args.pid, why);
+	}
+	free_streams(gpus, n);
+	free(gpus);
+	return ret;
+}
+
+int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
+{
+	struct checkpoint c = { 0 };
+	uint64_t start = now_usec(), bytes = 0, usec;
+	int ret;
+
+	ret = check_kfd(s);
+	if (!ret)
+		ret = load_topology(s);
+	if (ret)
+		return ret;
+	ret = pause_process(s->paused, fd, id, &c.args);
+	if (ret == -ENODEV) {
+		pr_info("file %u: /dev/kfd without GPUs; only the file is recorded", id);
+		memset(&c.args, 0, sizeof(c.args));
+	} else if (ret) {
+		pr_err("PROCESS_INFO on /dev/kfd file %u failed: %s", id, strerror(-ret));
+		return ret;
+	} else {
+		ret = checkpoint(fd, &c);
+		if (ret) {
+			pr_err("CHECKPOINT of pid %u failed: %s", c.args.pid, strerror(-ret));
+			goto out;
+		}
+	}
+	ret = check_buckets(s, &c);
+	if (!ret)
+		ret = write_process_image(s, &c, id);
+	if (!ret)
+		ret = dump_contents(s, &c, id, &bytes);
+	if (ret)
+		goto out;
+	usec = now_usec() - start;
+	pr_info("dumped pid %u (file %u): %u GPUs, %u BOs, %u objects, %" PRIu64
+		" MiB of contents in %" PRIu64 " ms (%.0f MiB/s)",
+		c.args.pid, id, c.args.num_devices, c.args.num_bos, c.args.num_objects,
+		bytes >> 20, usec / 1000, usec ? (double)bytes / (1 << 20) * 1e6 / (double)usec : 0.0);
+out:
+	checkpoint_free(&c);
+	return ret;
+}
+
+int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id)
+{
+	RenderFileEntry e = RENDER_FILE_ENTRY__INIT;
+	const struct kfd_node *n;
+	uint32_t node;
+	char why[256];
+	int ret;
+
+	ret = load_topology(s);
+	if (ret)
+		return ret;
+	n = gpu_by_minor(&s->topo, minor(st->st_rdev));
+	if (!n)
+		return -ENOTSUP;
+	node = n->index;
+	e.minor = minor(st->st_rdev);
+	e.actual_gpu_id = n->gpu_id;
+	e.node_index = node;
+	ret = topo_to_image(&s->topo, &node, 1, &e.topology);
+	if (ret)
+		return ret;
+	ret = kfd_image_write(s->dir_fd, KFD_IMAGE_RENDER, id, &e.base, why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	else
+		pr_info("render node file %u: renderD%u (GPU %u)", id, e.minor, e.actual_gpu_id);
+	topo_image_free(e.topology);
+	return ret;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checkpoint of the GPU files of the dumped tasks (kfd-criu-abi.md 6.1).
+ *
+ * A dump session lives from the plugin's init to its exit hook at the dump
+ * stage. It holds the local topology (read once), the KFD version check and
+ * the list of paused KFD processes (pause.h), which the exit hook unpauses.
+ */
+#ifndef AMDGPU_CRIU_DUMP_H
+#define AMDGPU_CRIU_DUMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "pause.h"
+#include "topology.h"
+
+struct dump_session {
+	int dir_fd; /* CRIU's image directory (CRIU owns it) */
+	bool has_kfd;
+	dev_t kfd_rdev;
+	bool topo_loaded;
+	struct kfd_topology topo;
+	uint32_t kfd_major, kfd_minor; /* 0.0 until checked */
+	char release[65];
+	struct pause_list *paused;
+};
+
+enum gpu_file_kind {
+	GPU_FILE_NONE,	 /* not ours: -ENOTSUP to CRIU */
+	GPU_FILE_KFD,	 /* /dev/kfd */
+	GPU_FILE_RENDER, /* the render node of a KFD GPU */
+};
+
+int dump_session_init(struct dump_session *s);
+/* Unpauses everything paused, frees the session. */
+void dump_session_fini(struct dump_session *s);
+
+/* Which of our files the character device `st` is. */
+enum gpu_file_kind dump_classify(struct dump_session *s, const struct stat *st);
+
+/* DUMP_EXT_FILE for /dev/kfd: PROCESS_INFO, CHECKPOINT, images, BO contents. */
+int dump_kfd_file(struct dump_session *s, int fd, uint32_t id);
+
+/* DUMP_EXT_FILE for a render node: records its GPU. */
+int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id);
+
+#endif

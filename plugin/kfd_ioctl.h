@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KFD ioctls with the retry policy of kfd-criu-abi.md section 6.4: EINTR and
+ * EAGAIN are retried (bounded, with the argument struct the kernel wrote
+ * back) only where a retry is safe: PROCESS_INFO (rolled back on failure),
+ * CHECKPOINT (changes nothing), UNPAUSE (stays paused on failure) and
+ * GET_VERSION. RESTORE is never retried (not transactional: a second one
+ * fails half-way); RESUME is not either (its SVM list is dropped on error).
+ * All return 0 or a negative errno.
+ */
+#ifndef AMDGPU_CRIU_KFD_IOCTL_H
+#define AMDGPU_CRIU_KFD_IOCTL_H
+
+#include <stdint.h>
+#include <linux/kfd_ioctl.h>
+
+#define KFD_CRIU_MIN_MAJOR 1
+/* 1.7 has the CRIU op but no dma-buf for GTT BOs: their contents would be lost. */
+#define KFD_CRIU_MIN_MINOR 8
+#define KFD_IOCTL_RETRIES  100
+
+int kfd_get_version(int kfd_fd, uint32_t *major, uint32_t *minor);
+
+/* AMDKFD_IOC_CRIU_OP with the retry policy of args->op. */
+int kfd_criu_op(int kfd_fd, struct kfd_ioctl_criu_args *args);
+
+const char *kfd_criu_op_name(uint32_t op);
+
+#endif

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kfd_ioctl.h"
+#include "log.h"
+#include "pause.h"
+
+struct paused {
+	int fd; /* our duplicate of the target's /dev/kfd file */
+	uint32_t file_id;
+	uint32_t pid; /* as PROCESS_INFO saw it */
+};
+
+struct pause_list {
+	struct paused *items;
+	size_t n, cap;
+};
+
+struct pause_list *pause_list_new(void)
+{
+	return calloc(1, sizeof(struct pause_list));
+}
+
+static int reserve(struct pause_list *list)
+{
+	struct paused *grown;
+	size_t cap;
+
+	if (list->n < list->cap)
+		return 0;
+	cap = list->cap ? list->cap * 2 : 4;
+	grown = realloc(list->items, cap * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	list->items = grown;
+	list->cap = cap;
+	return 0;
+}
+
+int pause_process(struct pause_list *list, int target_fd, uint32_t file_id,
+		  struct kfd_ioctl_criu_args *args)
+{
+	int dup_fd, ret;
+
+	/* room first: once paused, tracking must not fail */
+	ret = reserve(list);
+	if (ret)
+		return ret;
+	dup_fd = fcntl(target_fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return -errno;
+	memset(args, 0, sizeof(*args));
+	args->op = KFD_CRIU_OP_PROCESS_INFO;
+	ret = kfd_criu_op(dup_fd, args);
+	if (ret) {
+		close(dup_fd);
+		return ret;
+	}
+	list->items[list->n++] = (struct paused){ .fd = dup_fd, .file_id = file_id,
+						  .pid = args->pid };
+	return 0;
+}
+
+int pause_list_release(struct pause_list *list)
+{
+	struct kfd_ioctl_criu_args args;
+	int failed = 0, ret;
+	size_t i;
+
+	if (!list)
+		return 0;
+	for (i = 0; i < list->n; i++) {
+		struct paused *p = &list->items[i];
+
+		memset(&args, 0, sizeof(args));
+		args.op = KFD_CRIU_OP_UNPAUSE;
+		ret = kfd_criu_op(p->fd, &args);
+		if (ret) {
+			pr_err("cannot unpause the GPU queues of pid %u (file %u): %s; the "
+			       "application's GPU work stays stopped, restart it",
+			       p->pid, p->file_id, strerror(-ret));
+			failed++;
+		} else {
+			pr_info("unpaused the GPU queues of pid %u (file %u)", p->pid, p->file_id);
+		}
+		close(p->fd);
+	}
+	free(list->items);
+	free(list);
+	return failed;
+}
