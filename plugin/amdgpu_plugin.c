@@ -3,14 +3,26 @@
  * CRIU entry points of the amdgpu plugin.
  *
  * The hooks stay thin: each one calls into a module that can be tested
- * without CRIU. At this stage the plugin registers itself and claims nothing:
- * every process, GPU or not, is left to CRIU and to other plugins. GPU
- * checkpoint/restore hooks are added with the dump and restore modules.
+ * without CRIU (dump.h, restore.h). CRIU gives hooks no context argument, so
+ * the one session of the running stage lives in `plugin` below; nothing
+ * else in the plugin is global except the shared /dev/kfd handle (kfd_dev.h).
+ * Files and mappings that are not ours get -ENOTSUP, so other plugins (and
+ * CRIU's own error for unsupported files) still apply.
  */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "criu-plugin.h"
+#include "dump.h"
 #include "log.h"
+#include "restore.h"
+
+static struct {
+	int stage;
+	bool dump_ready, restore_ready;
+	struct dump_session dump;
+	struct restore_session restore;
+} plugin;
 
 static const char *stage_name(int stage)
 {
@@ -28,13 +40,84 @@ static const char *stage_name(int stage)
 
 static int amdgpu_plugin_init(int stage)
 {
-	pr_info("initialised for %s", stage_name(stage));
-	return 0;
+	int ret = 0;
+
+	plugin.stage = stage;
+	if (stage == CR_PLUGIN_STAGE__RESTORE) {
+		ret = restore_session_init(&plugin.restore, criu_get_image_dir());
+		plugin.restore_ready = !ret;
+		if (ret)
+			restore_session_fini(&plugin.restore, ret);
+	} else {
+		ret = dump_session_init(&plugin.dump);
+		plugin.dump_ready = !ret;
+	}
+	pr_info("initialised for %s%s", stage_name(stage), ret ? " (failed)" : "");
+	return ret ? -1 : 0;
 }
 
 static void amdgpu_plugin_fini(int stage, int ret)
 {
+	if (plugin.dump_ready)
+		dump_session_fini(&plugin.dump);
+	if (plugin.restore_ready)
+		restore_session_fini(&plugin.restore, ret);
+	plugin.dump_ready = plugin.restore_ready = false;
 	pr_info("finished %s (ret %d)", stage_name(stage), ret);
 }
 
 CR_PLUGIN_REGISTER("amdgpu_plugin", amdgpu_plugin_init, amdgpu_plugin_fini)
+
+static int amdgpu_plugin_dump_file(int fd, int id)
+{
+	struct stat st;
+
+	if (!plugin.dump_ready || fstat(fd, &st))
+		return -ENOTSUP;
+	switch (dump_classify(&plugin.dump, &st)) {
+	case GPU_FILE_KFD:
+		plugin.dump.dir_fd = criu_get_image_dir();
+		return dump_kfd_file(&plugin.dump, fd, (uint32_t)id);
+	case GPU_FILE_RENDER:
+		plugin.dump.dir_fd = criu_get_image_dir();
+		return dump_render_file(&plugin.dump, &st, (uint32_t)id);
+	default:
+		return -ENOTSUP;
+	}
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, amdgpu_plugin_dump_file)
+
+static int amdgpu_plugin_handle_device_vma(int fd, const struct stat *st)
+{
+	(void)fd;
+	if (!plugin.dump_ready || dump_classify(&plugin.dump, st) == GPU_FILE_NONE)
+		return -ENOTSUP;
+	return 0;
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, amdgpu_plugin_handle_device_vma)
+
+static int amdgpu_plugin_restore_file(int id)
+{
+	if (!plugin.restore_ready)
+		return -ENOTSUP;
+	return restore_file(&plugin.restore, criu_get_image_dir(), (uint32_t)id);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, amdgpu_plugin_restore_file)
+
+static int amdgpu_plugin_update_vma_map(const char *path, const uint64_t addr,
+					const uint64_t old_pgoff, uint64_t *new_pgoff,
+					int *plugin_fd)
+{
+	if (!plugin.restore_ready)
+		return -ENOTSUP;
+	return restore_vma(&plugin.restore, path, addr, old_pgoff, new_pgoff, plugin_fd);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, amdgpu_plugin_update_vma_map)
+
+static int amdgpu_plugin_resume_devices_late(int pid)
+{
+	if (!plugin.restore_ready)
+		return -ENOTSUP;
+	return restore_resume(&plugin.restore, pid);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, amdgpu_plugin_resume_devices_late)

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "render_fds.h"
+
+int render_fd_move_high(int fd)
+{
+	struct rlimit rl;
+	long base = RENDER_FD_BASE;
+	int high;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)(rl.rlim_cur / 2) < base)
+		base = (long)(rl.rlim_cur / 2);
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+	if (high < 0) {
+		high = -errno;
+		close(fd);
+		return high;
+	}
+	close(fd);
+	return high;
+}
+
+static struct render_fd *find(struct render_fds *t, uint32_t minor)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->items[i].minor == minor)
+			return &t->items[i];
+	return NULL;
+}
+
+int render_fd_get(struct render_fds *t, uint32_t minor)
+{
+	struct render_fd *r = find(t, minor);
+	char path[64];
+	int fd;
+
+	if (r)
+		return r->fd;
+	if (t->n == RENDER_FDS_MAX)
+		return -EMFILE;
+	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = render_fd_move_high(fd);
+	if (fd < 0)
+		return fd;
+	t->items[t->n++] = (struct render_fd){ .minor = minor, .fd = fd, .ours = true };
+	return fd;
+}
+
+static int same_file(int a, int b)
+{
+	pid_t pid = getpid();
+
+	return syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b) == 0;
+}
+
+/* An fd of the task, other than `ours`, on the same open file; -1 if none. */
+static int find_twin(int ours)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int found = -1, fd;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char *end;
+
+		fd = (int)strtol(de->d_name, &end, 10);
+		if (*end || end == de->d_name || fd == ours || fd == dirfd(d))
+			continue;
+		if (same_file(ours, fd)) {
+			found = fd;
+			break;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int render_fd_for_mapping(struct render_fds *t, uint32_t minor)
+{
+	struct render_fd *r = find(t, minor);
+	int twin;
+
+	if (!r)
+		return -ENOENT;
+	if (r->ours) {
+		twin = find_twin(r->fd);
+		if (twin >= 0) {
+			close(r->fd);
+			r->fd = twin;
+			r->ours = false;
+		}
+	}
+	return r->fd;
+}
+
+void render_fds_close(struct render_fds *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->items[i].ours)
+			close(t->items[i].fd);
+	t->n = 0;
+}

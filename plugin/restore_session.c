@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The master's part of a restore: load and check every image, decide where
+ * the checkpointed GPUs go, and report at the end (see restore.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "kfd_dev.h"
+#include "log.h"
+#include "restore.h"
+#include "topology_image.h"
+
+static int load_images(struct restore_session *s, int dir_fd)
+{
+	uint32_t *ids = NULL;
+	size_t n, i;
+	char why[512];
+	int ret;
+
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n);
+	if (ret)
+		return ret;
+	s->procs = calloc(n + 1, sizeof(*s->procs));
+	if (!s->procs) {
+		free(ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++, s->n_procs++) {
+		ret = kfd_process_image_load(dir_fd, ids[i], &s->procs[i], why, sizeof(why));
+		if (ret) {
+			pr_err("%s", why);
+			break;
+		}
+	}
+	free(ids);
+	if (ret)
+		return ret;
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_RENDER, &ids, &n);
+	if (ret)
+		return ret;
+	s->renders = calloc(n + 1, sizeof(*s->renders));
+	if (!s->renders) {
+		free(ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++, s->n_renders++) {
+		ret = render_file_image_load(dir_fd, ids[i], &s->renders[i], why, sizeof(why));
+		if (ret) {
+			pr_err("%s", why);
+			break;
+		}
+	}
+	free(ids);
+	return ret;
+}
+
+/* Adds the nodes of `t` to the merged list (each index once). */
+static int merge_nodes(KfdNodeEntry ***nodes, size_t *n, const KfdTopologyEntry *t)
+{
+	KfdNodeEntry **grown;
+	size_t i, j;
+
+	for (i = 0; i < t->n_nodes; i++) {
+		for (j = 0; j < *n; j++)
+			if ((*nodes)[j]->index == t->nodes[i]->index)
+				break;
+		if (j < *n)
+			continue;
+		grown = realloc(*nodes, (*n + 1) * sizeof(**nodes));
+		if (!grown)
+			return -ENOMEM;
+		*nodes = grown;
+		(*nodes)[(*n)++] = t->nodes[i];
+	}
+	return 0;
+}
+
+static int add_src_gpu(struct restore_session *s, uint32_t node)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_src_nodes; i++)
+		if (s->src_nodes[i] == node)
+			return 0;
+	s->src_nodes[s->n_src_nodes++] = node;
+	return 0;
+}
+
+/* One source topology for all images: they all come from the dump node. */
+static int build_source(struct restore_session *s)
+{
+	KfdTopologyEntry merged = KFD_TOPOLOGY_ENTRY__INIT;
+	KfdNodeEntry **nodes = NULL;
+	size_t n = 0, i, j, max = 0;
+	char why[512];
+	int ret = 0;
+
+	for (i = 0; i < s->n_procs && !ret; i++)
+		ret = merge_nodes(&nodes, &n, s->procs[i].entry->topology);
+	for (i = 0; i < s->n_renders && !ret; i++)
+		ret = merge_nodes(&nodes, &n, s->renders[i].entry->topology);
+	if (ret)
+		goto out;
+	merged.nodes = nodes;
+	merged.n_nodes = n;
+	ret = topo_from_image(&merged, &s->src, why, sizeof(why));
+	if (ret) {
+		pr_err("recorded topologies do not fit together: %s", why);
+		goto out;
+	}
+	for (i = 0; i < s->n_procs; i++)
+		max += s->procs[i].entry->n_devices;
+	s->src_nodes = calloc(max + s->n_renders + 1, sizeof(*s->src_nodes));
+	if (!s->src_nodes) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->n_procs; i++)
+		for (j = 0; j < s->procs[i].entry->n_devices; j++)
+			add_src_gpu(s, s->procs[i].device_nodes[j]);
+	for (i = 0; i < s->n_renders; i++)
+		add_src_gpu(s, s->renders[i].entry->node_index);
+out:
+	free(nodes);
+	return ret;
+}
+
+static bool render_node_opens(uint32_t minor)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* GPUs a process can use here: KFD shows them and their render node opens. */
+int restore_usable_gpus(const struct kfd_topology *t, uint32_t **nodes, size_t *n)
+{
+	size_t i;
+
+	*n = 0;
+	*nodes = calloc(t->n_nodes + 1, sizeof(**nodes));
+	if (!*nodes)
+		return -ENOMEM;
+	for (i = 0; i < t->n_nodes; i++) {
+		const struct kfd_node *g = &t->nodes[i];
+
+		if (!g->accessible || !g->is_gpu || !g->gpu_id ||
+		    !kfd_prop_present(g, KFD_PROP_drm_render_minor) ||
+		    !render_node_opens((uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
+			continue;
+		(*nodes)[(*n)++] = g->index;
+	}
+	return 0;
+}
+
+static int check_kernel(const struct restore_session *s)
+{
+	uint32_t major, minor, local;
+	struct utsname u;
+	char why[256];
+	size_t i;
+	int ret;
+
+	ret = kfd_dev_check_version(&major, &minor, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
+		return ret;
+	}
+	local = uname(&u) ? 0 : priv_bo_record_for_release(u.release);
+	for (i = 0; i < s->n_procs; i++) {
+		const KfdProcessEntry *e = s->procs[i].entry;
+
+		if (!e->n_bos || !local || e->bo_record_size == local)
+			continue;
+		pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has "
+		       "%u-byte BO records; this kernel (%s) takes %u-byte records: restore on a "
+		       "kernel of the same family", s->procs[i].id, e->kernel_release,
+		       e->bo_record_size, u.release, local);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void log_map(const struct match_result *m, const char *who)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_map; i++)
+		pr_info("%sGPU %u (node %u, renderD%u) -> GPU %u (node %u, renderD%u)", who,
+			m->map[i].src_gpu_id, m->map[i].src_node, m->map[i].src_render_minor,
+			m->map[i].dst_gpu_id, m->map[i].dst_node, m->map[i].dst_render_minor);
+}
+
+int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, size_t n_src,
+		  const struct kfd_topology *dst, const uint32_t *dst_nodes, size_t n_dst,
+		  struct match_result *out)
+{
+	struct match_request req = { .src = src, .src_nodes = src_nodes, .n_src_nodes = n_src,
+				     .dst = dst, .dst_nodes = dst_nodes, .n_dst_nodes = n_dst };
+	char why[256];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = match_checks_from_env(&req.checks, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
+		return ret;
+	}
+	ret = topo_match(&req, out);
+	if (ret || !out->compatible) {
+		pr_err("the checkpointed GPUs cannot be restored on this node: %s; the images are "
+		       "unchanged (see `amdgpu-criu check IMGDIR`)", out->reason);
+		return ret ? ret : -ENODEV;
+	}
+	return 0;
+}
+
+static int map_gpus(struct restore_session *s)
+{
+	uint32_t *usable = NULL;
+	size_t n_usable;
+	char why[512];
+	int ret;
+
+	ret = topo_load(KFD_SYSFS_TOPOLOGY, &s->dst, why, sizeof(why));
+	if (ret) {
+		pr_err("cannot read this node's KFD topology: %s", why);
+		return ret;
+	}
+	ret = restore_usable_gpus(&s->dst, &usable, &n_usable);
+	if (!ret)
+		ret = restore_match(&s->src, s->src_nodes, s->n_src_nodes, &s->dst, usable,
+				    n_usable, &s->map);
+	free(usable);
+	if (!ret)
+		log_map(&s->map, "");
+	return ret;
+}
+
+static int create_shared(struct restore_session *s)
+{
+	uint32_t *ids = calloc(s->n_procs + 1, sizeof(*ids));
+	size_t i;
+
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < s->n_procs; i++)
+		ids[i] = s->procs[i].id;
+	s->shared = shared_state_create(ids, (uint32_t)s->n_procs);
+	free(ids);
+	return s->shared ? 0 : -errno;
+}
+
+int restore_session_init(struct restore_session *s, int dir_fd)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = load_images(s, dir_fd);
+	if (ret)
+		return ret;
+	if (!s->n_procs && !s->n_renders)
+		return 0;
+	s->active = true;
+	ret = build_source(s);
+	if (!ret)
+		ret = check_kernel(s);
+	if (!ret)
+		ret = map_gpus(s);
+	if (!ret)
+		ret = create_shared(s);
+	if (!ret)
+		pr_info("restoring %zu GPU processes and %zu render-node files", s->n_procs,
+			s->n_renders);
+	return ret;
+}
+
+static void report(struct restore_session *s, int criu_ret)
+{
+	struct shared_image img;
+	uint32_t done = 0;
+	size_t i;
+
+	for (i = 0; s->shared && i < s->n_procs; i++) {
+		if (shared_image_get(s->shared, s->procs[i].id, &img, shared_deadline(5000)))
+			continue;
+		if (img.state == SHARED_IMAGE_DONE) {
+			done++;
+			pr_info("file %u: restored in pid %u, %" PRIu64 " MiB of BO contents in %" PRIu64
+				" ms", img.id, img.pid, img.bytes >> 20, img.usec / 1000);
+		} else if (img.state == SHARED_IMAGE_RESTORING) {
+			pr_err("file %u: the task restoring it (pid %u) died or stopped half-way",
+			       img.id, img.pid);
+		} else if (img.state == SHARED_IMAGE_FAILED) {
+			pr_err("file %u: restore failed: %s", img.id, strerror(-img.error));
+		} else if (!criu_ret) {
+			pr_err("file %u: never restored", img.id);
+		}
+	}
+	if (!criu_ret && done > s->resumed)
+		pr_err("%u GPU processes restored but %u resumed: the others' GPU queues stay "
+		       "stopped", done, s->resumed);
+	if (s->shared && s->shared->recoveries)
+		pr_warn("%u locks of dead restoring tasks were recovered", s->shared->recoveries);
+}
+
+void restore_session_fini(struct restore_session *s, int criu_ret)
+{
+	size_t i;
+
+	if (s->active)
+		report(s, criu_ret);
+	for (i = 0; i < s->n_procs; i++)
+		kfd_process_image_free(&s->procs[i]);
+	for (i = 0; i < s->n_renders; i++)
+		render_file_image_free(&s->renders[i]);
+	free(s->procs);
+	free(s->renders);
+	free(s->src_nodes);
+	topo_free(&s->src);
+	topo_free(&s->dst);
+	match_result_free(&s->map);
+	shared_state_destroy(s->shared);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The restored task's part of a restore (RESTORE_EXT_FILE, UPDATE_VMA_MAP)
+ * and the master's RESUME (see restore.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bo_copy_render.h"
+#include "bo_stream.h"
+#include "kfd_dev.h"
+#include "kfd_ioctl.h"
+#include "log.h"
+#include "restore.h"
+
+#define KFD_NO_FD	      0xFFFFFFFFu
+#define COPY_SLOT_WAIT_MS     (10 * 60 * 1000)
+#define SHARED_LOCK_WAIT_MS   (30 * 1000)
+#define RENDER_PATH_PREFIX    "/dev/dri/renderD"
+
+/* RESTORE's arguments and answers for one process. */
+struct kfd_restore {
+	const struct kfd_process_image *img;
+	const struct match_pair **targets; /* per device */
+	struct kfd_criu_device_bucket *devices;
+	struct kfd_criu_bo_bucket *bos;
+	int *drm_fds; /* per device (the task's render files, not owned here) */
+	int kfd_fd;
+	uint64_t bytes;
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static const struct match_pair *map_find(const struct match_result *m, uint32_t src_gpu_id)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_map; i++)
+		if (m->map[i].src_gpu_id == src_gpu_id)
+			return &m->map[i];
+	return NULL;
+}
+
+static const struct match_result *task_map(const struct restore_session *s)
+{
+	return s->has_task_map ? &s->task_map : &s->map;
+}
+
+static bool in_list(const uint32_t *list, size_t n, uint32_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+/*
+ * The GPUs this task sees may differ from the master's (a device cgroup):
+ * KFD wants exactly as many as were checkpointed, and the targets among them.
+ */
+static int choose_targets(struct restore_session *s, const struct kfd_process_image *img)
+{
+	const KfdProcessEntry *e = img->entry;
+	struct kfd_topology mine = { 0 };
+	uint32_t *usable = NULL;
+	size_t n_usable = 0, i;
+	bool all_visible = true;
+	char why[512];
+	int ret;
+
+	ret = topo_load(KFD_SYSFS_TOPOLOGY, &mine, why, sizeof(why));
+	if (ret) {
+		pr_err("cannot read the KFD topology in the restored task: %s", why);
+		return ret;
+	}
+	ret = restore_usable_gpus(&mine, &usable, &n_usable);
+	if (ret)
+		goto out;
+	if (n_usable != e->n_devices) {
+		pr_err("pid %u was checkpointed with %zu GPUs but its restored task can use %zu; "
+		       "KFD needs the same number: expose exactly %zu GPUs to it (see "
+		       "`amdgpu-criu check IMGDIR`)", e->pid, e->n_devices, n_usable,
+		       e->n_devices);
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < e->n_devices; i++) {
+		const struct match_pair *p = map_find(&s->map, e->devices[i]->actual_gpu_id);
+
+		if (!p || !in_list(usable, n_usable, p->dst_node))
+			all_visible = false;
+	}
+	if (!all_visible) {
+		pr_info("pid %u sees other GPUs than the CRIU master: matching onto its own",
+			e->pid);
+		ret = restore_match(&img->topo, img->device_nodes, e->n_devices, &mine, usable,
+				    n_usable, &s->task_map);
+		if (ret) {
+			match_result_free(&s->task_map);
+			goto out;
+		}
+		s->has_task_map = true;
+	}
+out:
+	free(usable);
+	topo_free(&mine);
+	return ret;
+}
+
+static int prepare_buckets(struct restore_session *s, struct kfd_restore *r)
+{
+	const KfdProcessEntry *e = r->img->entry;
+	size_t i;
+	int fd;
+
+	r->targets = calloc(e->n_devices + 1, sizeof(*r->targets));
+	r->devices = calloc(e->n_devices + 1, sizeof(*r->devices));
+	r->bos = calloc(e->n_bos + 1, sizeof(*r->bos));
+	r->drm_fds = calloc(e->n_devices + 1, sizeof(*r->drm_fds));
+	if (!r->targets || !r->devices || !r->bos || !r->drm_fds)
+		return -ENOMEM;
+	for (i = 0; i < e->n_devices; i++) {
+		const KfdDeviceEntry *d = e->devices[i];
+		const struct match_pair *p = map_find(task_map(s), d->actual_gpu_id);
+
+		if (!p)
+			return -ENODEV;
+		fd = render_fd_get(&s->render, p->dst_render_minor);
+		if (fd < 0) {
+			pr_err("cannot open /dev/dri/renderD%u for GPU %u: %s", p->dst_render_minor,
+			       p->dst_gpu_id, strerror(-fd));
+			return fd;
+		}
+		r->targets[i] = p;
+		r->drm_fds[i] = fd;
+		r->devices[i] = (struct kfd_criu_device_bucket){ .user_gpu_id = d->user_gpu_id,
+								 .actual_gpu_id = p->dst_gpu_id,
+								 .drm_fd = (uint32_t)fd };
+	}
+	for (i = 0; i < e->n_bos; i++) {
+		const KfdBoEntry *b = e->bos[i];
+
+		r->bos[i] = (struct kfd_criu_bo_bucket){ .addr = b->addr, .size = b->size,
+							 .offset = b->offset, .gpu_id = b->gpu_id,
+							 .alloc_flags = b->alloc_flags,
+							 .dmabuf_fd = KFD_NO_FD };
+	}
+	return 0;
+}
+
+static int kfd_restore_op(struct kfd_restore *r)
+{
+	const KfdProcessEntry *e = r->img->entry;
+	struct kfd_ioctl_criu_args args = {
+		.devices = (uintptr_t)r->devices,
+		.bos = (uintptr_t)r->bos,
+		.priv_data = (uintptr_t)e->priv_data.data,
+		.priv_data_size = e->priv_data.len,
+		.num_devices = (uint32_t)e->n_devices,
+		.num_bos = (uint32_t)e->n_bos,
+		.num_objects = e->num_objects,
+		.op = KFD_CRIU_OP_RESTORE,
+	};
+	int ret = kfd_criu_op(r->kfd_fd, &args);
+
+	if (ret)
+		pr_err("KFD RESTORE of pid %u (file %u) failed: %s; this restore is aborted "
+		       "(KFD cannot retry it)", e->pid, r->img->id, strerror(-ret));
+	return ret;
+}
+
+static void close_dmabufs(struct kfd_restore *r)
+{
+	size_t i;
+
+	for (i = 0; r->bos && i < r->img->entry->n_bos; i++) {
+		if (r->bos[i].dmabuf_fd != KFD_NO_FD)
+			close((int)r->bos[i].dmabuf_fd);
+		r->bos[i].dmabuf_fd = KFD_NO_FD;
+	}
+}
+
+/* Streams and engines per device that owns BOs with contents (dump order). */
+static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
+			 struct bo_render_engine *engines, uint32_t *n_gpus)
+{
+	const KfdProcessEntry *e = r->img->entry;
+	uint32_t n = 0;
+	size_t d, i;
+
+	for (d = 0; d < e->n_devices; d++) {
+		uint32_t user = e->devices[d]->user_gpu_id, count = r->img->device_bo_count[d];
+		struct bo_render_map *maps;
+		struct bo_stream_gpu *g = &gpus[n];
+
+		if (!count)
+			continue;
+		g->gpu_id = user;
+		g->bos = calloc(count, sizeof(*g->bos));
+		maps = calloc(count, sizeof(*maps));
+		if (!g->bos || !maps) {
+			free(g->bos);
+			free(maps);
+			return -ENOMEM;
+		}
+		for (i = 0; i < e->n_bos; i++) {
+			struct kfd_criu_bo_bucket *b = &r->bos[i];
+
+			if (b->gpu_id != user || !kfd_bo_has_contents(b->alloc_flags))
+				continue;
+			if (b->dmabuf_fd == KFD_NO_FD || g->bo_count == count) {
+				free(maps);
+				n++;
+				*n_gpus = n;
+				return -EINVAL;
+			}
+			maps[g->bo_count] = (struct bo_render_map){ .dmabuf_fd = (int)b->dmabuf_fd,
+								    .drm_fd = r->drm_fds[d],
+								    .offset = b->restored_offset };
+			g->bos[g->bo_count++] = (struct bo_stream_bo){ .size = b->size,
+								       .dmabuf_fd = (int)b->dmabuf_fd };
+			b->dmabuf_fd = KFD_NO_FD;
+			r->bytes += b->size;
+		}
+		bo_render_engine_init(&engines[n], maps, g->bo_count);
+		g->engine = &engines[n].engine;
+		n++;
+	}
+	*n_gpus = n;
+	return 0;
+}
+
+static int restore_contents(struct restore_session *s, struct kfd_restore *r, int dir_fd)
+{
+	size_t nd = r->img->entry->n_devices;
+	struct bo_stream_gpu *gpus = calloc(nd + 1, sizeof(*gpus));
+	struct bo_render_engine *engines = calloc(nd + 1, sizeof(*engines));
+	struct bo_stream_config cfg = { .dir_fd = dir_fd, .image_id = r->img->id };
+	uint32_t n = 0, i, j;
+	int ret, slot = -1;
+	char why[512];
+
+	ret = gpus && engines ? build_streams(r, gpus, engines, &n) : -ENOMEM;
+	if (ret) {
+		if (ret == -EINVAL)
+			pr_err("pid %u: RESTORE gave no dma-buf for a BO with contents",
+			       r->img->entry->pid);
+		goto out;
+	}
+	ret = shared_copy_slot_take(s->shared, shared_deadline(COPY_SLOT_WAIT_MS), &slot);
+	if (ret) {
+		pr_err("pid %u: waited %d s for a BO copy slot held by other restoring tasks: %s",
+		       r->img->entry->pid, COPY_SLOT_WAIT_MS / 1000, strerror(-ret));
+		goto out;
+	}
+	if (n)
+		ret = bo_stream_restore(&cfg, gpus, n, why, sizeof(why));
+	shared_copy_slot_put(s->shared, slot);
+	if (ret)
+		pr_err("pid %u: BO contents: %s; the checkpoint's data is damaged", r->img->entry->pid,
+		       why);
+out:
+	for (i = 0; gpus && i < n; i++) {
+		for (j = 0; j < gpus[i].bo_count; j++)
+			if (gpus[i].bos[j].dmabuf_fd >= 0)
+				close(gpus[i].bos[j].dmabuf_fd);
+		free(gpus[i].bos);
+		bo_render_engine_fini(&engines[i]);
+	}
+	free(gpus);
+	free(engines);
+	return ret;
+}
+
+static int build_vma_map(struct restore_session *s, struct kfd_restore *r)
+{
+	const KfdProcessEntry *e = r->img->entry;
+	struct vma_bo *bos = calloc(e->n_bos + 1, sizeof(*bos));
+	struct vma_gpu *gpus = calloc(e->n_devices + 1, sizeof(*gpus));
+	size_t n = 0, i;
+	int dev;
+
+	if (!bos || !gpus) {
+		free(bos);
+		free(gpus);
+		return -ENOMEM;
+	}
+	for (i = 0; i < e->n_devices; i++)
+		gpus[i] = (struct vma_gpu){ .old_actual_gpu_id = e->devices[i]->actual_gpu_id,
+					    .new_actual_gpu_id = r->targets[i]->dst_gpu_id };
+	for (i = 0; i < e->n_bos; i++) {
+		if (!kfd_bo_has_contents(r->bos[i].alloc_flags))
+			continue;
+		dev = kfd_process_image_device(r->img, r->bos[i].gpu_id);
+		bos[n++] = (struct vma_bo){ .old_minor = e->devices[dev]->render_minor,
+					    .old_offset = r->bos[i].offset,
+					    .size = r->bos[i].size,
+					    .new_offset = r->bos[i].restored_offset,
+					    .device = (uint32_t)dev };
+	}
+	vma_map_free(&s->vmas);
+	if (vma_map_init(&s->vmas, bos, n, gpus, e->n_devices)) {
+		pr_err("pid %u: checkpointed BOs overlap in their mmap offsets", e->pid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void free_restore(struct kfd_restore *r)
+{
+	close_dmabufs(r);
+	free(r->targets);
+	free(r->devices);
+	free(r->bos);
+	free(r->drm_fds);
+}
+
+static int open_kfd(void)
+{
+	int fd = open(KFD_DEVICE_PATH, O_RDWR);
+
+	if (fd < 0) {
+		pr_err("cannot open %s in the restored task: %s", KFD_DEVICE_PATH, strerror(errno));
+		return -errno;
+	}
+	return fd;
+}
+
+static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_process_image *img)
+{
+	struct kfd_restore r = { .img = img, .kfd_fd = -1 };
+	uint64_t start = now_usec();
+	int ret;
+
+	ret = shared_image_begin(s->shared, img->id, (uint32_t)getpid(),
+				 shared_deadline(SHARED_LOCK_WAIT_MS));
+	if (ret) {
+		pr_err("file %u: cannot claim it for restore: %s", img->id, strerror(-ret));
+		return ret;
+	}
+	r.kfd_fd = open_kfd();
+	if (r.kfd_fd < 0) {
+		ret = r.kfd_fd;
+		goto out;
+	}
+	if (!img->entry->n_devices) /* /dev/kfd without GPUs: the file is all */
+		goto out;
+	ret = choose_targets(s, img);
+	if (!ret)
+		ret = prepare_buckets(s, &r);
+	if (!ret)
+		ret = kfd_restore_op(&r);
+	if (!ret)
+		ret = restore_contents(s, &r, dir_fd);
+	if (!ret)
+		ret = build_vma_map(s, &r);
+	if (!ret)
+		s->task_image = img;
+out:
+	shared_image_end(s->shared, img->id, ret, r.bytes, now_usec() - start,
+			 shared_deadline(SHARED_LOCK_WAIT_MS));
+	free_restore(&r);
+	if (ret) {
+		if (r.kfd_fd >= 0)
+			close(r.kfd_fd);
+		render_fds_close(&s->render);
+		return ret;
+	}
+	pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs, %" PRIu64 " MiB in %" PRIu64 " ms",
+		img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos, r.bytes >> 20,
+		(now_usec() - start) / 1000);
+	return r.kfd_fd;
+}
+
+static int restore_render(struct restore_session *s, const struct render_file_image *img)
+{
+	const struct match_pair *p = map_find(task_map(s), img->entry->actual_gpu_id);
+	int fd, app_fd;
+
+	if (!p)
+		p = map_find(&s->map, img->entry->actual_gpu_id);
+	if (!p) {
+		pr_err("render-node file %u: GPU %u has no target", img->id,
+		       img->entry->actual_gpu_id);
+		return -ENODEV;
+	}
+	fd = render_fd_get(&s->render, p->dst_render_minor);
+	if (fd < 0) {
+		pr_err("cannot open /dev/dri/renderD%u: %s", p->dst_render_minor, strerror(-fd));
+		return fd;
+	}
+	/* CRIU moves the fd we return to the application's number and closes ours */
+	app_fd = fcntl(fd, F_DUPFD, 0);
+	if (app_fd < 0)
+		return -errno;
+	pr_info("render-node file %u: renderD%u -> renderD%u", img->id, img->entry->minor,
+		p->dst_render_minor);
+	return app_fd;
+}
+
+int restore_file(struct restore_session *s, int dir_fd, uint32_t id)
+{
+	size_t i;
+
+	if (!s->active)
+		return -ENOTSUP;
+	for (i = 0; i < s->n_procs; i++)
+		if (s->procs[i].id == id)
+			return restore_kfd(s, dir_fd, &s->procs[i]);
+	for (i = 0; i < s->n_renders; i++)
+		if (s->renders[i].id == id)
+			return restore_render(s, &s->renders[i]);
+	return -ENOTSUP;
+}
+
+static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uint64_t addr,
+			      uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
+{
+	const struct vma_bo *b = vma_map_find_bo(&s->vmas, old_minor, old_pgoff);
+	const struct match_pair *p;
+	int fd;
+
+	if (!b) {
+		pr_err("mapping at %#" PRIx64 " of renderD%u (offset %#" PRIx64 ") is no "
+		       "checkpointed BO of this process: it cannot be restored", addr, old_minor,
+		       old_pgoff);
+		return -ENOENT;
+	}
+	p = s->task_image ? map_find(task_map(s),
+				     s->task_image->entry->devices[b->device]->actual_gpu_id) :
+			    NULL;
+	if (!p)
+		return -ENODEV;
+	fd = render_fd_for_mapping(&s->render, p->dst_render_minor);
+	if (fd < 0)
+		return fd;
+	*new_pgoff = b->new_offset + (old_pgoff - b->old_offset);
+	*plugin_fd = fd;
+	return 1;
+}
+
+int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint64_t old_pgoff,
+		uint64_t *new_pgoff, int *plugin_fd)
+{
+	unsigned long minor;
+	char *end;
+
+	*plugin_fd = -1;
+	if (!s->active || !s->task_image)
+		return -ENOTSUP;
+	if (!strcmp(path, KFD_DEVICE_PATH)) {
+		if (vma_map_kfd_offset(&s->vmas, old_pgoff, new_pgoff)) {
+			pr_err("mapping at %#" PRIx64 " of /dev/kfd (offset %#" PRIx64 ") names no "
+			       "checkpointed GPU", addr, old_pgoff);
+			return -ENOENT;
+		}
+		return 1;
+	}
+	if (strncmp(path, RENDER_PATH_PREFIX, strlen(RENDER_PATH_PREFIX)))
+		return -ENOTSUP;
+	minor = strtoul(path + strlen(RENDER_PATH_PREFIX), &end, 10);
+	if (*end || minor > UINT32_MAX)
+		return -ENOTSUP;
+	return restore_render_vma(s, (uint32_t)minor, addr, old_pgoff, new_pgoff, plugin_fd);
+}
+
+int restore_resume(struct restore_session *s, int pid)
+{
+	struct kfd_ioctl_criu_args args = { .pid = (uint32_t)pid, .op = KFD_CRIU_OP_RESUME };
+	int fd, ret;
+
+	if (!s->active || !s->n_procs)
+		return -ENOTSUP;
+	fd = kfd_dev_get();
+	if (fd < 0) {
+		pr_err("cannot open %s to resume pid %d: %s", KFD_DEVICE_PATH, pid, strerror(-fd));
+		return fd;
+	}
+	ret = kfd_criu_op(fd, &args);
+	kfd_dev_put();
+	if (ret == -ESRCH) /* this task has no KFD process */
+		return 0;
+	if (ret) {
+		pr_err("KFD RESUME of pid %d failed: %s; its GPU queues stay stopped", pid,
+		       strerror(-ret));
+		return ret;
+	}
+	s->resumed++;
+	pr_info("resumed the GPU queues of pid %d", pid);
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one place where state crosses processes during a restore: between the
+ * CRIU master and the restored tasks it forks.
+ *
+ * Where: one MAP_SHARED anonymous mapping created by the master in the
+ * plugin's init hook, before CRIU forks the restored tasks, which inherit it.
+ * CRIU's restorer later replaces every mapping of a task with the
+ * application's own, so the application never sees it. The master unmaps it
+ * in the exit hook.
+ *
+ * Protocol:
+ * - `images[]`: one record per checkpointed /dev/kfd file, filled by the
+ *   master (state PENDING). The task restoring it moves it PENDING ->
+ *   RESTORING (shared_image_begin(); a second claim is refused, so nothing is
+ *   restored or released twice) and RESTORING -> DONE or FAILED with its
+ *   figures (shared_image_end()). The master reads the records in the exit
+ *   hook: a record still RESTORING belongs to a task that died mid-restore.
+ *   Records are changed only under `lock`.
+ * - `copy_slots[]`: at most SHARED_COPY_SLOTS tasks stream BO contents at the
+ *   same time, which bounds the staging memory of the whole restore.
+ * - Every lock is a robust, process-shared mutex: when its owner dies, the
+ *   next locker gets EOWNERDEAD from the kernel (exactly one locker does),
+ *   marks it consistent and counts the recovery; a slot is thereby handed
+ *   on, never released twice. Every wait is bounded: callers pass a
+ *   deadline, each retry waits only for the time left, and running out is
+ *   -ETIMEDOUT with a clear message, never a hang.
+ */
+#ifndef AMDGPU_CRIU_SHARED_STATE_H
+#define AMDGPU_CRIU_SHARED_STATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define SHARED_MAX_IMAGES 1024
+#define SHARED_COPY_SLOTS 4
+
+enum shared_image_state {
+	SHARED_IMAGE_PENDING = 0,
+	SHARED_IMAGE_RESTORING,
+	SHARED_IMAGE_DONE,
+	SHARED_IMAGE_FAILED,
+};
+
+struct shared_image {
+	uint32_t id;	/* CRIU file id of the /dev/kfd file */
+	uint32_t state; /* enum shared_image_state */
+	int32_t error;	/* -errno when FAILED */
+	uint32_t pid;	/* restoring task, as it sees itself */
+	uint64_t bytes; /* BO contents written */
+	uint64_t usec;	/* time in the task's restore */
+};
+
+struct shared_state {
+	pthread_mutex_t lock;
+	uint32_t n_images;
+	struct shared_image images[SHARED_MAX_IMAGES];
+	pthread_mutex_t copy_slots[SHARED_COPY_SLOTS];
+	uint32_t recoveries; /* dead owners recovered (under the lock that was recovered) */
+};
+
+/* Master: the mapping, with a PENDING record per id. NULL on failure (errno). */
+struct shared_state *shared_state_create(const uint32_t *ids, uint32_t n);
+void shared_state_destroy(struct shared_state *s);
+
+/* Task: PENDING -> RESTORING. -EALREADY if claimed before, -ENOENT if unknown. */
+int shared_image_begin(struct shared_state *s, uint32_t id, uint32_t pid, uint64_t deadline_ms);
+/* Task: RESTORING -> DONE (error 0) or FAILED. */
+int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
+		     uint64_t usec, uint64_t deadline_ms);
+
+/* A copy slot (index in *slot), waiting until deadline_ms (CLOCK_REALTIME, ms). */
+int shared_copy_slot_take(struct shared_state *s, uint64_t deadline_ms, int *slot);
+void shared_copy_slot_put(struct shared_state *s, int slot);
+
+/* Snapshot of a record (under the lock); -ENOENT if unknown. */
+int shared_image_get(struct shared_state *s, uint32_t id, struct shared_image *out,
+		     uint64_t deadline_ms);
+
+/* Now + ms on CLOCK_REALTIME (the clock of pthread_mutex_timedlock), in ms. */
+uint64_t shared_deadline(uint64_t ms_from_now);
+
+#endif

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vma_map.h"
+
+#define KFD_MMAP_TYPE_SHIFT   62
+#define KFD_MMAP_TYPE_EVENTS  2ull
+#define KFD_MMAP_GPU_SHIFT    46
+#define KFD_MMAP_GPU_MASK     (0xFFFFull << KFD_MMAP_GPU_SHIFT)
+
+static int cmp_key(uint32_t minor_a, uint64_t off_a, uint32_t minor_b, uint64_t off_b)
+{
+	if (minor_a != minor_b)
+		return minor_a < minor_b ? -1 : 1;
+	return off_a < off_b ? -1 : off_a > off_b;
+}
+
+static int cmp_bo(const void *a, const void *b)
+{
+	const struct vma_bo *x = a, *y = b;
+
+	return cmp_key(x->old_minor, x->old_offset, y->old_minor, y->old_offset);
+}
+
+int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
+		 size_t n_gpus)
+{
+	size_t i;
+
+	m->bos = bos;
+	m->n_bos = n_bos;
+	m->gpus = gpus;
+	m->n_gpus = n_gpus;
+	if (n_bos)
+		qsort(bos, n_bos, sizeof(*bos), cmp_bo);
+	for (i = 1; i < n_bos; i++)
+		if (bos[i].old_minor == bos[i - 1].old_minor &&
+		    bos[i - 1].old_offset + bos[i - 1].size > bos[i].old_offset)
+			return -EINVAL;
+	return 0;
+}
+
+void vma_map_free(struct vma_map *m)
+{
+	free(m->bos);
+	free(m->gpus);
+	m->bos = NULL;
+	m->gpus = NULL;
+	m->n_bos = m->n_gpus = 0;
+}
+
+const struct vma_bo *vma_map_find_bo(const struct vma_map *m, uint32_t old_minor, uint64_t pgoff)
+{
+	size_t lo = 0, hi = m->n_bos, mid;
+	const struct vma_bo *b;
+
+	/* last BO with key <= (old_minor, pgoff) */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cmp_key(m->bos[mid].old_minor, m->bos[mid].old_offset, old_minor, pgoff) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	b = &m->bos[lo - 1];
+	if (b->old_minor != old_minor || pgoff - b->old_offset >= b->size)
+		return NULL;
+	return b;
+}
+
+int vma_map_kfd_offset(const struct vma_map *m, uint64_t old_pgoff, uint64_t *new_pgoff)
+{
+	uint32_t gpu = (uint32_t)((old_pgoff & KFD_MMAP_GPU_MASK) >> KFD_MMAP_GPU_SHIFT);
+	size_t i;
+
+	if (old_pgoff >> KFD_MMAP_TYPE_SHIFT == KFD_MMAP_TYPE_EVENTS) {
+		*new_pgoff = old_pgoff;
+		return 0;
+	}
+	for (i = 0; i < m->n_gpus; i++) {
+		if (m->gpus[i].old_actual_gpu_id != gpu)
+			continue;
+		*new_pgoff = (old_pgoff & ~KFD_MMAP_GPU_MASK) |
+			     ((uint64_t)m->gpus[i].new_actual_gpu_id << KFD_MMAP_GPU_SHIFT);
+		return 0;
+	}
+	return -ENOENT;
+}

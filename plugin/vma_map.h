@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where the restored task's GPU mappings go (UPDATE_VMA_MAP,
+ * kfd-criu-abi.md 6.3): a BO mapped through a render node moves from its old
+ * fake offset to `restored_offset` on the render file that owns the new VM; a
+ * doorbell or MMIO mapping of /dev/kfd keeps its offset except for the
+ * gpu_id field (bits 61..46), which becomes the new actual gpu_id.
+ *
+ * BO lookups are binary searches over (dump-node render minor, offset)
+ * ranges, so tens of thousands of BOs cost microseconds per VMA. A VMA may
+ * start inside a BO (a split mapping): its offset moves by the same delta.
+ */
+#ifndef AMDGPU_CRIU_VMA_MAP_H
+#define AMDGPU_CRIU_VMA_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vma_bo {
+	uint32_t old_minor;  /* render minor of the BO's GPU on the dump node */
+	uint64_t old_offset; /* bucket offset */
+	uint64_t size;
+	uint64_t new_offset; /* restored_offset */
+	uint32_t device;     /* index of the BO's device in the process image */
+};
+
+struct vma_gpu {
+	uint32_t old_actual_gpu_id;
+	uint32_t new_actual_gpu_id;
+};
+
+struct vma_map {
+	struct vma_bo *bos;
+	size_t n_bos;
+	struct vma_gpu *gpus;
+	size_t n_gpus;
+};
+
+/* Takes ownership of both arrays (malloc'ed); sorts bos. -EINVAL on overlaps. */
+int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
+		 size_t n_gpus);
+void vma_map_free(struct vma_map *m);
+
+/* The BO whose [old_offset, old_offset + size) holds pgoff on old_minor, or NULL. */
+const struct vma_bo *vma_map_find_bo(const struct vma_map *m, uint32_t old_minor, uint64_t pgoff);
+
+/*
+ * New /dev/kfd mmap offset for old_pgoff: 0 and *new_pgoff set; -ENOENT when
+ * its gpu_id field names no checkpointed GPU. Offsets without a GPU (the
+ * event page) are returned unchanged.
+ */
+int vma_map_kfd_offset(const struct vma_map *m, uint64_t old_pgoff, uint64_t *new_pgoff);
+
+#endif
