@@ -8,6 +8,7 @@
  *   no handler                                                  EINVAL
  *   CRIU_OP without CAP_CHECKPOINT_RESTORE / CAP_SYS_ADMIN      EACCES
  *   copy-in of the caller's _IOC_SIZE, rest zero-filled          EFAULT
+ *   size validator (SVM: 24 + 8 * nattr bytes at least)         EINVAL
  *   handler
  *   copy-out of the caller's size when the kernel's cmd has OUT,
  *   even after a handler error                                  EFAULT
@@ -33,6 +34,7 @@ struct kfdsim_ioctl_desc {
 	unsigned int cmd;
 	int flags;
 	kfdsim_ioctl_t *func;
+	int (*validate)(void *kdata, unsigned int usize);
 	const char *name;
 };
 
@@ -40,6 +42,11 @@ struct kfdsim_ioctl_desc {
 
 #define AMDKFD_IOCTL_DEF(ioctl, _func, _flags)				\
 	[_IOC_NR(ioctl)] = { .cmd = ioctl, .func = _func, .flags = _flags, .name = #ioctl }
+
+/* with a size validator of the copied-in arguments */
+#define AMDKFD_IOCTL_DEF_V(ioctl, _func, _validate, _flags)		\
+	[_IOC_NR(ioctl)] = { .cmd = ioctl, .func = _func, .flags = _flags,	\
+			     .validate = _validate, .name = #ioctl }
 
 /* kfd_ioctl_dbg_*_deprecated: the old debugger interface is gone */
 static int kfd_ioctl_dbg_deprecated(struct file *f, struct kfdsim_process *p, void *data)
@@ -157,7 +164,7 @@ static const struct kfdsim_ioctl_desc kfdsim_ioctls[] = {
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_IMPORT_DMABUF, NULL, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_ALLOC_QUEUE_GWS, NULL, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SMI_EVENTS, NULL, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SVM, NULL, 0),
+	AMDKFD_IOCTL_DEF_V(AMDKFD_IOC_SVM, kfdsim_ioctl_svm, kfdsim_ioctl_svm_validate, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_XNACK_MODE, kfdsim_ioctl_set_xnack_mode, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_CRIU_OP, kfdsim_ioctl_criu_op,
 			 KFD_IOC_FLAG_CHECKPOINT_RESTORE),
@@ -229,6 +236,12 @@ static long kfd_ioctl(struct file *filep, unsigned int cmd, unsigned long arg)
 		}
 	} else if (cmd & IOC_OUT) {
 		memset(kdata, 0, usize);
+	}
+
+	if (ioctl->validate) {
+		retcode = ioctl->validate(kdata, usize);
+		if (retcode)
+			goto out;
 	}
 
 	/* fault injection: "<ioctl name without AMDKFD_IOC_> entry ERRNO" */

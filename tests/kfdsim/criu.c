@@ -101,8 +101,8 @@ static u32 count_bos(struct kfdsim_process *p)
 static int process_info(struct kfdsim_process *p, u32 *num_devices, u32 *num_bos,
 			u32 *num_objects, u64 *priv_size)
 {
-	u32 nq, ne;
-	u64 qsize;
+	u32 nq, ne, ns;
+	u64 qsize, ssize;
 	int ret;
 
 	*num_devices = p->n_pdds;
@@ -111,11 +111,12 @@ static int process_info(struct kfdsim_process *p, u32 *num_devices, u32 *num_bos
 	if (ret)
 		return ret;
 	ne = kfdsim_events_count(p);
-	*num_objects = nq + ne;	/* + SVM ranges: not modelled */
+	ns = kfdsim_svm_checkpoint_info(p, &ssize);
+	*num_objects = nq + ne + ns;
 	*priv_size = sizeof(struct criu_process_priv) +
 		     (u64)*num_devices * sizeof(struct criu_device_priv) +
 		     (u64)*num_bos * bo_rec_size() + qsize +
-		     (u64)ne * 64;
+		     (u64)ne * 64 + ssize;
 	return 0;
 }
 
@@ -327,6 +328,10 @@ static int criu_checkpoint(struct kfdsim_process *p, struct kfd_ioctl_criu_args 
 			ret = kfdsim_inject("checkpoint", "events");
 		if (!ret)
 			ret = kfdsim_events_checkpoint(p, priv, &off);
+		if (!ret)
+			ret = kfdsim_inject("checkpoint", "svm");
+		if (!ret)
+			ret = kfdsim_svm_checkpoint(p, priv, &off);
 		if (ret)
 			goto out;
 	}
@@ -621,7 +626,10 @@ static int restore_objects(struct kfdsim_process *p, struct kfd_ioctl_criu_args 
 		case KFD_CRIU_OBJECT_TYPE_EVENT:
 			ret = kfdsim_event_restore(p, priv, off, args->priv_data_size);
 			break;
-		default:	/* SVM ranges are not modelled */
+		case KFD_CRIU_OBJECT_TYPE_SVM:
+			ret = kfdsim_svm_restore(p, priv, off, args->priv_data_size);
+			break;
+		default:
 			ret = -EINVAL;
 		}
 		if (ret)
@@ -737,8 +745,8 @@ static int criu_resume(struct kfd_ioctl_criu_args *args)
 		return -ESRCH;
 
 	mutex_lock(&target->mutex);
-	/* pending SVM ranges would be applied here (not modelled) */
-	ret = kfdsim_inject("resume", "svm");
+	/* the pending SVM ranges, applied to the target's mm; list emptied */
+	ret = kfdsim_svm_resume(target);
 	if (ret)
 		goto out;
 	target->evicted_bos++;

@@ -15,11 +15,11 @@
  *                                      SKIP k; n_success is written back)
  *     process_info   entry evict count queue_type (EOPNOTSUPP: a queue of
  *                                      a type that cannot be checkpointed)
- *     checkpoint     entry process devices queues events bo (per BO)
+ *     checkpoint     entry process devices queues events svm bo (per BO)
  *     unpause        entry restore
  *     restore        entry evict process devices bos bo map objects end
  *                    sdma_slot (EBUSY: SDMA slot clash)
- *     resume         entry lookup (ESRCH) svm
+ *     resume         entry lookup (ESRCH) svm (SVM ranges applied)
  *     evict          gpu             per pdd in queue eviction
  *     restore_queues gpu             per pdd in queue restore
  *   (a device count mismatch: "restore devices EINVAL", or a RESTORE with

@@ -311,6 +311,10 @@ struct kfdsim_process {
 	unsigned long queue_slot_bitmap[BITS_TO_LONGS(KFDSIM_MAX_QUEUES)];
 	bool xnack_enabled;
 
+	/* SVM (svm.c), under mutex: ranges in the kernel's list order */
+	struct list_head svm_ranges;
+	struct list_head svm_pending;		/* CRIU RESTORE -> RESUME */
+
 	/* CRIU state (criu.c, section 3.2 of the ABI document), under mutex */
 	bool queues_paused;
 	bool block_mmu_notifications;
@@ -384,6 +388,8 @@ int kfdsim_gpuvm_alloc(struct kfdsim_pdd *pdd, u64 va, u64 size, u32 flags,
 int kfdsim_gpuvm_map(struct kfdsim_process *p, struct kfdsim_bo *bo,
 		     struct kfdsim_pdd *peer);
 u64 kfdsim_available_memory(struct kfdsim_node *node);
+int kfdsim_reserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags);
+void kfdsim_unreserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags);
 u64 kfdsim_doorbell_slice_size(const struct kfdsim_node *node);
 
 /* ioctl handlers (memory.c, chardev.c) */
@@ -484,6 +490,19 @@ int kfdsim_event_mmap(struct kfdsim_process *p, struct vm_area_struct *vma);
 u32 kfdsim_events_count(struct kfdsim_process *p);
 int kfdsim_events_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
 int kfdsim_event_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
+
+/* ---- SVM (svm.c) ---------------------------------------------------------- */
+
+int kfdsim_ioctl_svm(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_svm_validate(void *data, unsigned int usize);
+bool kfdsim_svm_overlaps(struct kfdsim_process *p, u64 addr, u64 size);
+int kfdsim_svm_switch_xnack(struct kfdsim_process *p, bool enable);
+void kfdsim_svm_destroy_process(struct kfdsim_process *p);
+u32 kfdsim_svm_count(struct kfdsim_process *p, u32 *pending);
+u32 kfdsim_svm_checkpoint_info(struct kfdsim_process *p, u64 *size);
+int kfdsim_svm_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
+int kfdsim_svm_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
+int kfdsim_svm_resume(struct kfdsim_process *p);
 
 /* ---- CRIU_OP (criu.c) ------------------------------------------------------ */
 

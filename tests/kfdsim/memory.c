@@ -59,8 +59,8 @@ static u64 max_system_mem(void)
 	return limit - AMDGPU_RESERVE_MEM_LIMIT;
 }
 
-/* amdgpu_amdkfd_reserve_mem_limit() */
-static int reserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags)
+/* amdgpu_amdkfd_reserve_mem_limit(); @dev only for VRAM */
+int kfdsim_reserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags)
 {
 	int ret = 0;
 
@@ -80,7 +80,7 @@ static int reserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags)
 	return ret;
 }
 
-static void unreserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags)
+void kfdsim_unreserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags)
 {
 	mutex_lock(&kfdsim_mem_lock);
 	if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
@@ -176,7 +176,7 @@ int kfdsim_gpuvm_alloc(struct kfdsim_pdd *pdd, u64 va, u64 size, u32 flags,
 		ret = -EINVAL;
 		goto err_free;
 	}
-	ret = reserve_mem_limit(dev, aligned, flags);
+	ret = kfdsim_reserve_mem_limit(dev, aligned, flags);
 	if (ret)
 		goto err_free;
 
@@ -208,7 +208,7 @@ err_revoke:
 err_put:
 	drm_gem_object_put(&gem->shmem.base);
 err_unreserve:
-	unreserve_mem_limit(dev, aligned, flags);
+	kfdsim_unreserve_mem_limit(dev, aligned, flags);
 err_free:
 	kfree(bo);
 	return ret;
@@ -240,7 +240,7 @@ void kfdsim_bo_destroy(struct kfdsim_bo *bo)
 	if (bo->dmabuf)
 		dma_buf_put(bo->dmabuf);
 	drm_gem_object_put(obj);
-	unreserve_mem_limit(pdd->dev, bo->size, bo->alloc_flags);
+	kfdsim_unreserve_mem_limit(pdd->dev, bo->size, bo->alloc_flags);
 	kfree(bo);
 }
 
@@ -258,9 +258,19 @@ int kfdsim_ioctl_alloc_memory_of_gpu(struct file *filep, struct kfdsim_process *
 
 	if (args->size == 0)
 		return -EINVAL;
-	/* SVM ranges are not modelled yet: no EADDRINUSE */
 
 	mutex_lock(&p->mutex);
+	/*
+	 * The VA (unless a VRAM BO without VA) and a userptr's CPU range must
+	 * not overlap registered SVM ranges.
+	 */
+	if ((!(!args->va_addr && (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)) &&
+	     kfdsim_svm_overlaps(p, args->va_addr, args->size)) ||
+	    ((flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) &&
+	     kfdsim_svm_overlaps(p, args->mmap_offset, args->size))) {
+		err = -EADDRINUSE;
+		goto err_unlock;
+	}
 	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
 	if (!pdd) {
 		err = -EINVAL;

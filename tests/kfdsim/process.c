@@ -117,6 +117,7 @@ static void kfdsim_process_wq_release(struct work_struct *work)
 	/* queues hold BO references, the event page may be a BO */
 	kfdsim_process_destroy_queues(p);
 	kfdsim_events_destroy_process(p);
+	kfdsim_svm_destroy_process(p);
 	/* BOs first: a BO may be mapped in the VM of any pdd of the process */
 	for (i = 0; i < p->n_pdds; i++) {
 		struct kfdsim_bo *bo;
@@ -201,6 +202,8 @@ static struct kfdsim_process *create_process(struct task_struct *thread)
 	kref_init(&p->ref);
 	mutex_init(&p->mutex);
 	INIT_LIST_HEAD(&p->queues);
+	INIT_LIST_HEAD(&p->svm_ranges);
+	INIT_LIST_HEAD(&p->svm_pending);
 	INIT_DELAYED_WORK(&p->restore_userptr_work, kfdsim_restore_userptr_worker);
 	p->mm = thread->mm;
 	p->lead_thread = thread->group_leader;
@@ -289,7 +292,7 @@ int kfdsim_processes_show(struct seq_file *m, void *v)
 	struct kfdsim_process *p;
 	struct kfdsim_queue *q;
 	unsigned int bkt;
-	u32 i, nq, running;
+	u32 i, nq, running, nsvm, pending;
 
 	mutex_lock(&kfdsim_processes_mutex);
 	hash_for_each(kfdsim_processes_table, bkt, p, kfd_processes) {
@@ -309,7 +312,8 @@ int kfdsim_processes_show(struct seq_file *m, void *v)
 		seq_puts(m, " user_gpu_ids=");
 		for (i = 0; i < p->n_pdds; i++)
 			seq_printf(m, "%s%u", i ? "," : "", p->pdds[i]->user_gpu_id);
-		seq_puts(m, "\n");
+		nsvm = kfdsim_svm_count(p, &pending);
+		seq_printf(m, " svm_ranges=%u svm_pending=%u\n", nsvm, pending);
 		mutex_unlock(&p->mutex);
 	}
 	mutex_unlock(&kfdsim_processes_mutex);

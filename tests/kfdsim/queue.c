@@ -722,8 +722,8 @@ int kfdsim_ioctl_set_xnack_mode(struct file *filep, struct kfdsim_process *p,
 			ret = -EBUSY;
 		else if (args->xnack_enabled && !kfdsim_xnack_supported(p))
 			ret = -EPERM;
-		else
-			p->xnack_enabled = args->xnack_enabled;
+		else if (!!args->xnack_enabled != p->xnack_enabled)	/* else a no-op */
+			ret = kfdsim_svm_switch_xnack(p, args->xnack_enabled);
 	} else {
 		args->xnack_enabled = p->xnack_enabled;
 	}

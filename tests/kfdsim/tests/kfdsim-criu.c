@@ -68,6 +68,8 @@ struct shared {
 	/* PID namespace test */
 	pid_t ns_global_pid, ns_own_pid;
 	int ns_resume_rc, ns_resume_errno;
+	/* SVM restore */
+	pid_t svm_pid;
 };
 static struct shared *sh;
 
@@ -1314,6 +1316,363 @@ static void test_pidns(void)
 	close(kfd);
 }
 
+/* ---- 5. SVM (7.10, 5.9) ---------------------------------------------------- */
+
+#define SVM_ADDR	0x700000000000ULL
+#define SVM_CMD(n)	_IOC(_IOC_READ | _IOC_WRITE, 'K', 0x20, 24 + 8 * (n))
+#define A_PREF		KFD_IOCTL_SVM_ATTR_PREFERRED_LOC
+#define A_PREFETCH	KFD_IOCTL_SVM_ATTR_PREFETCH_LOC
+#define A_ACC		KFD_IOCTL_SVM_ATTR_ACCESS
+#define A_AIP		KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE
+#define A_NOACC		KFD_IOCTL_SVM_ATTR_NO_ACCESS
+#define A_SET		KFD_IOCTL_SVM_ATTR_SET_FLAGS
+#define A_CLR		KFD_IOCTL_SVM_ATTR_CLR_FLAGS
+#define A_GRAN		KFD_IOCTL_SVM_ATTR_GRANULARITY
+#define UNDEF		0xFFFFFFFFu
+
+struct svm_buf {
+	struct kfd_ioctl_svm_args a;
+	struct kfd_ioctl_svm_attribute at[16];
+};
+
+/* AMDKFD_IOC_SVM on pages [first, first + n) of SVM_ADDR, cmd size for @nattr */
+static long svm_op(int kfd, uint64_t first, uint64_t n, uint32_t op, uint32_t nattr,
+		   struct kfd_ioctl_svm_attribute *at)
+{
+	struct svm_buf b;
+	long rc;
+
+	memset(&b, 0, sizeof(b));
+	b.a.start_addr = SVM_ADDR + first * PAGE;
+	b.a.size = n * PAGE;
+	b.a.op = op;
+	b.a.nattr = nattr;
+	memcpy(b.at, at, nattr * sizeof(*at));
+	rc = ioctl(kfd, SVM_CMD(nattr), &b);
+	memcpy(at, b.at, nattr * sizeof(*at));
+	return rc;
+}
+
+#define SVM_SET(kfd, f, n, ...) ({						\
+	struct kfd_ioctl_svm_attribute _a[] = { __VA_ARGS__ };			\
+	svm_op(kfd, f, n, KFD_IOCTL_SVM_OP_SET_ATTR, sizeof(_a) / sizeof(_a[0]), _a); })
+
+/* GET_ATTR of the 4 common attributes and the access of both GPUs */
+struct svm_get {
+	uint32_t pref, prefetch, set, clr, gran, acc0, acc1;
+};
+
+static long svm_get(int kfd, uint64_t f, uint64_t n, struct svm_get *g)
+{
+	struct kfd_ioctl_svm_attribute a[] = {
+		{ A_PREF, 0 }, { A_PREFETCH, 0 }, { A_SET, 0 }, { A_CLR, 0 }, { A_GRAN, 0 },
+		{ A_ACC, gpus[0].id }, { A_ACC, gpus[1].id },
+	};
+	long rc = svm_op(kfd, f, n, KFD_IOCTL_SVM_OP_GET_ATTR, 7, a);
+
+	*g = (struct svm_get){ a[0].value, a[1].value, a[2].value, a[3].value, a[4].value,
+			       a[5].type, a[6].type };
+	return rc;
+}
+
+static void test_svm(__attribute__((unused)) void *unused)
+{
+	const uint32_t def = KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_COHERENT;
+	uint32_t g0 = gpus[0].id, g1 = gpus[1].id;
+	struct kfd_ioctl_svm_attribute at[2];
+	struct kfd_ioctl_set_xnack_mode_args x;
+	struct svm_buf b;
+	struct svm_get g;
+	int render[MAX_GPUS], kfd;
+	uint64_t h, off;
+	pid_t me = getpid();
+	void *m;
+	long rc;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	if (!ok(kfd >= 0 && acquire_all(kfd, render) == 0, "SVM: /dev/kfd, ACQUIRE_VM"))
+		return;
+	m = mmap((void *)SVM_ADDR, 128 * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ok(m == (void *)SVM_ADDR, "SVM: 128 pages of anonymous memory at 0x%llx", SVM_ADDR);
+
+	memset(&b, 0, sizeof(b));
+	b.a.start_addr = SVM_ADDR;
+	b.a.size = PAGE + 1;
+	ok_errno(ioctl(kfd, SVM_CMD(0), &b), EINVAL, "SVM: size not page aligned: EINVAL");
+	b.a.size = 0;
+	ok_errno(ioctl(kfd, SVM_CMD(0), &b), EINVAL, "SVM: size 0: EINVAL");
+	b.a.size = PAGE;
+	b.a.start_addr = 0;
+	ok_errno(ioctl(kfd, SVM_CMD(0), &b), EINVAL, "SVM: start 0: EINVAL");
+	b.a.start_addr = SVM_ADDR;
+	b.a.nattr = 1;
+	b.at[0] = (struct kfd_ioctl_svm_attribute){ A_GRAN, 3 };
+	ok_errno(ioctl(kfd, AMDKFD_IOC_SVM, &b), EINVAL,
+		 "SVM: cmd size 24 with nattr 1 (size validator): EINVAL");
+	b.a.op = 2;
+	errno = 0;
+	rc = ioctl(kfd, SVM_CMD(1), &b);
+	ok(rc == EINVAL && errno == 0, "SVM: op 2 returns a positive EINVAL (22), as svm_ioctl() (rc %ld)", rc);
+	ok_errno(SVM_SET(kfd, 0, 1, { 8, 0 }), EINVAL, "SVM SET: attribute type 8: EINVAL");
+	ok_errno(SVM_SET(kfd, 0, 1, { A_PREF, 1 }), EINVAL, "SVM SET: PREFERRED_LOC unknown gpu: EINVAL");
+	ok_errno(SVM_SET(kfd, 0, 1, { A_PREFETCH, UNDEF }), EINVAL,
+		 "SVM SET: PREFETCH_LOC undefined: EINVAL");
+	ok_errno(SVM_SET(kfd, 0, 1, { A_NOACC, 1 }), EINVAL, "SVM SET: NO_ACCESS unknown gpu: EINVAL");
+	ok_errno(SVM_SET(kfd, 1000, 1, { A_GRAN, 1 }), EFAULT, "SVM SET: memory without VMA: EFAULT");
+	ok_errno(svm_get(kfd, 1000, 1, &g), EFAULT, "SVM GET: memory without VMA: EFAULT");
+	at[0] = (struct kfd_ioctl_svm_attribute){ A_AIP, g0 };
+	ok_errno(svm_op(kfd, 0, 1, KFD_IOCTL_SVM_OP_GET_ATTR, 1, at), EINVAL,
+		 "SVM GET: ACCESS_IN_PLACE as query: EINVAL");
+	at[0] = (struct kfd_ioctl_svm_attribute){ A_ACC, 1 };
+	ok_errno(svm_op(kfd, 0, 1, KFD_IOCTL_SVM_OP_GET_ATTR, 1, at), EINVAL,
+		 "SVM GET: ACCESS of an unknown gpu: EINVAL");
+	ok(svm_get(kfd, 0, 64, &g) == 0 && g.pref == UNDEF && g.prefetch == UNDEF && g.set == def &&
+	   g.clr == ~def && g.gran == 9 && g.acc0 == A_NOACC && g.acc1 == A_NOACC,
+	   "SVM GET without ranges: defaults (undefined locations, HOST_ACCESS|COHERENT, granularity 9, no access)");
+
+	ok(SVM_SET(kfd, 0, 64, { A_PREF, g0 }, { A_ACC, g0 }, { A_AIP, g1 },
+		   { A_SET, KFD_IOCTL_SVM_FLAG_GPU_RO }, { A_GRAN, 100 }) == 0 &&
+	   proc_state(me, "svm_ranges") == 1, "SVM SET pages 0-63: one range");
+	ok(svm_get(kfd, 0, 64, &g) == 0 && g.pref == g0 && g.prefetch == UNDEF &&
+	   g.set == (def | KFD_IOCTL_SVM_FLAG_GPU_RO) && g.gran == 63 && g.acc0 == A_ACC && g.acc1 == A_AIP,
+	   "SVM GET: the attributes (granularity 100 stored as 63, access per GPU)");
+	ok(SVM_SET(kfd, 16, 16, { A_PREF, 0 }, { A_NOACC, g1 }, { A_CLR, KFD_IOCTL_SVM_FLAG_HOST_ACCESS }) == 0 &&
+	   proc_state(me, "svm_ranges") == 3, "SVM SET pages 16-31: the range is split in 3");
+	ok(svm_get(kfd, 16, 16, &g) == 0 && g.pref == 0 && g.acc1 == A_NOACC && g.acc0 == A_ACC &&
+	   g.set == (KFD_IOCTL_SVM_FLAG_COHERENT | KFD_IOCTL_SVM_FLAG_GPU_RO),
+	   "SVM GET pages 16-31: the new attributes");
+	ok(svm_get(kfd, 0, 64, &g) == 0 && g.pref == UNDEF && g.acc0 == A_ACC && g.acc1 == A_NOACC &&
+	   g.set == (KFD_IOCTL_SVM_FLAG_COHERENT | KFD_IOCTL_SVM_FLAG_GPU_RO) &&
+	   g.clr == ~(def | KFD_IOCTL_SVM_FLAG_GPU_RO),
+	   "SVM GET pages 0-63: preferred differs (undefined), flags AND / complement of OR");
+	ok(SVM_SET(kfd, 48, 32, { A_PREF, g1 }) == 0 && proc_state(me, "svm_ranges") == 5,
+	   "SVM SET pages 48-79: tail split, new range for 64-79 (5 ranges)");
+	ok(SVM_SET(kfd, 0, 8, { A_ACC, g0 }) == 0 && proc_state(me, "svm_ranges") == 5,
+	   "SVM SET of unchanged attributes on a mapped range: no split");
+	ok(SVM_SET(kfd, 64, 8, { A_PREF, g1 }) == 0 && proc_state(me, "svm_ranges") == 6,
+	   "SVM SET of unchanged attributes on a range never mapped: split (as svm_range_add)");
+	ok(svm_get(kfd, 100, 4, &g) == 0 && g.gran == 9 && g.pref == UNDEF,
+	   "SVM GET of pages outside every range: defaults");
+
+	off = 0;
+	ok_errno(kfd_alloc(kfd, g0, SVM_ADDR + 4 * PAGE, PAGE, F_GTT | F_RW, &h, &off), EADDRINUSE,
+		 "ALLOC at a VA inside an SVM range: EADDRINUSE");
+	off = SVM_ADDR;
+	ok_errno(kfd_alloc(kfd, g0, 0x7f0000000000ULL, PAGE, F_USERPTR | F_RW, &h, &off), EADDRINUSE,
+		 "ALLOC userptr of memory inside an SVM range: EADDRINUSE");
+	ok(kfd_alloc(kfd, g0, SVM_ADDR + 120 * PAGE, 2 * PAGE, F_GTT | F_RW, &h, NULL) == 0 &&
+	   kfd_map(kfd, h, &g0, 1) == 0, "GTT BO mapped at the GPU VA of pages 120-121");
+	ok_errno(SVM_SET(kfd, 118, 4, { A_GRAN, 2 }), EADDRINUSE,
+		 "SVM SET over a BO mapping of a GPU VM: EADDRINUSE");
+	ok_errno(svm_get(kfd, 121, 1, &g), EADDRINUSE, "SVM GET over a BO mapping: EADDRINUSE");
+
+	x.xnack_enabled = 1;
+	if (ioctl(kfd, AMDKFD_IOC_SET_XNACK_MODE, &x) == 0) {
+		ok(SVM_SET(kfd, 96, 8, { A_GRAN, 5 }) == 0 && svm_get(kfd, 96, 8, &g) == 0 &&
+		   g.acc0 == A_ACC && g.acc1 == A_ACC && g.gran == 5,
+		   "XNACK on: a new range is accessible by every GPU");
+		x.xnack_enabled = 0;
+		ok(ioctl(kfd, AMDKFD_IOC_SET_XNACK_MODE, &x) == 0, "XNACK off again (ranges reserve memory)");
+	} else {
+		ok(1, "XNACK on: a new range is accessible by every GPU # SKIP XNACK not supported");
+		ok(1, "XNACK off again # SKIP");
+	}
+}
+
+/* App S: SVM ranges only; the dumper checkpoints it */
+static int ssock[2], sgo[2];
+
+static void svm_app(__attribute__((unused)) void *unused)
+{
+	uint32_t g0 = gpus[0].id, g1 = gpus[1].id;
+	int kfd, ok_all = 1;
+	char c;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	ok_all &= mmap((void *)SVM_ADDR, 32 * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == (void *)SVM_ADDR;
+	ok_all &= SVM_SET(kfd, 0, 32, { A_PREF, g0 }, { A_ACC, g0 }, { A_AIP, g1 },
+			  { A_SET, KFD_IOCTL_SVM_FLAG_GPU_RO }, { A_GRAN, 4 }) == 0;
+	ok_all &= SVM_SET(kfd, 8, 8, { A_PREFETCH, g1 }, { A_CLR, KFD_IOCTL_SVM_FLAG_COHERENT }) == 0;
+	ok(ok_all, "SVM app: pages 0-31 with attributes, pages 8-15 prefetched to GPU 1 and not COHERENT");
+	send_fd(ssock[1], kfd);
+	if (read(sgo[0], &c, 1) != 1)
+		_exit(1);
+}
+
+struct svm_ck {
+	struct kfd_ioctl_criu_args a;
+	struct kfd_criu_device_bucket devs[2];
+	uint8_t priv[1024];
+};
+
+static struct svm_ck *sck;	/* shared */
+
+static void svm_restore_child(void *arg)
+{
+	int mapped = arg != NULL, kfd, render[2], i, ok_all;
+	struct kfd_criu_device_bucket devs[2];
+	struct kfd_ioctl_criu_args a;
+	struct svm_get g;
+	char c = 'r';
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	for (i = 0; i < 2; i++) {
+		render[i] = open_render(i);
+		devs[i] = (struct kfd_criu_device_bucket){ gpus[i].id, gpus[1 - i].id, 0, 0 };
+	}
+	devs[0].drm_fd = render[1];
+	devs[1].drm_fd = render[0];
+	if (mapped)
+		mmap((void *)SVM_ADDR, 32 * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	a = sck->a;
+	a.devices = (uintptr_t)devs;
+	a.bos = 0;
+	a.priv_data = (uintptr_t)sck->priv;
+	a.priv_data_size -= 8;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_RESTORE), EINVAL,
+		 "SVM RESTORE: last range object does not fit (priv_data_size - 8): EINVAL");
+	close(kfd);
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);	/* the same process: not restorable again */
+	a.priv_data_size += 8;
+	ok_errno(criu(kfd, &a, KFD_CRIU_OP_RESTORE), EINVAL, "SVM RESTORE again on that process: EINVAL");
+	/* a fresh process for the good restore */
+	if (fork() == 0) {
+		int k = open("/dev/kfd", O_RDWR | O_CLOEXEC), r[2];
+
+		for (i = 0; i < 2; i++)
+			r[i] = open_render(i);
+		devs[0].drm_fd = r[1];
+		devs[1].drm_fd = r[0];
+		ok(criu(k, &a, KFD_CRIU_OP_RESTORE) == 0, "SVM RESTORE onto the swapped GPUs%s",
+		   mapped ? "" : " (memory not mapped)");
+		ok(proc_state(getpid(), "svm_pending") == 3 && proc_state(getpid(), "svm_ranges") == 0,
+		   "after RESTORE: 3 ranges pending, none applied");
+		sh->svm_pid = getpid();
+		if (write(rpipe[1], &c, 1) != 1 || read(rgo[0], &c, 1) != 1)
+			_exit(1);
+		if (mapped) {
+			ok_all = proc_state(getpid(), "svm_ranges") == 3 &&
+				 proc_state(getpid(), "svm_pending") == 0;
+			ok(ok_all, "after RESUME: 3 ranges applied, none pending");
+			ok(svm_get(k, 16, 16, &g) == 0 && g.pref == gpus[0].id &&
+			   g.set == (KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_COHERENT |
+				     KFD_IOCTL_SVM_FLAG_GPU_RO) &&
+			   g.gran == 4 && g.acc0 == A_ACC && g.acc1 == A_AIP && g.prefetch == UNDEF,
+			   "restored pages 16-31: preferred GPU 0 (user id), flags, granularity, access, prefetch undefined");
+			ok(svm_get(k, 8, 8, &g) == 0 && g.prefetch == gpus[1].id &&
+			   g.set == (KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_GPU_RO),
+			   "restored pages 8-15: prefetch GPU 1, COHERENT cleared by the appended CLR_FLAGS");
+		} else {
+			ok(proc_state(getpid(), "svm_ranges") == 0 &&
+			   proc_state(getpid(), "svm_pending") == 0,
+			   "after the failed RESUME: no ranges, pending list emptied");
+		}
+		fflush(stdout);
+		_exit(0);
+	}
+	wait(NULL);
+}
+
+static void test_svm_criu(int own_kfd)
+{
+	uint32_t g0 = gpus[0].id, g1 = gpus[1].id, type, u32;
+	uint64_t rec = 24 + 8 * (4 + 2), want[3][2] = { { 16, 16 }, { 0, 8 }, { 8, 8 } }, u64;
+	struct kfd_ioctl_criu_args a = { 0 };
+	struct kfd_criu_bo_bucket dummy;
+	pid_t app, r;
+	int kfd, i, all, st;
+	uint8_t *o;
+	char c = 'x';
+
+	sck = mmap(NULL, sizeof(*sck), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ssock) || pipe(sgo))
+		return;
+	fflush(stdout);
+	app = fork();
+	if (app == 0) {
+		svm_app(NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	kfd = recv_fd(ssock[0]);
+	ok(kfd >= 0 && ptrace(PTRACE_SEIZE, app, 0, 0) == 0, "SVM dump: the app's fd, PTRACE_SEIZE");
+	ok(criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO) == 0 && a.num_objects == 3 && a.num_bos == 0 &&
+	   a.priv_data_size == 8 + 16 + 3 * rec,
+	   "PROCESS_INFO: 3 SVM objects, priv_data_size 8 + 16 + 3 * (24 + 8 * (4 + 2)) (%llu)",
+	   (unsigned long long)a.priv_data_size);
+	sck->a = a;
+	a.devices = (uintptr_t)sck->devs;
+	a.bos = (uintptr_t)&dummy;
+	a.priv_data = (uintptr_t)sck->priv;
+	ok(a.priv_data_size <= sizeof(sck->priv) && criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT) == 0,
+	   "CHECKPOINT of the SVM app");
+	all = 1;
+	for (i = 0; i < 3; i++) {
+		o = sck->priv + 24 + i * rec;
+		memcpy(&type, o, 4);
+		memcpy(&u64, o + 8, 8);
+		all &= type == 2 && u64 == (SVM_ADDR >> 12) + want[i][0];
+		memcpy(&u64, o + 16, 8);
+		all &= u64 == want[i][1];
+	}
+	ok(all, "SVM objects: type 2, start and size in pages, in the kernel's list order (16-31, 0-7, 8-15)");
+	o = sck->priv + 24 + 2 * rec + 24;
+	{
+		uint32_t w[12] = { A_PREF, g0, A_PREFETCH, g1, A_SET,
+				   KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_GPU_RO,
+				   A_GRAN, 4, A_ACC, g0, A_AIP, g1 };
+
+		all = 1;
+		for (i = 0; i < 12; i++) {
+			memcpy(&u32, o + 4 * i, 4);
+			all &= u32 == w[i];
+		}
+	}
+	ok(all, "SVM object 8-15: PREFERRED, PREFETCH, SET_FLAGS, GRANULARITY, then ACCESS/ACCESS_IN_PLACE per pdd with user ids");
+	o = sck->priv + 24 + 24;
+	memcpy(&u32, o + 12, 4);
+	ok(u32 == UNDEF, "SVM object 16-31: PREFETCH_LOC undefined");
+	ok(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE) == 0, "UNPAUSE the SVM app");
+	ptrace(PTRACE_DETACH, app, 0, 0);
+	if (write(sgo[1], &c, 1) != 1)
+		kill(app, SIGKILL);
+	waitpid(app, &st, 0);
+	close(kfd);
+
+	/* restore twice: memory not mapped at RESUME (EFAULT), then mapped */
+	for (i = 0; i < 2; i++) {
+		if (pipe(rpipe) || pipe(rgo))
+			return;
+		fflush(stdout);
+		r = fork();
+		if (r == 0) {
+			svm_restore_child(i ? (void *)1 : NULL);
+			fflush(stdout);
+			_exit(0);
+		}
+		if (read(rpipe[0], &c, 1) != 1)
+			return;
+		/* the grandchild is the restored process: find it by its pipe */
+		memset(&a, 0, sizeof(a));
+		a.pid = sh->svm_pid;
+		if (i == 0) {
+			ok_errno(criu(own_kfd, &a, KFD_CRIU_OP_RESUME), EFAULT,
+				 "RESUME: SVM range without memory: EFAULT");
+			ok(criu(own_kfd, &a, KFD_CRIU_OP_RESUME) == 0,
+			   "RESUME again: the pending list was dropped, the rest of RESUME runs");
+		} else {
+			ok(criu(own_kfd, &a, KFD_CRIU_OP_RESUME) == 0, "RESUME applies the SVM ranges");
+		}
+		c = 'g';
+		if (write(rgo[1], &c, 1) != 1)
+			return;
+		waitpid(r, &st, 0);
+	}
+}
+
 int main(void)
 {
 	pid_t app_pid;
@@ -1360,6 +1719,8 @@ int main(void)
 	run_child(caps_child, NULL);
 	run_child(caps_child, (void *)1);
 	test_pidns();
+	run_child(test_svm, NULL);
+	test_svm_criu(kfd);
 
 	ptrace(PTRACE_DETACH, app_pid, 0, 0);
 	if (write(go_pipe[1], &c, 1) != 1)
