@@ -291,18 +291,24 @@ static int build_vma_map(struct restore_session *s, struct kfd_restore *r)
 	const KfdProcessEntry *e = r->img->entry;
 	struct vma_bo *bos = calloc(e->n_bos + 1, sizeof(*bos));
 	struct vma_gpu *gpus = calloc(e->n_devices + 1, sizeof(*gpus));
-	size_t n = 0, i;
+	struct vma_kfd *kfd = calloc(e->n_bos + 1, sizeof(*kfd));
+	size_t n = 0, n_kfd = 0, i;
 	int dev;
 
-	if (!bos || !gpus) {
+	if (!bos || !gpus || !kfd) {
 		free(bos);
 		free(gpus);
+		free(kfd);
 		return -ENOMEM;
 	}
 	for (i = 0; i < e->n_devices; i++)
 		gpus[i] = (struct vma_gpu){ .old_actual_gpu_id = e->devices[i]->actual_gpu_id,
 					    .new_actual_gpu_id = r->targets[i]->dst_gpu_id };
 	for (i = 0; i < e->n_bos; i++) {
+		if (r->bos[i].alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+					     KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
+			kfd[n_kfd++] = (struct vma_kfd){ .addr = r->bos[i].addr,
+							 .new_offset = r->bos[i].restored_offset };
 		if (!kfd_bo_has_contents(r->bos[i].alloc_flags))
 			continue;
 		dev = kfd_process_image_device(r->img, r->bos[i].gpu_id);
@@ -313,7 +319,7 @@ static int build_vma_map(struct restore_session *s, struct kfd_restore *r)
 					    .device = (uint32_t)dev };
 	}
 	vma_map_free(&s->vmas);
-	if (vma_map_init(&s->vmas, bos, n, gpus, e->n_devices)) {
+	if (vma_map_init(&s->vmas, bos, n, gpus, e->n_devices, kfd, n_kfd)) {
 		pr_err("pid %u: checkpointed BOs overlap in their mmap offsets", e->pid);
 		return -EINVAL;
 	}
@@ -463,7 +469,7 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	if (!s->active || !s->task_image)
 		return -ENOTSUP;
 	if (!strcmp(path, KFD_DEVICE_PATH)) {
-		if (vma_map_kfd_offset(&s->vmas, old_pgoff, new_pgoff)) {
+		if (vma_map_kfd_offset(&s->vmas, addr, old_pgoff, new_pgoff)) {
 			pr_err("mapping at %#" PRIx64 " of /dev/kfd (offset %#" PRIx64 ") names no "
 			       "checkpointed GPU", addr, old_pgoff);
 			return -ENOENT;

@@ -23,11 +23,22 @@ static int cmp_bo(const void *a, const void *b)
 	return cmp_key(x->old_minor, x->old_offset, y->old_minor, y->old_offset);
 }
 
+static int cmp_kfd(const void *a, const void *b)
+{
+	const struct vma_kfd *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
-		 size_t n_gpus)
+		 size_t n_gpus, struct vma_kfd *kfd, size_t n_kfd)
 {
 	size_t i;
 
+	m->kfd = kfd;
+	m->n_kfd = n_kfd;
+	if (n_kfd)
+		qsort(kfd, n_kfd, sizeof(*kfd), cmp_kfd);
 	m->bos = bos;
 	m->n_bos = n_bos;
 	m->gpus = gpus;
@@ -45,9 +56,11 @@ void vma_map_free(struct vma_map *m)
 {
 	free(m->bos);
 	free(m->gpus);
+	free(m->kfd);
 	m->bos = NULL;
 	m->gpus = NULL;
-	m->n_bos = m->n_gpus = 0;
+	m->kfd = NULL;
+	m->n_bos = m->n_gpus = m->n_kfd = 0;
 }
 
 const struct vma_bo *vma_map_find_bo(const struct vma_map *m, uint32_t old_minor, uint64_t pgoff)
@@ -71,13 +84,21 @@ const struct vma_bo *vma_map_find_bo(const struct vma_map *m, uint32_t old_minor
 	return b;
 }
 
-int vma_map_kfd_offset(const struct vma_map *m, uint64_t old_pgoff, uint64_t *new_pgoff)
+int vma_map_kfd_offset(const struct vma_map *m, uint64_t addr, uint64_t old_pgoff,
+		       uint64_t *new_pgoff)
 {
 	uint32_t gpu = (uint32_t)((old_pgoff & KFD_MMAP_GPU_MASK) >> KFD_MMAP_GPU_SHIFT);
+	struct vma_kfd key = { .addr = addr };
+	const struct vma_kfd *k;
 	size_t i;
 
-	if (old_pgoff >> KFD_MMAP_TYPE_SHIFT == KFD_MMAP_TYPE_EVENTS) {
-		*new_pgoff = old_pgoff;
+	k = m->n_kfd ? bsearch(&key, m->kfd, m->n_kfd, sizeof(*k), cmp_kfd) : NULL;
+	if (k) {
+		*new_pgoff = k->new_offset;
+		return 0;
+	}
+	if (!gpu) { /* the event page: no GPU in it, or nothing left of the offset */
+		*new_pgoff = old_pgoff ? old_pgoff : KFD_MMAP_TYPE_EVENTS << KFD_MMAP_TYPE_SHIFT;
 		return 0;
 	}
 	for (i = 0; i < m->n_gpus; i++) {

@@ -29,26 +29,45 @@ struct vma_gpu {
 	uint32_t new_actual_gpu_id;
 };
 
+/*
+ * A doorbell or MMIO BO of /dev/kfd. KFD rewrites vm_pgoff of its mappings to
+ * the offset's value part, so /proc/PID/maps (and CRIU's image) shows 0 and
+ * the gpu_id is lost; what identifies the mapping is its address: the ROCm
+ * thunk maps these BOs at their own GPU VA (CPU and GPU share the address).
+ */
+struct vma_kfd {
+	uint64_t addr;	     /* the BO's VA = the mapping's start */
+	uint64_t new_offset; /* restored_offset */
+};
+
 struct vma_map {
 	struct vma_bo *bos;
 	size_t n_bos;
 	struct vma_gpu *gpus;
 	size_t n_gpus;
+	struct vma_kfd *kfd;
+	size_t n_kfd;
 };
 
-/* Takes ownership of both arrays (malloc'ed); sorts bos. -EINVAL on overlaps. */
+/*
+ * Takes ownership of the arrays (malloc'ed); sorts bos and kfd. -EINVAL on
+ * overlapping BOs.
+ */
 int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
-		 size_t n_gpus);
+		 size_t n_gpus, struct vma_kfd *kfd, size_t n_kfd);
 void vma_map_free(struct vma_map *m);
 
 /* The BO whose [old_offset, old_offset + size) holds pgoff on old_minor, or NULL. */
 const struct vma_bo *vma_map_find_bo(const struct vma_map *m, uint32_t old_minor, uint64_t pgoff);
 
 /*
- * New /dev/kfd mmap offset for old_pgoff: 0 and *new_pgoff set; -ENOENT when
- * its gpu_id field names no checkpointed GPU. Offsets without a GPU (the
- * event page) are returned unchanged.
+ * New /dev/kfd mmap offset of the mapping at addr with recorded offset
+ * old_pgoff: the restored offset of the doorbell/MMIO BO at addr; else, if
+ * old_pgoff still carries a gpu_id, the same offset with the new actual
+ * gpu_id; else (offset 0, no BO there) the event page, which has no GPU.
+ * -ENOENT when a gpu_id names no checkpointed GPU.
  */
-int vma_map_kfd_offset(const struct vma_map *m, uint64_t old_pgoff, uint64_t *new_pgoff);
+int vma_map_kfd_offset(const struct vma_map *m, uint64_t addr, uint64_t old_pgoff,
+		       uint64_t *new_pgoff);
 
 #endif

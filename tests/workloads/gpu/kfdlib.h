@@ -28,6 +28,9 @@ struct kfdl_gpu {
 	uint32_t ctl_stack_size, cwsr_size;
 	uint64_t total_cwsr; /* CWSR BO size: (cwsr + debug memory) * xcc */
 	int render_fd;
+	/* the doorbell slice is mapped once, at its DOORBELL BO's VA, as the
+	 * ROCm thunk does (CPU and GPU share the address) */
+	uint64_t doorbell_va;
 };
 
 struct kfdl {
