@@ -27,6 +27,7 @@
 #include <drm/drm_prime.h>
 #include <drm/drm_vma_manager.h>
 #include <linux/dma-resv.h>
+#include <linux/dma-buf.h>
 #include <uapi/linux/kfd_ioctl.h>
 #include <uapi/drm/amdgpu_drm.h>
 #include "kfdsim.h"
@@ -151,6 +152,29 @@ static const struct drm_driver kfdsim_drm_driver = {
 	.minor = KMS_DRIVER_MINOR,
 	.patchlevel = KMS_DRIVER_PATCHLEVEL,
 };
+
+/*
+ * The kfdsim GEM object behind a dma-buf, if the dma-buf is a PRIME export
+ * of a kfdsim render node (amdgpu's "dma_buf->ops == &amdgpu_dmabuf_ops"
+ * and same-driver checks), else NULL.
+ */
+struct kfdsim_gem *kfdsim_gem_from_dmabuf(struct dma_buf *dmabuf)
+{
+	struct drm_gem_object *obj;
+
+	if (dmabuf->ops->release != drm_gem_dmabuf_release)
+		return NULL;
+	obj = dmabuf->priv;
+	if (!obj || obj->funcs != &kfdsim_gem_funcs)
+		return NULL;
+	return to_kfdsim_gem(obj);
+}
+
+/* The GPU node of a GEM object's DRM device */
+struct kfdsim_node *kfdsim_gem_node(struct kfdsim_gem *gem)
+{
+	return container_of(gem->shmem.base.dev, struct kfdsim_drm, drm)->node;
+}
 
 /* A GEM object for a BO of @node, with a fake mmap offset. */
 struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,

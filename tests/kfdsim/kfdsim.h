@@ -264,6 +264,9 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 			  struct drm_file *filp);
 struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
 				     u32 kfd_flags);
+struct dma_buf;
+struct kfdsim_gem *kfdsim_gem_from_dmabuf(struct dma_buf *dmabuf);
+struct kfdsim_node *kfdsim_gem_node(struct kfdsim_gem *gem);
 
 /* ---- KFD processes (process.c) ------------------------------------------- */
 
@@ -375,7 +378,8 @@ struct kfdsim_bo {
 	u64 size;			/* backing size, page aligned */
 	u64 user_addr;			/* USERPTR */
 	struct kfdsim_gem *gem;
-	struct dma_buf *dmabuf;		/* cached export */
+	struct dma_buf *dmabuf;		/* cached export, or the imported one */
+	bool imported;			/* IMPORT_DMABUF: no memory reservation */
 	unsigned long mapped[BITS_TO_LONGS(KFDSIM_MAX_GPUS)];	/* pdd index */
 	u32 mapped_count;
 	u16 queue_refs[KFDSIM_MAX_GPUS];	/* bo_va->queue_refcount per VM */
@@ -400,6 +404,8 @@ int kfdsim_ioctl_map_memory_to_gpu(struct file *f, struct kfdsim_process *p, voi
 int kfdsim_ioctl_unmap_memory_from_gpu(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_available_memory(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_export_dmabuf(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_import_dmabuf(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_get_dmabuf_info(struct file *f, struct kfdsim_process *p, void *data);
 
 /* ---- queues (queue.c) ------------------------------------------------------ */
 

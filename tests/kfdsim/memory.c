@@ -240,7 +240,9 @@ void kfdsim_bo_destroy(struct kfdsim_bo *bo)
 	if (bo->dmabuf)
 		dma_buf_put(bo->dmabuf);
 	drm_gem_object_put(obj);
-	kfdsim_unreserve_mem_limit(pdd->dev, bo->size, bo->alloc_flags);
+	/* imports reserved nothing (amdgpu_amdkfd_release_notify() of KFD BOs only) */
+	if (!bo->imported)
+		kfdsim_unreserve_mem_limit(pdd->dev, bo->size, bo->alloc_flags);
 	kfree(bo);
 }
 
@@ -619,5 +621,166 @@ int kfdsim_ioctl_export_dmabuf(struct file *filep, struct kfdsim_process *p,
 	}
 	/* the fd owns the reference now */
 	args->dmabuf_fd = ret;
+	return 0;
+}
+
+/* The domain flags of a kfdsim GEM object (its preferred domain) */
+static u32 gem_domain_flags(struct kfdsim_gem *gem)
+{
+	return gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM ?
+	       KFD_IOC_ALLOC_MEM_FLAGS_VRAM : KFD_IOC_ALLOC_MEM_FLAGS_GTT;
+}
+
+/*
+ * dma_buf_get() and the checks of amdgpu's import and get_dmabuf_info: a
+ * PRIME export of a kfdsim render node whose object is VRAM or GTT.
+ */
+static struct dma_buf *get_kfdsim_dmabuf(int fd, struct kfdsim_gem **gem)
+{
+	struct dma_buf *dmabuf = dma_buf_get(fd);
+
+	if (IS_ERR(dmabuf))
+		return dmabuf;
+	*gem = kfdsim_gem_from_dmabuf(dmabuf);
+	if (!*gem || !((*gem)->kfd_flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM |
+					    KFD_IOC_ALLOC_MEM_FLAGS_GTT))) {
+		dma_buf_put(dmabuf);
+		return ERR_PTR(-EINVAL);
+	}
+	return dmabuf;
+}
+
+/*
+ * amdgpu_amdkfd_gpuvm_import_dmabuf_fd(): a dma-buf of this GPU's DRM device
+ * gives the exporter's object itself (its domain); one of another GPU is
+ * attached as a new GTT object of this device (amdgpu_dma_buf_create_obj()).
+ * The result is WRITABLE|EXECUTABLE, keeps the dma-buf (a CRIU checkpoint
+ * hands out that one), and reserves no memory.
+ */
+static int import_dmabuf(struct kfdsim_pdd *pdd, int fd, u64 va, struct kfdsim_bo **out)
+{
+	struct drm_device *drm = &pdd->dev->drm->drm;
+	struct kfdsim_gem *exp_gem, *gem;
+	struct drm_gem_object *obj;
+	struct dma_buf *dmabuf;
+	struct kfdsim_bo *bo;
+	u32 domain;
+	int ret;
+
+	dmabuf = get_kfdsim_dmabuf(fd, &exp_gem);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	if (exp_gem->shmem.base.dev == drm) {
+		obj = &exp_gem->shmem.base;
+		drm_gem_object_get(obj);
+		domain = gem_domain_flags(exp_gem);
+	} else {
+		obj = drm_gem_prime_import(drm, dmabuf);
+		if (IS_ERR(obj)) {
+			ret = PTR_ERR(obj);
+			goto err_put_dmabuf;
+		}
+		domain = KFD_IOC_ALLOC_MEM_FLAGS_GTT;
+		to_kfdsim_gem(obj)->kfd_flags = domain;
+		ret = drm_gem_create_mmap_offset(obj);
+		if (ret)
+			goto err_put_obj;
+	}
+	gem = to_kfdsim_gem(obj);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo) {
+		ret = -ENOMEM;
+		goto err_put_obj;
+	}
+	ret = drm_vma_node_allow(&obj->vma_node, pdd->drm_priv);
+	if (ret)
+		goto err_free;
+	bo->pdd = pdd;
+	bo->alloc_flags = domain | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+			  KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
+	bo->va = va;
+	bo->size = obj->size;
+	bo->gem = gem;
+	bo->dmabuf = dmabuf;
+	bo->imported = true;
+	*out = bo;
+	return 0;
+
+err_free:
+	kfree(bo);
+err_put_obj:
+	drm_gem_object_put(obj);
+err_put_dmabuf:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
+int kfdsim_ioctl_import_dmabuf(struct file *filep, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_import_dmabuf_args *args = data;
+	struct kfdsim_pdd *pdd;
+	struct kfdsim_bo *bo;
+	int idr_handle, ret;
+
+	mutex_lock(&p->mutex);
+	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
+	if (!pdd) {
+		ret = -EINVAL;
+		goto out;
+	}
+	pdd = kfdsim_bind_process_to_device(pdd);
+	if (IS_ERR(pdd)) {
+		ret = PTR_ERR(pdd);
+		goto out;
+	}
+	ret = import_dmabuf(pdd, args->dmabuf_fd, args->va_addr, &bo);
+	if (ret)
+		goto out;
+	idr_handle = idr_alloc(&pdd->alloc_idr, bo, 0, 0, GFP_KERNEL);
+	if (idr_handle < 0) {
+		bo->idr = -1;
+		kfdsim_bo_destroy(bo);
+		ret = -EFAULT;
+		goto out;
+	}
+	bo->idr = idr_handle;
+	args->handle = KFDSIM_HANDLE(args->gpu_id, idr_handle);
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/*
+ * kfd_ioctl_get_dmabuf_info(): needs a GPU the caller may see (EINVAL);
+ * size, domain flags (PUBLIC for CPU-visible VRAM), the exporter GPU's
+ * actual gpu_id; KFD BOs carry no metadata (metadata_size 0 when asked).
+ */
+int kfdsim_ioctl_get_dmabuf_info(struct file *filep, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_get_dmabuf_info_args *args = data;
+	struct kfdsim_node *dev = NULL;
+	struct dma_buf *dmabuf;
+	struct kfdsim_gem *gem;
+	u32 i;
+
+	for (i = 0; i < kfdsim_topo->n_gpus; i++)
+		if (!kfdsim_devcgroup_check_permission(kfdsim_topo->gpus[i])) {
+			dev = kfdsim_topo->gpus[i];
+			break;
+		}
+	if (!dev)
+		return -EINVAL;
+	dmabuf = get_kfdsim_dmabuf(args->dmabuf_fd, &gem);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	args->size = gem->shmem.base.size;
+	if (args->metadata_ptr)
+		args->metadata_size = 0;
+	args->flags = gem_domain_flags(gem);
+	if ((gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) &&
+	    (gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC))
+		args->flags |= KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+	args->gpu_id = kfdsim_gem_node(gem)->gpu_id;
+	dma_buf_put(dmabuf);
 	return 0;
 }

@@ -1673,6 +1673,192 @@ static void test_svm_criu(int own_kfd)
 	}
 }
 
+/* ---- 6. dma-buf import (7.12) ------------------------------------------------ */
+
+static int dsock[2], dgo[2];
+
+static int fill_dmabuf(int fd, uint64_t size, char c, int check)
+{
+	char *m = mmap(NULL, size, PROT_READ | (check ? 0 : PROT_WRITE), MAP_SHARED, fd, 0);
+	uint64_t i;
+	int good = m != MAP_FAILED;
+
+	for (i = 0; good && i < size; i++) {
+		if (check)
+			good = m[i] == c;
+		else
+			m[i] = c;
+	}
+	if (m != MAP_FAILED)
+		munmap(m, size);
+	return good;
+}
+
+static int export_bo(int kfd, uint64_t h, uint32_t flags)
+{
+	struct kfd_ioctl_export_dmabuf_args e = { .handle = h, .flags = flags };
+
+	return ioctl(kfd, AMDKFD_IOC_EXPORT_DMABUF, &e) ? -1 : (int)e.dmabuf_fd;
+}
+
+static int import_fd(int kfd, uint32_t gpu, uint64_t va, int fd, uint64_t *h)
+{
+	struct kfd_ioctl_import_dmabuf_args a = { .va_addr = va, .gpu_id = gpu, .dmabuf_fd = fd };
+	int rc = ioctl(kfd, AMDKFD_IOC_IMPORT_DMABUF, &a);
+
+	*h = a.handle;
+	return rc;
+}
+
+/* Another process: a GTT BO on GPU 1 filled with 'X', exported, then it exits */
+static void dmabuf_exporter(__attribute__((unused)) void *unused)
+{
+	int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC), render[MAX_GPUS], fd;
+	uint64_t h, off = 0;
+	char *m;
+
+	if (kfd < 0 || acquire_all(kfd, render) ||
+	    kfd_alloc(kfd, gpus[1].id, 0x900000000ULL, PAGE, F_GTT | F_RW, &h, &off))
+		_exit(1);
+	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, render[1], off);
+	if (m == MAP_FAILED)
+		_exit(1);
+	memset(m, 'X', PAGE);
+	fd = export_bo(kfd, h, O_RDWR);
+	send_fd(dsock[1], fd);
+}
+
+static void dmabuf_app(__attribute__((unused)) void *unused)
+{
+	uint32_t g0 = gpus[0].id, g1 = gpus[1].id;
+	struct kfd_ioctl_get_dmabuf_info_args gi;
+	int kfd, render[MAX_GPUS], e0, ex, pfd[2];
+	uint64_t h0, h, off = 0;
+	char meta[16], *m, c;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	if (!ok(kfd >= 0 && acquire_all(kfd, render) == 0, "dma-buf app: /dev/kfd, ACQUIRE_VM"))
+		_exit(1);
+	ok(kfd_alloc(kfd, g0, 0x800000000ULL, 2 * PAGE,
+		     F_VRAM | F_RW | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC, &h0, &off) == 0,
+	   "dma-buf app: public VRAM BO on GPU 0");
+	m = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, render[0], off);
+	if (m != MAP_FAILED) {
+		memset(m, 'A', 2 * PAGE);
+		munmap(m, 2 * PAGE);
+	}
+	e0 = export_bo(kfd, h0, O_RDWR);
+	run_child(dmabuf_exporter, NULL);
+	ex = recv_fd(dsock[0]);
+	ok(e0 >= 0 && ex >= 0, "dma-bufs: own VRAM BO, and a GTT BO of another process that exited");
+
+	memset(&gi, 0, sizeof(gi));
+	gi.dmabuf_fd = e0;
+	gi.metadata_ptr = (uintptr_t)meta;
+	gi.metadata_size = sizeof(meta);
+	ok(ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &gi) == 0 && gi.size == 2 * PAGE &&
+	   gi.flags == (F_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC) && gi.gpu_id == g0 &&
+	   gi.metadata_size == 0,
+	   "GET_DMABUF_INFO: size, VRAM|PUBLIC, exporter gpu_id, no metadata");
+	memset(&gi, 0, sizeof(gi));
+	gi.dmabuf_fd = ex;
+	ok(ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &gi) == 0 && gi.size == PAGE &&
+	   gi.flags == F_GTT && gi.gpu_id == g1,
+	   "GET_DMABUF_INFO of the other process's dma-buf: GTT on GPU 1");
+	gi.dmabuf_fd = 999;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &gi), EBADF, "GET_DMABUF_INFO of a closed fd: EBADF");
+	if (pipe(pfd) == 0) {
+		gi.dmabuf_fd = pfd[0];
+		ok_errno(ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &gi), EINVAL,
+			 "GET_DMABUF_INFO of a pipe: EINVAL");
+		ok_errno(import_fd(kfd, g0, 0x840000000ULL, pfd[0], &h), EINVAL, "IMPORT of a pipe: EINVAL");
+	}
+	ok_errno(import_fd(kfd, 1, 0x840000000ULL, e0, &h), EINVAL, "IMPORT on an unknown gpu: EINVAL");
+	ok_errno(import_fd(kfd, g0, 0x840000000ULL, 999, &h), EBADF, "IMPORT of a closed fd: EBADF");
+	ok(import_fd(kfd, g0, 0x810000000ULL, e0, &h) == 0 && h == (((uint64_t)g0 << 32) | 1) &&
+	   kfd_map(kfd, h, &g0, 1) == 0,
+	   "IMPORT of the own VRAM dma-buf on GPU 0: handle index 1, mapped");
+	ok(import_fd(kfd, g1, 0x820000000ULL, e0, &h) == 0 && h == ((uint64_t)g1 << 32) &&
+	   kfd_map(kfd, h, &g1, 1) == 0, "IMPORT of it on GPU 1 (another device)");
+	ok(import_fd(kfd, g0, 0x830000000ULL, ex, &h) == 0 && h == (((uint64_t)g0 << 32) | 2),
+	   "IMPORT of the other process's dma-buf on GPU 0");
+	close(ex);
+	send_fd(sock[1], kfd);
+	send_fd(sock[1], e0);
+	if (read(dgo[0], &c, 1) != 1)
+		_exit(1);
+}
+
+static void dmabuf_restore(void *arg)
+{
+	struct kfd_ioctl_criu_args *ca = arg;
+	struct kfd_criu_device_bucket devs[2];
+	struct kfd_criu_bo_bucket *bos = (void *)(uintptr_t)ca->bos;
+	struct kfd_ioctl_criu_args a = *ca;
+	int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC), i;
+
+	for (i = 0; i < 2; i++)
+		devs[i] = (struct kfd_criu_device_bucket){ gpus[i].id, gpus[i].id, open_render(i), 0 };
+	a.devices = (uintptr_t)devs;
+	ok(criu(kfd, &a, KFD_CRIU_OP_RESTORE) == 0, "RESTORE of the importing process");
+	ok(fill_dmabuf(bos[1].dmabuf_fd, 2 * PAGE, 'A', 0) && fill_dmabuf(bos[1].dmabuf_fd, 2 * PAGE, 'B', 0),
+	   "restored import: written through its new dma-buf");
+}
+
+static void test_dmabuf(void)
+{
+	struct kfd_ioctl_criu_args a = { 0 };
+	struct kfd_criu_device_bucket devs[2];
+	struct kfd_criu_bo_bucket bos[8];
+	uint8_t priv[4096];
+	uint32_t want[4][2] = {
+		{ F_VRAM | F_RW | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC, 2 * PAGE },
+		{ F_VRAM | F_RW, 2 * PAGE }, { F_GTT | F_RW, PAGE }, { F_GTT | F_RW, 2 * PAGE },
+	};
+	int kfd, e0, i, all, st;
+	pid_t app;
+	char c = 'x';
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, dsock) || pipe(dgo))
+		return;
+	fflush(stdout);
+	app = fork();
+	if (app == 0) {
+		dmabuf_app(NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	kfd = recv_fd(sock[0]);
+	e0 = recv_fd(sock[0]);
+	ok(kfd >= 0 && ptrace(PTRACE_SEIZE, app, 0, 0) == 0 &&
+	   criu(kfd, &a, KFD_CRIU_OP_PROCESS_INFO) == 0 && a.num_bos == 4 &&
+	   a.priv_data_size <= sizeof(priv),
+	   "PROCESS_INFO of the importing process: 4 BOs (%u)", a.num_bos);
+	a.devices = (uintptr_t)devs;
+	a.bos = (uintptr_t)bos;
+	a.priv_data = (uintptr_t)priv;
+	ok(criu(kfd, &a, KFD_CRIU_OP_CHECKPOINT) == 0, "CHECKPOINT of the importing process");
+	all = 1;
+	for (i = 0; i < 4; i++)
+		all &= bos[i].alloc_flags == want[i][0] && bos[i].size == want[i][1] &&
+		       bos[i].dmabuf_fd != KFD_INVALID_FD;
+	ok(all, "imported BOs checkpointed like own ones: VRAM or GTT by exporter domain (GTT across devices) + WRITABLE|EXECUTABLE, dma-buf fds");
+	ok(fill_dmabuf(bos[1].dmabuf_fd, 2 * PAGE, 'A', 1) && fill_dmabuf(bos[2].dmabuf_fd, PAGE, 'X', 1) &&
+	   fill_dmabuf(bos[3].dmabuf_fd, 2 * PAGE, 'A', 1),
+	   "their dma-bufs show the exporters' contents");
+	ok(criu(kfd, &a, KFD_CRIU_OP_UNPAUSE) == 0, "UNPAUSE");
+	run_child(dmabuf_restore, &a);
+	ok(fill_dmabuf(e0, 2 * PAGE, 'A', 1), "the exporter's BO is unchanged: the restored import is a private copy");
+	for (i = 0; i < 4; i++)
+		close(bos[i].dmabuf_fd);
+	ptrace(PTRACE_DETACH, app, 0, 0);
+	if (write(dgo[1], &c, 1) != 1)
+		kill(app, SIGKILL);
+	waitpid(app, &st, 0);
+	close(kfd);
+	close(e0);
+}
+
 int main(void)
 {
 	pid_t app_pid;
@@ -1721,6 +1907,7 @@ int main(void)
 	test_pidns();
 	run_child(test_svm, NULL);
 	test_svm_criu(kfd);
+	test_dmabuf();
 
 	ptrace(PTRACE_DETACH, app_pid, 0, 0);
 	if (write(go_pipe[1], &c, 1) != 1)
