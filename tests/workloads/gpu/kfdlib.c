@@ -317,8 +317,16 @@ int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *
 		return rc;
 	q->queue_id = a.queue_id;
 	q->doorbell_offset = a.doorbell_offset;
-	p = mmap(NULL, 2 * KFDL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, k->kfd,
-		 a.doorbell_offset & ~(2 * KFDL_PAGE - 1));
+	if (!g->doorbell_va) {
+		struct kfdl_bo db;
+
+		rc = kfdl_alloc(k, gi, KFDL_DOORBELL, 2 * KFDL_PAGE, &db);
+		if (rc)
+			return rc;
+		g->doorbell_va = db.va;
+	}
+	p = mmap((void *)(uintptr_t)g->doorbell_va, 2 * KFDL_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, k->kfd, a.doorbell_offset & ~(2 * KFDL_PAGE - 1));
 	if (p == MAP_FAILED)
 		return -errno;
 	q->doorbell = p;
