@@ -983,3 +983,70 @@ int bo_stream_restore(const struct bo_stream_config *cfg, struct bo_stream_gpu *
 {
 	return stream(STREAM_RESTORE, cfg, gpus, gpu_count, err, errlen);
 }
+
+/* ---- verification without BOs ------------------------------------------------------------ */
+
+/* Reads and checks every chunk of an opened, index-checked image; the first bad one in *fault. */
+static int verify_chunks(struct gpu_job *job, struct bo_stream_fault *fault)
+{
+	struct chunk_cursor c = {0};
+	struct staging_slot s = {0};
+	int ret = 0;
+
+	s.buf = malloc(job->data_bytes < job->chunk_size ? (size_t)job->data_bytes + 1
+							 : job->chunk_size);
+	if (!s.buf)
+		return job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory for a chunk",
+				job->gpu->gpu_id);
+	while (!ret && cursor_next(job, &c, &s)) {
+		ret = restore_fill(job, &s);
+		if (ret && fault)
+			*fault = (struct bo_stream_fault){.located = true,
+							  .bo_index = s.bo_index,
+							  .bo_offset = s.bo_off,
+							  .chunk_len = s.len};
+	}
+	free(s.buf);
+	return ret;
+}
+
+static int verify_job(struct gpu_job *job, struct bo_stream_fault *fault)
+{
+	int ret = job_prepare_restore(job);
+
+	return ret ? ret : verify_chunks(job, fault);
+}
+
+int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+		     uint32_t bo_count, struct bo_stream_fault *fault, char *err, size_t errlen)
+{
+	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = image_id};
+	struct bo_stream_gpu gpu = {.gpu_id = gpu_id, .bo_count = bo_count};
+	struct gpu_job job = {
+		.cfg = &cfg, .gpu = &gpu, .dir = STREAM_RESTORE, .data_fd = -1, .index_fd = -1};
+	uint32_t i;
+	int ret;
+
+	if (fault)
+		*fault = (struct bo_stream_fault){0};
+	if (err && errlen)
+		err[0] = 0;
+	if (dir_fd < 0 || (bo_count && !bo_sizes) || bo_count > BO_STREAM_MAX_BOS)
+		return set_err(err, errlen, -EINVAL, "gpu %" PRIu32 ": bad arguments", gpu_id);
+	gpu.bos = calloc(bo_count ? bo_count : 1, sizeof(*gpu.bos));
+	if (!gpu.bos || ring_init(&job.ring)) {
+		free(gpu.bos);
+		return set_err(err, errlen, -ENOMEM, "gpu %" PRIu32 ": no memory", gpu_id);
+	}
+	for (i = 0; i < bo_count; i++)
+		gpu.bos[i] = (struct bo_stream_bo){.size = bo_sizes[i], .dmabuf_fd = -1};
+	ret = verify_job(&job, fault);
+	if (ret)
+		set_err(err, errlen, ret, "%s", job.ring.msg);
+	close_fd(&job.data_fd);
+	close_fd(&job.index_fd);
+	free(job.crcs);
+	ring_destroy(&job.ring);
+	free(gpu.bos);
+	return ret;
+}

@@ -141,4 +141,23 @@ int bo_stream_dump(const struct bo_stream_config *cfg, struct bo_stream_gpu *gpu
 int bo_stream_restore(const struct bo_stream_config *cfg, struct bo_stream_gpu *gpus,
 		      uint32_t gpu_count, char *err, size_t errlen);
 
+/* Where bo_stream_verify() found the first damaged chunk. */
+struct bo_stream_fault {
+	bool located;	    /* false: the damage is not in one chunk (index, file size) */
+	uint32_t bo_index;  /* index into the caller's bo_sizes */
+	uint64_t bo_offset; /* byte offset in that BO of the first damaged chunk */
+	uint32_t chunk_len; /* bytes in that chunk */
+};
+
+/*
+ * Checks the images of one GPU without touching any BO: the index against
+ * bo_sizes[0..bo_count-1] (the caller's metadata, e.g. the VRAM/GTT BOs of
+ * that GPU in order), the data file's size, and every chunk's CRC-32.
+ * Returns 0, or a negative errno with one line in err naming the GPU and,
+ * for a checksum mismatch or a short read, the BO index and byte offset
+ * (also in *fault when fault != NULL). Memory: one chunk.
+ */
+int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+		     uint32_t bo_count, struct bo_stream_fault *fault, char *err, size_t errlen);
+
 #endif

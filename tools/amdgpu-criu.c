@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * amdgpu-criu: look at KFD topologies (and, later, checkpoint images) from
+ * amdgpu-criu: look at KFD topologies and checkpoint images from
  * the command line. This file holds what is common to all commands: global
  * options, the command table, usage text and error reporting.
  */
@@ -23,6 +23,9 @@ static const struct cli_command commands[] = {
 	{"topology", cmd_topology, cmd_topology_usage,
 	 "show the KFD topology of this or a captured host"},
 	{"match", cmd_match, cmd_match_usage, "map the GPUs of one topology onto another"},
+	{"inspect", cmd_inspect, cmd_inspect_usage,
+	 "show what a checkpoint holds (--verify: contents)"},
+	{"check", cmd_check, cmd_check_usage, "can a checkpoint be restored here, onto which GPUs"},
 };
 
 void cli_err(const char *fmt, ...)
@@ -66,7 +69,7 @@ int cli_extra_args(const char *cmd, int argc, char *const argv[])
 static void print_usage(FILE *out)
 {
 	fprintf(out, "usage: " CLI_NAME " [--help] [--version] COMMAND [ARGS]\n\n"
-		     "Inspect AMD GPU topologies for CRIU checkpoint/restore.\n\n"
+		     "Inspect AMD GPU topologies and checkpoints for CRIU checkpoint/restore.\n\n"
 		     "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);

@@ -54,6 +54,10 @@ int cmd_topology(int argc, char *argv[]);
 void cmd_topology_usage(FILE *out);
 int cmd_match(int argc, char *argv[]);
 void cmd_match_usage(FILE *out);
+int cmd_inspect(int argc, char *argv[]);
+void cmd_inspect_usage(FILE *out);
+int cmd_check(int argc, char *argv[]);
+void cmd_check_usage(FILE *out);
 
 /* ---- nodelist.c: "2,3,5-7" ------------------------------------------------------ */
 
@@ -105,6 +109,37 @@ uint32_t node_compute_units(const struct kfd_node *n);
  */
 bool topo_partition_of(const struct kfd_topology *topo, const struct kfd_node *n, size_t *index,
 		       size_t *count);
+
+/* ---- node_json.c: a node as JSON (topology, inspect) ------------------------------ */
+
+/* "0x%016x" string for a 64-bit id (JSON readers round big numbers), null for 0. */
+int json_put_hex_id(struct json_object *obj, const char *key, uint64_t id);
+/* Every key the node's properties file had, as numbers, or NULL (no memory). */
+struct json_object *node_properties_json(const struct kfd_node *n);
+/* gpu_id, name, render node, device, gfx target, VRAM, compute units, PCI, hive,
+ * partition, CPU node of a GPU node, added to jn. 0 or -ENOMEM. */
+int node_put_gpu_fields(struct json_object *jn, const struct kfd_topology *topo,
+			const struct kfd_node *n);
+
+/* ---- match_args.c, match_out.c: commands that run the matcher (match, check) ------- */
+
+struct match_result;
+
+/* Parse LIST text of option `opt` (NULL text: empty list). 0 or -errno, reported. */
+int match_parse_list(const char *cmd, const char *opt, const char *text, struct nodelist *list);
+/* Every listed node must exist and be an accessible GPU. 0 or -EINVAL, reported. */
+int match_check_gpu_list(const char *cmd, const char *opt, const struct kfd_topology *topo,
+			 const struct nodelist *list);
+/* topo_load() reported as "<cmd>: <opt>: <error>". */
+int match_load_topology(const char *cmd, const char *opt, const char *root,
+			struct kfd_topology *topo);
+
+/* {"compatible": true, "map": [...]} or {"compatible": false, "reason": ...}; NULL: no memory */
+struct json_object *match_result_json(const struct match_result *res);
+/* Print match_result_json(). 0 or -errno (reported). */
+int match_print_json(const char *cmd, const struct match_result *res);
+/* The map table and the "expose:" line, or "not compatible: <reason>". 0 or -errno. */
+int match_print_text(const char *cmd, const struct match_result *res);
 
 /* ---- table.c: aligned text tables ------------------------------------------------ */
 

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin's images in a CRIU image directory, as the tool's checkpoint
+ * commands (inspect, check) see them. Same conventions as cli.h: functions
+ * report their own errors (cli_err, prefixed with the command) and return
+ * 0 or a negative errno.
+ */
+#ifndef AMDGPU_CRIU_TOOLS_CKPT_H
+#define AMDGPU_CRIU_TOOLS_CKPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "images/bo_stream.h"
+#include "images/kfd_image.h"
+
+/* ---- ckpt.c: every process and render image of a directory, validated --------------- */
+
+struct ckpt {
+	const char *dir;
+	int dir_fd;
+	struct kfd_process_image *procs; /* ascending ids */
+	size_t n_procs;
+	struct render_file_image *renders; /* ascending ids */
+	size_t n_renders;
+};
+
+/* -ENOENT (reported) when the directory holds no amdgpu image at all. */
+int ckpt_load(const char *cmd, const char *dir, struct ckpt *ck);
+void ckpt_free(struct ckpt *ck);
+
+/* ---- ckpt_source.c: the checkpointed GPUs as a matcher source ------------------------ */
+
+struct ckpt_source {
+	struct kfd_topology topo; /* the dump node's nodes from all images, merged */
+	uint32_t *nodes;	  /* node indexes of every recorded GPU, ascending */
+	size_t n_nodes;
+};
+
+/*
+ * The union of the GPUs of all process and render images (keyed by the dump
+ * node's gpu_id) and one topology holding them. -EINVAL (reported) when two
+ * images disagree about a node or a GPU.
+ */
+int ckpt_source_build(const char *cmd, const struct ckpt *ck, struct ckpt_source *src);
+void ckpt_source_free(struct ckpt_source *src);
+
+/* ---- inspect_report.c: what inspect shows per GPU ------------------------------------ */
+
+enum bo_kind {
+	BO_KIND_VRAM,
+	BO_KIND_GTT,
+	BO_KIND_USERPTR,
+	BO_KIND_DOORBELL,
+	BO_KIND_MMIO_REMAP,
+	BO_KIND_OTHER, /* no type bit */
+	BO_KIND__COUNT,
+};
+
+/* "VRAM", ... (upper case) and "vram", ... (JSON keys) */
+const char *bo_kind_name(enum bo_kind kind);
+const char *bo_kind_key(enum bo_kind kind);
+enum bo_kind bo_kind_of(uint32_t alloc_flags);
+
+struct bo_tally {
+	uint32_t count;
+	uint64_t bytes;
+};
+
+struct gpu_verify {
+	bool done;		      /* verification ran for this GPU */
+	int ret;		      /* 0: intact */
+	uint32_t bo;		      /* image BO index of the fault (fault.located) */
+	struct bo_stream_fault fault; /* bo_index: among this GPU's content BOs */
+	char err[512];
+};
+
+struct gpu_report {
+	const KfdDeviceEntry *dev;
+	const struct kfd_node *node; /* in the process image's topology */
+	struct bo_tally bos[BO_KIND__COUNT];
+	uint64_t content_bytes;
+	uint32_t content_bos;
+	struct gpu_verify verify;
+};
+
+struct proc_report {
+	const struct kfd_process_image *img;
+	struct gpu_report *gpus; /* parallel to img->entry->devices */
+	size_t n_gpus;
+};
+
+struct inspect_report {
+	const struct ckpt *ck;
+	struct proc_report *procs; /* parallel to ck->procs */
+	bool verify;
+	bool damaged; /* some GPU failed verification */
+};
+
+int inspect_report_build(const char *cmd, const struct ckpt *ck, bool verify,
+			 struct inspect_report *rep);
+void inspect_report_free(struct inspect_report *rep);
+
+/* ---- inspect_text.c, inspect_json.c ---------------------------------------------------- */
+
+/* Text into out (a memory stream: nothing reaches stdout if a later step fails). */
+int inspect_print_text(FILE *out, const struct inspect_report *rep);
+/* One JSON document on stdout. */
+int inspect_print_json(const struct inspect_report *rep);
+
+#endif

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * inspect --json: {"dir", "processes": [...], "render_files": [...]} and,
+ * with --verify, "intact" and a "verify" object per GPU.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "ckpt.h"
+
+static struct json_object *tally_json(const struct bo_tally *t)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o && (json_put_u64(o, "count", t->count) || json_put_u64(o, "bytes", t->bytes))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *bos_json(const struct gpu_report *g)
+{
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	for (int k = 0; k < BO_KIND__COUNT && !ret; k++)
+		ret = json_put(o, bo_kind_key(k), tally_json(&g->bos[k]));
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *verify_json(const struct proc_report *pr, const struct gpu_report *g)
+{
+	const struct gpu_verify *v = &g->verify;
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	ret = ret ?: json_put_bool(o, "ok", v->ret == 0);
+	if (v->ret) {
+		ret = ret ?: json_put_str(o, "error", v->err);
+		ret = ret ?: json_put_opt_u64(o, "bo_index", v->bo, v->fault.located);
+		ret = ret
+			      ?: json_put_opt_str(
+					 o, "bo_type",
+					 v->fault.located
+						 ? bo_kind_name(bo_kind_of(
+							   pr->img->entry->bos[v->bo]->alloc_flags))
+						 : NULL);
+		ret = ret ?: json_put_opt_u64(o, "offset", v->fault.bo_offset, v->fault.located);
+	}
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* The recorded node: the fields of `topology --json` for a GPU, and its properties. */
+static struct json_object *node_json(const struct kfd_process_image *img,
+				     const struct gpu_report *g)
+{
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	ret = ret ?: node_put_gpu_fields(o, &img->topo, g->node);
+	ret = ret ?: json_put(o, "properties", node_properties_json(g->node));
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *gpu_json(const struct inspect_report *rep, const struct proc_report *pr,
+				    const struct gpu_report *g)
+{
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	ret = ret ?: json_put_u64(o, "user_gpu_id", g->dev->user_gpu_id);
+	ret = ret ?: json_put_u64(o, "gpu_id", g->dev->actual_gpu_id);
+	ret = ret ?: json_put_u64(o, "node", g->dev->node_index);
+	ret = ret ?: json_put_u64(o, "render_minor", g->dev->render_minor);
+	ret = ret ?: json_put(o, "recorded_node", node_json(pr->img, g));
+	ret = ret ?: json_put(o, "bos", bos_json(g));
+	ret = ret ?: json_put_u64(o, "content_bos", g->content_bos);
+	ret = ret ?: json_put_u64(o, "content_bytes", g->content_bytes);
+	if (rep->verify)
+		ret = ret ?: json_put(o, "verify", verify_json(pr, g));
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *objects_json(const struct priv_blob_summary *b)
+{
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	ret = ret ?: json_put_u64(o, "queues", b->queues);
+	ret = ret ?: json_put_u64(o, "compute_queues", b->compute_queues);
+	ret = ret ?: json_put_u64(o, "sdma_queues", b->sdma_queues);
+	ret = ret ?: json_put_u64(o, "queue_state_bytes", b->queue_bytes);
+	ret = ret ?: json_put_u64(o, "events", b->events);
+	ret = ret ?: json_put_u64(o, "svm_ranges", b->svm_ranges);
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static int put_process_fields(struct json_object *o, const struct proc_report *pr)
+{
+	const KfdProcessEntry *e = pr->img->entry;
+	char name[KFD_IMAGE_NAME_MAX];
+
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, pr->img->id);
+	if (json_put_str(o, "file", name) || json_put_u64(o, "id", pr->img->id) ||
+	    json_put_str(o, "kernel_release", e->kernel_release) ||
+	    json_put_u64(o, "kfd_major", e->kfd_major) ||
+	    json_put_u64(o, "kfd_minor", e->kfd_minor) ||
+	    json_put_u64(o, "bo_record_size", e->bo_record_size) ||
+	    json_put_u64(o, "pid", e->pid) ||
+	    json_put_bool(o, "xnack", pr->img->blob.xnack_mode != 0) ||
+	    json_put_u64(o, "num_bos", e->n_bos) ||
+	    json_put(o, "objects", objects_json(&pr->img->blob)))
+		return -ENOMEM;
+	return 0;
+}
+
+static struct json_object *process_json(const struct inspect_report *rep,
+					const struct proc_report *pr)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *gpus = json_object_new_array();
+	int ret = o && gpus ? 0 : -ENOMEM;
+
+	ret = ret ?: put_process_fields(o, pr);
+	for (size_t i = 0; i < pr->n_gpus && !ret; i++)
+		ret = json_append(gpus, gpu_json(rep, pr, &pr->gpus[i]));
+	if (!ret) {
+		ret = json_put(o, "gpus", gpus);
+		gpus = NULL; /* owned by o, or released by json_put */
+	}
+	json_object_put(gpus);
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *render_json(const struct render_file_image *r)
+{
+	struct json_object *o = json_object_new_object();
+	char name[KFD_IMAGE_NAME_MAX];
+	int ret = o ? 0 : -ENOMEM;
+
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_RENDER, r->id);
+	ret = ret ?: json_put_str(o, "file", name);
+	ret = ret ?: json_put_u64(o, "id", r->id);
+	ret = ret ?: json_put_u64(o, "render_minor", r->entry->minor);
+	ret = ret ?: json_put_u64(o, "gpu_id", r->entry->actual_gpu_id);
+	ret = ret ?: json_put_u64(o, "node", r->entry->node_index);
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *report_json(const struct inspect_report *rep)
+{
+	struct json_object *doc = json_object_new_object();
+	struct json_object *procs = json_object_new_array();
+	struct json_object *renders = json_object_new_array();
+	int ret = doc && procs && renders ? 0 : -ENOMEM;
+
+	for (size_t p = 0; p < rep->ck->n_procs && !ret; p++)
+		ret = json_append(procs, process_json(rep, &rep->procs[p]));
+	for (size_t r = 0; r < rep->ck->n_renders && !ret; r++)
+		ret = json_append(renders, render_json(&rep->ck->renders[r]));
+	ret = ret ?: json_put_str(doc, "dir", rep->ck->dir);
+	if (rep->verify)
+		ret = ret ?: json_put_bool(doc, "intact", !rep->damaged);
+	if (!ret) {
+		ret = json_put(doc, "processes", procs);
+		procs = NULL;
+	}
+	if (!ret) {
+		ret = json_put(doc, "render_files", renders);
+		renders = NULL;
+	}
+	json_object_put(procs);
+	json_object_put(renders);
+	if (ret && doc) {
+		json_object_put(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+int inspect_print_json(const struct inspect_report *rep)
+{
+	struct json_object *doc = report_json(rep);
+	int ret;
+
+	if (!doc) {
+		cli_err("inspect: out of memory");
+		return -ENOMEM;
+	}
+	ret = json_print(doc);
+	json_object_put(doc);
+	return ret;
+}

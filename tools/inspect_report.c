@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What inspect reports per GPU of each process image: BOs by type, the bytes
+ * of contents, and (with --verify) whether the GPU's content files are
+ * intact (bo_stream_verify: index, sizes, every chunk's CRC-32).
+ */
+#include <errno.h>
+#include <linux/kfd_ioctl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ckpt.h"
+
+static const struct {
+	uint32_t flag;
+	const char *name, *key;
+} bo_kinds[BO_KIND__COUNT] = {
+	[BO_KIND_VRAM] = {KFD_IOC_ALLOC_MEM_FLAGS_VRAM, "VRAM", "vram"},
+	[BO_KIND_GTT] = {KFD_IOC_ALLOC_MEM_FLAGS_GTT, "GTT", "gtt"},
+	[BO_KIND_USERPTR] = {KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, "USERPTR", "userptr"},
+	[BO_KIND_DOORBELL] = {KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, "DOORBELL", "doorbell"},
+	[BO_KIND_MMIO_REMAP] = {KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP, "MMIO_REMAP", "mmio_remap"},
+	[BO_KIND_OTHER] = {0, "OTHER", "other"},
+};
+
+const char *bo_kind_name(enum bo_kind kind)
+{
+	return bo_kinds[kind].name;
+}
+
+const char *bo_kind_key(enum bo_kind kind)
+{
+	return bo_kinds[kind].key;
+}
+
+/* The first type bit, in the order of the uapi (exactly one is expected). */
+enum bo_kind bo_kind_of(uint32_t alloc_flags)
+{
+	for (int k = 0; k < BO_KIND_OTHER; k++)
+		if (alloc_flags & bo_kinds[k].flag)
+			return (enum bo_kind)k;
+	return BO_KIND_OTHER;
+}
+
+static void tally_gpu(const struct kfd_process_image *img, size_t dev, struct gpu_report *g)
+{
+	const KfdProcessEntry *e = img->entry;
+
+	g->dev = e->devices[dev];
+	g->node = topo_node(&img->topo, img->device_nodes[dev]);
+	g->content_bytes = img->device_bytes[dev];
+	g->content_bos = img->device_bo_count[dev];
+	for (size_t b = 0; b < e->n_bos; b++) {
+		struct bo_tally *t;
+
+		if (e->bos[b]->gpu_id != g->dev->user_gpu_id)
+			continue;
+		t = &g->bos[bo_kind_of(e->bos[b]->alloc_flags)];
+		t->count++;
+		t->bytes += e->bos[b]->size;
+	}
+}
+
+/* Sizes of the GPU's content BOs in image order, and their image BO indexes. */
+static uint32_t collect_content(const KfdProcessEntry *e, const struct gpu_report *g,
+				uint64_t *sizes, uint32_t *index)
+{
+	uint32_t n = 0;
+
+	for (size_t b = 0; b < e->n_bos; b++) {
+		if (e->bos[b]->gpu_id != g->dev->user_gpu_id ||
+		    !kfd_bo_has_contents(e->bos[b]->alloc_flags))
+			continue;
+		sizes[n] = e->bos[b]->size;
+		index[n++] = (uint32_t)b;
+	}
+	return n;
+}
+
+/* -ENOMEM, or 0 with the outcome in g->verify. */
+static int verify_gpu(const struct ckpt *ck, const struct kfd_process_image *img,
+		      struct gpu_report *g)
+{
+	/* content_bos counts this GPU's VRAM/GTT BOs (kfd_image.c), so the arrays fit */
+	uint64_t *sizes = calloc(g->content_bos + 1, sizeof(*sizes));
+	uint32_t *index = calloc(g->content_bos + 1, sizeof(*index));
+	struct gpu_verify *v = &g->verify;
+	uint32_t n;
+
+	if (!sizes || !index) {
+		free(sizes);
+		free(index);
+		return -ENOMEM;
+	}
+	n = collect_content(img->entry, g, sizes, index);
+	v->done = true;
+	if (n)
+		v->ret = bo_stream_verify(ck->dir_fd, img->id, g->dev->user_gpu_id, sizes, n,
+					  &v->fault, v->err, sizeof(v->err));
+	if (v->ret && v->fault.located)
+		v->bo = index[v->fault.bo_index];
+	free(sizes);
+	free(index);
+	return 0;
+}
+
+static int build_proc(const char *cmd, const struct ckpt *ck, const struct kfd_process_image *img,
+		      bool verify, struct proc_report *pr, bool *damaged)
+{
+	size_t n = img->entry->n_devices;
+	int ret = 0;
+
+	pr->img = img;
+	pr->gpus = calloc(n ? n : 1, sizeof(*pr->gpus));
+	if (!pr->gpus) {
+		cli_err("%s: out of memory", cmd);
+		return -ENOMEM;
+	}
+	pr->n_gpus = n;
+	for (size_t d = 0; d < n && !ret; d++) {
+		tally_gpu(img, d, &pr->gpus[d]);
+		if (verify)
+			ret = verify_gpu(ck, img, &pr->gpus[d]);
+		if (ret)
+			cli_err("%s: out of memory", cmd);
+		*damaged |= pr->gpus[d].verify.ret != 0;
+	}
+	return ret;
+}
+
+int inspect_report_build(const char *cmd, const struct ckpt *ck, bool verify,
+			 struct inspect_report *rep)
+{
+	int ret = 0;
+
+	*rep = (struct inspect_report){.ck = ck, .verify = verify};
+	rep->procs = calloc(ck->n_procs ? ck->n_procs : 1, sizeof(*rep->procs));
+	if (!rep->procs) {
+		cli_err("%s: out of memory", cmd);
+		return -ENOMEM;
+	}
+	for (size_t p = 0; p < ck->n_procs && !ret; p++)
+		ret = build_proc(cmd, ck, &ck->procs[p], verify, &rep->procs[p], &rep->damaged);
+	if (ret)
+		inspect_report_free(rep);
+	return ret;
+}
+
+void inspect_report_free(struct inspect_report *rep)
+{
+	for (size_t p = 0; rep->procs && p < rep->ck->n_procs; p++)
+		free(rep->procs[p].gpus);
+	free(rep->procs);
+	rep->procs = NULL;
+}
