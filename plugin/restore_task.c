@@ -454,6 +454,13 @@ static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uin
 	fd = render_fd_for_mapping(&s->render, p->dst_render_minor);
 	if (fd < 0)
 		return fd;
+	/*
+	 * CRIU 4.1.1 mmaps with the fd we return and closes it afterwards, so
+	 * it gets a duplicate of the VM-owning file, never that file's own fd.
+	 */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
 	*new_pgoff = b->new_offset + (old_pgoff - b->old_offset);
 	*plugin_fd = fd;
 	return 1;
