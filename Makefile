@@ -35,6 +35,8 @@ TOPOLOGY_SRC := $(wildcard topology/*.c)
 IMAGES_SRC   := $(wildcard images/*.c)
 PLUGIN_SRC   := $(wildcard plugin/*.c)
 TOOLS_SRC    := $(wildcard tools/*.c)
+# The plugin's modules, testable without CRIU (only amdgpu_plugin.c holds hooks).
+PLUGIN_LIB_SRC := $(filter-out plugin/amdgpu_plugin.c,$(PLUGIN_SRC))
 LIB_SRC      := $(TOPOLOGY_SRC) $(IMAGES_SRC)
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # Shared helpers of the unit tests (any tests/unit/*.c not named test_*), linked into each.
@@ -102,10 +104,10 @@ $(BUILD)/amdgpu-criu: $(call obj,n,$(TOOLS_SRC)) $(LIB_OBJ_N)
 	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread
 
 # ---- tests --------------------------------------------------------------------
-$(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(call obj,n,$(UNIT_HELPERS)) $(LIB_OBJ_N)
+$(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(call obj,n,$(UNIT_HELPERS) $(PLUGIN_LIB_SRC)) $(LIB_OBJ_N)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(PKG_LIBS) -lcmocka -lpthread
-$(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(call obj,san,$(UNIT_HELPERS)) $(LIB_OBJ_SAN)
+$(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(call obj,san,$(UNIT_HELPERS) $(PLUGIN_LIB_SRC)) $(LIB_OBJ_SAN)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lpthread
 
