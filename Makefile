@@ -127,10 +127,10 @@ $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
 	for f in $^; do $(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -o $@/$$(basename $$f .c) $$f || exit 1; done
 	@touch $@
 
-# The main job on the embedded default machine (see scripts/demo.sh).
-demo: deps
-	$(MAKE) --no-print-directory products
-	scripts/demo.sh $(BUILD)/amdgpu-criu $(SHARED)/kfd-topologies
+# The main job on the embedded default machine, in the VM (see scripts/demo.sh).
+demo: deps vm-deps
+	$(MAKE) --no-print-directory products $(BUILD)/tests/bin
+	BUILD=$(BUILD) CRIU=$(CRIU) KFD_FIXTURES=$(SHARED)/kfd-topologies scripts/demo.sh
 
 # ---- install ------------------------------------------------------------------
 install: products
