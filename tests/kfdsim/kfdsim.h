@@ -39,6 +39,7 @@
 #define KFDSIM_MAX_DRM_DEVS	256	/* GPU nodes plus minor-gap placeholders */
 #define KFDSIM_MAX_SDMA_SLOTS	256	/* SDMA queues per device and kind */
 #define KFDSIM_MAX_QUEUES	1024	/* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
+#define KFDSIM_MAX_CU_MASK	1024	/* kfd_ioctl_set_cu_mask()'s max_num_cus */
 
 /* ---- topology model (topology.c, desc.c) ---------------------------------- */
 
@@ -464,11 +465,15 @@ struct kfdsim_queue {
 	u32 ctl_stack_bytes;
 	u8 *ctl_stack;
 	bool active;
+	u32 cu_mask_count;		/* SET_CU_MASK: bits, 0 = none */
+	u32 cu_mask[KFDSIM_MAX_CU_MASK / 32];
 };
 
 int kfdsim_ioctl_create_queue(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_destroy_queue(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_set_xnack_mode(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_update_queue(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_set_cu_mask(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_evict_process_queues(struct kfdsim_process *p);
 int kfdsim_restore_process_queues(struct kfdsim_process *p);
 void kfdsim_process_destroy_queues(struct kfdsim_process *p);

@@ -292,16 +292,18 @@ int kfdsim_processes_show(struct seq_file *m, void *v)
 	struct kfdsim_process *p;
 	struct kfdsim_queue *q;
 	unsigned int bkt;
-	u32 i, nq, running, nsvm, pending;
+	u32 i, nq, running, nsvm, pending, masked;
 
 	mutex_lock(&kfdsim_processes_mutex);
 	hash_for_each(kfdsim_processes_table, bkt, p, kfd_processes) {
 		mutex_lock(&p->mutex);
 		nq = 0;
 		running = 0;
+		masked = 0;
 		list_for_each_entry(q, &p->queues, list) {
 			nq++;
 			running += q->active;
+			masked += !!q->cu_mask_count;
 		}
 		seq_printf(m, "pid=%d paused=%d blocked=%d evicted_bos=%u xnack=%d queues=%u running=%u queues_running=%d evicted=",
 			   task_tgid_nr(p->lead_thread), p->queues_paused,
@@ -313,7 +315,8 @@ int kfdsim_processes_show(struct seq_file *m, void *v)
 		for (i = 0; i < p->n_pdds; i++)
 			seq_printf(m, "%s%u", i ? "," : "", p->pdds[i]->user_gpu_id);
 		nsvm = kfdsim_svm_count(p, &pending);
-		seq_printf(m, " svm_ranges=%u svm_pending=%u\n", nsvm, pending);
+		seq_printf(m, " svm_ranges=%u svm_pending=%u cu_masked=%u\n", nsvm, pending,
+			   masked);
 		mutex_unlock(&p->mutex);
 	}
 	mutex_unlock(&kfdsim_processes_mutex);

@@ -446,6 +446,12 @@ static void free_queue(struct kfdsim_queue *q)
 	kfree(q);
 }
 
+/* QUEUE_IS_ACTIVE(): a ring, a percentage and not evicted */
+static bool queue_is_active(const struct kfdsim_queue *q)
+{
+	return q->ring && q->ring_size && q->percent && !q->pdd->evicted;
+}
+
 /* Preemption of an active queue: the CP saves the waves' control stack. */
 static void save_ctl_stack(struct kfdsim_process *p, struct kfdsim_queue *q)
 {
@@ -514,7 +520,7 @@ static int create_queue(struct kfdsim_process *p, struct kfdsim_pdd *pdd,
 	} else {
 		init_mqd(q);
 	}
-	q->active = !pdd->evicted;
+	q->active = queue_is_active(q);
 	list_add(&q->list, &p->queues);
 	pdd->queue_count++;
 	return 0;
@@ -696,6 +702,125 @@ int kfdsim_ioctl_destroy_queue(struct file *filep, struct kfdsim_process *p,
 	return ret;
 }
 
+static struct kfdsim_queue *queue_by_id(struct kfdsim_process *p, u32 id)
+{
+	struct kfdsim_queue *q;
+
+	list_for_each_entry(q, &p->queues, list)
+		if (q->id == id)
+			return q;
+	return NULL;
+}
+
+/*
+ * kfd_ioctl_update_queue() and pqm_update_queue_properties(): the checks of
+ * CREATE_QUEUE for percentage, priority, ring address and size (raised to
+ * 1024, but the struct is not copied back: the ioctl is write-only); an
+ * unknown queue EFAULT; a new ring (address and size non-zero) must be one
+ * GPU mapping of exactly that size (EFAULT) and replaces the old ring's
+ * buffer reference; address 0 disables the queue. The queue is active
+ * again only with a ring, a percentage and no eviction.
+ */
+int kfdsim_ioctl_update_queue(struct file *filep, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_update_queue_args *args = data;
+	struct kfdsim_queue *q;
+	struct kfdsim_bo *ring_bo;
+	u32 ring_size = args->ring_size;
+	int ret = 0;
+
+	if ((args->queue_percentage & 0xFF) > KFD_MAX_QUEUE_PERCENTAGE)
+		return -EINVAL;
+	if (args->queue_priority > KFD_MAX_QUEUE_PRIORITY)
+		return -EINVAL;
+	if (args->ring_base_address &&
+	    !access_ok(u64_to_user_ptr(args->ring_base_address), sizeof(u64)))
+		return -EFAULT;
+	if (!is_power_of_2(ring_size) && ring_size != 0)
+		return -EINVAL;
+	if (ring_size < KFD_MIN_QUEUE_RING_SIZE)
+		ring_size = KFD_MIN_QUEUE_RING_SIZE;
+
+	mutex_lock(&p->mutex);
+	q = queue_by_id(p, args->queue_id);
+	if (!q) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (args->ring_base_address) {
+		if (queue_buffer_get(q->pdd, args->ring_base_address, &ring_bo, ring_size)) {
+			ret = -EFAULT;
+			goto out;
+		}
+		if (q->bufs[2])
+			q->bufs[2]->queue_refs[q->pdd->index]--;
+		q->bufs[2] = ring_bo;
+	}
+	q->ring = args->ring_base_address;
+	q->ring_size = ring_size;
+	q->percent = args->queue_percentage & 0xFF;
+	q->priority = args->queue_priority;
+	/* update_queue_cpsch(): the MQD follows, the queue is (de)activated */
+	init_mqd(q);
+	if (q->active && !queue_is_active(q))
+		save_ctl_stack(p, q);
+	q->active = queue_is_active(q);
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/*
+ * kfd_ioctl_set_cu_mask() and pqm_update_mqd(): num_cu_mask a non-zero
+ * multiple of 32 (EINVAL), bits beyond 1024 dropped (not read), mask
+ * copied (EFAULT), unknown queue EFAULT, on GFX10+ CUs enabled in pairs
+ * (EINVAL). Kept with the queue; not part of the MQD image, so CRIU does
+ * not save it (ABI document 5.7).
+ */
+int kfdsim_ioctl_set_cu_mask(struct file *filep, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_set_cu_mask_args *args = data;
+	u32 count = args->num_cu_mask, i, pair;
+	struct kfdsim_queue *q;
+	u32 *mask;
+	int ret = 0;
+
+	if (count % 32)
+		return -EINVAL;
+	if (!count)
+		return -EINVAL;
+	count = min_t(u32, count, KFDSIM_MAX_CU_MASK);
+	mask = kzalloc(count / 8, GFP_KERNEL);
+	if (!mask)
+		return -ENOMEM;
+	if (copy_from_user(mask, u64_to_user_ptr(args->cu_mask_ptr), count / 8)) {
+		kfree(mask);
+		return -EFAULT;
+	}
+	mutex_lock(&p->mutex);
+	q = queue_by_id(p, args->queue_id);
+	if (!q) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (gfxv(q->pdd->dev) >= 100000) {
+		for (i = 0; i < count; i += 2) {
+			pair = (mask[i / 32] >> (i % 32)) & 0x3;
+			if (pair && pair != 0x3) {
+				ret = -EINVAL;
+				goto out;
+			}
+		}
+	}
+	memset(q->cu_mask, 0, sizeof(q->cu_mask));
+	memcpy(q->cu_mask, mask, count / 8);
+	q->cu_mask_count = count;
+out:
+	mutex_unlock(&p->mutex);
+	kfree(mask);
+	return ret;
+}
+
 /* kfd_process_xnack_mode(): GFX 9.0.1 .. 10.1.0 can retry faults */
 bool kfdsim_xnack_supported(struct kfdsim_process *p)
 {
@@ -754,7 +879,7 @@ static void restore_pdd(struct kfdsim_process *p, struct kfdsim_pdd *pdd)
 		return;
 	list_for_each_entry(q, &p->queues, list)
 		if (q->pdd == pdd)
-			q->active = true;
+			q->active = queue_is_active(q);
 }
 
 /*
