@@ -24,6 +24,10 @@ set -e
 sed -n 's/^\(\[vm[^]]*\] \)\{0,1\}//; /test-cr-remap: /{s/ - test-cr-remap: / - /; s/^# test-cr-remap: /  /; p}' \
 	"$BUILD/demo.out"
 tail -1 "$BUILD/demo.out"
+if [ $rc -eq 0 ] && ! grep -q 'ok [0-9]* - test-cr-remap: .*restore' "$BUILD/demo.out"; then
+	echo "demo: the guest test test-cr-remap did not run a restore (missing or skipped)" >&2
+	rc=1
+fi
 if [ $rc -ne 0 ]; then
 	echo "demo FAILED (status $rc): full output in $BUILD/demo.out, logs in $VM_LOGS" >&2
 	exit $rc
