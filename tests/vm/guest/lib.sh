@@ -50,7 +50,8 @@ ticking() { [ "$(ticks "$2")" -gt "$1" ]; }  # ticking N LOG: past N?
 
 # criu_dump IMGDIR PID [ARGS...] / criu_restore IMGDIR [ARGS...]: run CRIU
 # with a time limit and full logs (IMGDIR/dump.log, restore.log); a failed
-# step's log is kept. Return CRIU's status.
+# step's log is kept. Return CRIU's status. CRIU_WRAP: command words that
+# run the restore (e.g. a script that enters a cgroup and execs the rest).
 criu_dump() {
 	local dir=$1 pid=$2 rc
 	shift 2
@@ -63,7 +64,8 @@ criu_dump() {
 criu_restore() {
 	local dir=$1 rc
 	shift
-	timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$dir" -d -v4 -o restore.log "$@"
+	# shellcheck disable=SC2086 # CRIU_WRAP: words of a wrapper (e.g. a cgroup)
+	${CRIU_WRAP:-} timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$dir" -d -v4 -o restore.log "$@"
 	rc=$?
 	[ $rc -eq 0 ] || keep "$dir/restore.log"
 	return $rc
@@ -95,3 +97,212 @@ kfdsim_unload() {
 	return 1
 }
 kfdsim_reload() { kfdsim_unload && kfdsim_load "$@"; }
+
+# --- GPU checkpoint/restore tests (guest/kfdsim/test-cr-*.sh) ---
+# The workload is tests/workloads/gpu/zdtm-gpu-basic (options and file
+# formats in its header comment). Its files are $R.{out,ready,trigger,result}
+# (+ .child for --fork, + .probe for probes); R=$WORK/NAME.
+GPU_WL=/test/bin/zdtm-gpu-basic
+
+# gpu_wl_missing: true, with a SKIP result, when the workload or /dev/kfd is not there.
+gpu_wl_missing() {
+	[ -x "$GPU_WL" ] && [ -c /dev/kfd ] && return 1
+	ok "GPU workload # SKIP $GPU_WL or /dev/kfd missing"
+	return 0
+}
+
+# gpu_start NAME [OPTIONS...]: starts the workload detached (start_workload;
+# GPU_WRAP: command words put before it, e.g. "unshare -fp --mount-proc
+# setsid"), pid in WL_PID, and waits (GPU_READY_SECS, 60) for READY.
+gpu_start() {
+	local name=$1
+	R=$WORK/$1
+	shift
+	rm -f "$R".*
+	# shellcheck disable=SC2086
+	start_workload "$R.out" ${GPU_WRAP:-} "$GPU_WL" "$@" "$R.ready" "$R.trigger" "$R.result"
+	if wait_until "${GPU_READY_SECS:-60}" test -f "$R.ready"; then
+		sed 's/^/# /' "$R.out" 2>/dev/null | head -3
+		return 0
+	fi
+	diag "$name: not ready: $(tail -3 "$R.out" 2>/dev/null | tr '\n' ';')"
+	return 1
+}
+
+# gpu_trigger [TEXT]: TRIGGER (with TEXT, e.g. "map USER ACTUAL" lines), atomically
+gpu_trigger() {
+	printf '%s' "${1:-}" >"$R.trigger.tmp" && mv "$R.trigger.tmp" "$R.trigger"
+}
+
+# gpu_result: waits (120 s) for RESULT; RESULT is its first line (PASS or
+# FAIL ...), the whole file goes to diag
+gpu_result() {
+	wait_until 120 test -s "$R.result" || true
+	RESULT=$(head -1 "$R.result" 2>/dev/null)
+	diag "result: $(tr '\n' ';' <"$R.result" 2>/dev/null || echo none)"
+	[ "$RESULT" = PASS ] || keep "$R.out" "$R.ready" "$R.result" 2>/dev/null
+}
+gpu_passed() { [ "$RESULT" = PASS ]; }
+
+# gpu_probe N [TEXT]: asks the waiting workload (and its --fork child) to run
+# its non-destructive checks now; true if "PASS N" came back from all.
+gpu_probe() {
+	local f ok=0
+	rm -f "$R.result.probe" "$R.result.child.probe"
+	printf '%s\n%s' "$1" "${2:-}" >"$R.trigger.probe.tmp" && mv "$R.trigger.probe.tmp" "$R.trigger.probe"
+	for f in "$R.result.probe" ${GPU_CHILD:+"$R.result.child.probe"}; do
+		wait_until 60 test -s "$f" || true
+		PROBE=$(cat "$f" 2>/dev/null)
+		diag "probe $1 (${f##*.result}): ${PROBE:-none}"
+		[ "$PROBE" = "PASS $1" ] || ok=1
+	done
+	return $ok
+}
+
+# gpu_child_pid: the --fork child's pid, from READY
+gpu_child_pid() { sed -n 's/^child //p' "$R.ready"; }
+
+# gpu_refusal_named LOG PID: CRIU's refusal names a GPU file: an fd of
+# /dev/kfd or a render node ("Can't dump file ... chr"), or, as CRIU
+# collects mappings before files, a mapping of one of them ("Can't handle
+# non-regular mapping on PID's map ADDR", ADDR a /dev/kfd or /dev/dri
+# mapping of some process of the tree).
+gpu_refusal_named() {
+	local a m
+	grep -q "Can't dump file .*chr" "$1" && return 0
+	a=$(sed -n "s/.*Can't handle non-regular mapping on \([0-9]*\)'s map \([0-9a-f]*\).*/\1 \2/p" "$1" | head -1)
+	[ -n "$a" ] || return 1
+	m=$(grep "^${a#* }-" "/proc/${2:-${a%% *}}/maps" 2>/dev/null || grep "^${a#* }-" "/proc/${a%% *}/maps" 2>/dev/null)
+	diag "refused mapping: $m"
+	echo "$m" | grep -qE ' /dev/(kfd|dri/renderD[0-9]+)$'
+}
+
+# gpu_expect_refusal NAME RC IMG PID...: TAP checks of a refused dump (EXPECT=fail):
+# the plugin took part, CRIU failed (RC), named a GPU file or mapping, and
+# every PID is still alive.
+gpu_expect_refusal() {
+	local name=$1 rc=$2 img=$3 p
+	shift 3
+	check "$name: the plugin took part in the dump" grep -q 'amdgpu_plugin: initialised for dump' "$img/dump.log"
+	check "$name: dump refused (status $rc)" test "$rc" -ne 0
+	check "$name: CRIU names a /dev/kfd or render-node fd or mapping" gpu_refusal_named "$img/dump.log" "$1"
+	grep -E "Error|Can't dump" "$img/dump.log" | head -3 | sed 's/^/# /'
+	for p in "$@"; do
+		check "$name: pid $p still alive after the refused dump" alive "$p"
+	done
+	[ "$rc" -ne 0 ] || keep "$img/dump.log"
+}
+
+# gpu_fds_ok PID READY: /proc/PID/fd holds exactly the fds READY lists
+# ("fd N TARGET"), with the same targets (a render node may change minor).
+gpu_fds_ok() {
+	local want have f
+	want=$(sed -n 's/^fd //p' "$2" | sed 's|/dev/dri/renderD[0-9]*$|/dev/dri/renderD*|' | sort)
+	have=$(for f in /proc/"$1"/fd/*; do echo "${f##*/} $(readlink "$f")"; done |
+		sed 's|/dev/dri/renderD[0-9]*$|/dev/dri/renderD*|' | sort)
+	[ -n "$want" ] && [ "$want" = "$have" ] && return 0
+	diag "fds of $1: want: $(echo "$want" | tr '\n' ';')"
+	diag "fds of $1: have: $(echo "$have" | tr '\n' ';')"
+	return 1
+}
+
+# kfdsim_debugfs: debugfs mounted (kfdsim/processes, kfdsim/inject)
+kfdsim_debugfs() {
+	grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
+	test -r /sys/kernel/debug/kfdsim/processes
+}
+# kfd_user_ids PID: the user gpu_ids of PID's KFD process, one per pdd (kfdsim debugfs)
+kfd_user_ids() {
+	sed -n "s/^pid=$1 .* user_gpu_ids=\([0-9,]*\).*/\1/p" /sys/kernel/debug/kfdsim/processes | tr ',' ' '
+}
+kfd_no_processes() { ! grep -q . /sys/kernel/debug/kfdsim/processes; }
+
+# gpu_gone PID...: all ended (zombies count as ended), within 30 s
+gpu_gone() {
+	local p
+	for p in "$@"; do wait_until 30 eval "! alive $p" || return 1; done
+}
+
+# gpu_no_strays: no workload or criu process is left, and (10 s) no KFD process
+gpu_no_strays() {
+	local p c bad=
+	for p in /proc/[0-9]*; do
+		c=$(cat "$p/comm" 2>/dev/null)
+		case "$c" in zdtm-gpu-basic | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
+	done
+	[ -z "$bad" ] || { diag "left running:$bad"; return 1; }
+	if kfdsim_debugfs; then
+		wait_until 10 kfd_no_processes || { diag "KFD processes left: $(cat /sys/kernel/debug/kfdsim/processes)"; return 1; }
+	fi
+}
+
+# gpu_restored NAME PID READY...: TAP checks after a restore: the process
+# (and its children, one READY each) alive with exactly the fds they had
+gpu_restored() {
+	local name=$1 pid=$2 ready
+	shift 2
+	check "$name: restored process $pid alive" alive "$pid"
+	check "$name: restored $pid has exactly its own fds (no fd of the plugin or CRIU)" gpu_fds_ok "$pid" "$1"
+	if [ -f "$1.child" ]; then
+		ready=$(sed -n 's/^child //p' "$1")
+		check "$name: restored child $ready alive" alive "$ready"
+		check "$name: restored child $ready has exactly its own fds" gpu_fds_ok "$ready" "$1.child"
+	fi
+}
+
+# gpu_dump_restore NAME IMG PID [DUMP_ARGS...]: one checkpoint/restore cycle
+# of the running workload ($R, PID; its --fork child from READY), as TAP.
+# EXPECT=fail: the dump must be refused cleanly (gpu_expect_refusal) and
+# the tree keep running; returns 1 then (nothing restored). EXPECT=ok: the
+# dump succeeds, the tree is gone and so is its KFD process, the restore
+# succeeds, the restored tree has its pids, exactly its fds, and its KFD
+# process the user gpu_ids it had (kfdsim debugfs). Restore arguments:
+# GPU_RESTORE_ARGS (words).
+gpu_dump_restore() {
+	local name=$1 img=$2 pid=$3 rc child ids
+	shift 3
+	child=$(gpu_child_pid)
+	ids=$(kfd_user_ids "$pid" 2>/dev/null)
+	gpu_drop_images # earlier cycles' images: /tmp is RAM
+	criu_dump "$img" "$pid" "$@"
+	rc=$?
+	if [ "${EXPECT:-fail}" = fail ]; then
+		gpu_expect_refusal "$name" "$rc" "$img" "$pid" $child
+		return 1
+	fi
+	check "$name: dump (status $rc)" test "$rc" -eq 0
+	check "$name: the dumped tree is gone" gpu_gone "$pid" $child
+	check "$name: no KFD process left after the dump" eval 'kfdsim_debugfs && wait_until 10 kfd_no_processes'
+	# shellcheck disable=SC2086
+	criu_restore "$img" ${GPU_RESTORE_ARGS:-}
+	rc=$?
+	check "$name: restore (status $rc)" test "$rc" -eq 0
+	gpu_restored "$name" "$pid" "$R.ready"
+	check "$name: the restored KFD process has the user gpu_ids it had ($ids)" \
+		eval '[ -n "$ids" ] && [ "$(kfd_user_ids "$pid")" = "$ids" ]'
+	return 0
+}
+
+# gpu_finish NAME PID...: triggers the final self-check: PASS, every PID
+# ends, nothing stays behind (workload, criu, KFD processes).
+gpu_finish() {
+	local name=$1
+	shift
+	gpu_trigger "${GPU_TRIGGER_TEXT:-}"
+	gpu_result
+	check "$name: self-check PASS" gpu_passed
+	check "$name: the workload ended" gpu_gone "$@"
+	check "$name: no workload, criu or KFD process left" gpu_no_strays
+	gpu_drop_images
+}
+
+# gpu_drop_images: the image dirs $WORK/img* go (their logs are kept after a
+# failure): /tmp is RAM, the tests after this one need it
+gpu_drop_images() {
+	local d
+	for d in "$WORK"/img*; do
+		[ -d "$d" ] || continue
+		[ "$TAP_FAILED" -eq 0 ] || { mkdir -p "$KEEP/${d##*/}" && cp "$d"/*.log "$KEEP/${d##*/}/"; } 2>/dev/null
+		rm -rf "$d"
+	done
+}

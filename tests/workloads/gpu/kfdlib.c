@@ -114,6 +114,12 @@ static int discover(struct kfdl *k)
 
 int kfdl_open(struct kfdl *k)
 {
+	return kfdl_open_sel(k, NULL, 0);
+}
+
+int kfdl_open_sel(struct kfdl *k, const int *sel, int n_sel)
+{
+	struct kfdl_gpu all[KFDL_MAX_GPUS];
 	int i, rc;
 
 	memset(k, 0, sizeof(*k));
@@ -122,6 +128,18 @@ int kfdl_open(struct kfdl *k)
 	rc = discover(k);
 	if (rc)
 		return rc;
+	k->n_visible = k->n_gpus;
+	for (i = 0; i < k->n_gpus; i++)
+		k->visible_ids[i] = k->gpu[i].gpu_id;
+	if (n_sel > 0) {
+		memcpy(all, k->gpu, sizeof(all));
+		for (i = 0; i < n_sel; i++) {
+			if (sel[i] < 0 || sel[i] >= k->n_visible)
+				return -ENODEV;
+			k->gpu[i] = all[sel[i]];
+		}
+		k->n_gpus = n_sel;
+	}
 	k->kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	if (k->kfd < 0)
 		return -errno;
@@ -138,6 +156,68 @@ int kfdl_open(struct kfdl *k)
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+int kfdl_nodes(struct kfdl_node *out, int max)
+{
+	char p[128];
+	unsigned long long id;
+	uint32_t n;
+	int cnt = 0;
+	FILE *f;
+
+	for (n = 0; n < 1024 && cnt < max; n++) {
+		uint64_t v;
+		int r;
+
+		snprintf(p, sizeof(p), TOPO "/%u/gpu_id", n);
+		f = fopen(p, "r");
+		if (!f) {
+			if (errno == ENOENT)
+				break;
+			continue;
+		}
+		r = fscanf(f, "%llu", &id);
+		fclose(f);
+		if (r != 1 || !id)
+			continue;
+		memset(&out[cnt], 0, sizeof(out[cnt]));
+		out[cnt].node = n;
+		out[cnt].gpu_id = id;
+		if (!kfdl_read_prop(n, "drm_render_minor", &v))
+			out[cnt].minor = v;
+		kfdl_read_prop(n, "device_id", &out[cnt].device_id);
+		kfdl_read_prop(n, "hive_id", &out[cnt].hive_id);
+		cnt++;
+	}
+	return cnt;
+}
+
+int kfdl_available_memory(struct kfdl *k, uint32_t gpu_id, uint64_t *avail)
+{
+	struct kfd_ioctl_get_available_memory_args a = {.gpu_id = gpu_id};
+	int rc = xioctl(k->kfd, AMDKFD_IOC_AVAILABLE_MEMORY, &a);
+
+	if (!rc)
+		*avail = a.available;
+	return rc;
+}
+
+/* the MMIO_REMAP BO's page (HDP flush), as the ROCm thunk maps it: /dev/kfd
+ * at its mmap_offset */
+int kfdl_mmap_mmio(struct kfdl *k, struct kfdl_bo *bo)
+{
+	void *p;
+
+	if (bo->type != KFDL_MMIO)
+		return -EINVAL;
+	/* at the BO's own VA, MAP_FIXED, as the thunk maps it */
+	p = mmap((void *)(uintptr_t)bo->va, KFDL_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, k->kfd, bo->mmap_offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	bo->io = p;
 	return 0;
 }
 
@@ -275,6 +355,10 @@ int kfdl_free(struct kfdl *k, struct kfdl_bo *bo)
 	if (bo->cpu) {
 		munmap(bo->cpu, bo->size);
 		bo->cpu = NULL;
+	}
+	if (bo->io) {
+		munmap(bo->io, KFDL_PAGE);
+		bo->io = NULL;
 	}
 	return rc;
 }

@@ -35,9 +35,19 @@ struct kfdl_gpu {
 
 struct kfdl {
 	int kfd;
-	int n_gpus;
+	int n_gpus; /* the GPUs this process uses (ACQUIRE_VM, render fd) */
 	struct kfdl_gpu gpu[KFDL_MAX_GPUS];
+	/* every GPU the topology shows this process (device cgroup), in
+	 * topology order: KFD makes a pdd for each, used or not */
+	int n_visible;
+	uint32_t visible_ids[KFDL_MAX_GPUS];
 	uint64_t next_va; /* simple VA allocator, 2 MiB aligned */
+};
+
+/* a GPU node of the topology as this process sees it now */
+struct kfdl_node {
+	uint32_t node, gpu_id, minor;
+	uint64_t device_id, hive_id;
 };
 
 enum kfdl_bo_type { KFDL_VRAM, KFDL_GTT, KFDL_USERPTR, KFDL_DOORBELL, KFDL_MMIO };
@@ -48,6 +58,7 @@ struct kfdl_bo {
 	uint64_t handle, va, size, mmap_offset;
 	uint32_t flags;
 	uint8_t *cpu; /* CPU mapping (VRAM/GTT: render node; USERPTR: own) */
+	void *io;     /* MMIO: the HDP flush page, mmap of /dev/kfd (kfdl_mmap_mmio) */
 	uint32_t mapped[KFDL_MAX_GPUS];
 	uint32_t n_mapped;
 };
@@ -64,6 +75,13 @@ const char *kfdl_type_name(enum kfdl_bo_type t);
 
 /* topology -> gpus, open /dev/kfd, open render nodes, ACQUIRE_VM on each */
 int kfdl_open(struct kfdl *k);
+/* the same for a subset: sel[i] are indexes into the visible GPUs, in the
+ * order given (n_sel 0: all) */
+int kfdl_open_sel(struct kfdl *k, const int *sel, int n_sel);
+/* the visible GPU nodes now (re-read from sysfs): count or negative errno */
+int kfdl_nodes(struct kfdl_node *out, int max);
+int kfdl_available_memory(struct kfdl *k, uint32_t gpu_id, uint64_t *avail);
+int kfdl_mmap_mmio(struct kfdl *k, struct kfdl_bo *bo);
 void kfdl_close(struct kfdl *k);
 int kfdl_read_prop(uint32_t node, const char *key, uint64_t *v);
 
