@@ -110,6 +110,25 @@ int render_fd_for_mapping(struct render_fds *t, uint32_t minor)
 	return r->fd;
 }
 
+void render_fds_settle(struct render_fds *t, bool (*needed)(uint32_t minor, void *arg),
+		       void *arg)
+{
+	unsigned int i, kept = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct render_fd *r = &t->items[i];
+
+		if (r->ours)
+			render_fd_for_mapping(t, r->minor);
+		if (r->ours && !needed(r->minor, arg)) {
+			close(r->fd);
+			continue;
+		}
+		t->items[kept++] = *r;
+	}
+	t->n = kept;
+}
+
 void render_fds_close(struct render_fds *t)
 {
 	unsigned int i;

@@ -40,6 +40,15 @@ int render_fd_get(struct render_fds *t, uint32_t minor);
 /* A fd of the same file for a mapping: the application's if it has one. */
 int render_fd_for_mapping(struct render_fds *t, uint32_t minor);
 
+/*
+ * Once the application's fds are all in place (the first UPDATE_VMA_MAP):
+ * our files that the application also has become borrowed (ours closed);
+ * our files no mapping needs (needed(minor, arg) false) are closed, the
+ * GPU's VM keeps its own reference. So the application keeps only its fds.
+ */
+void render_fds_settle(struct render_fds *t, bool (*needed)(uint32_t minor, void *arg),
+		       void *arg);
+
 /* Closes our own fds (not borrowed ones). */
 void render_fds_close(struct render_fds *t);
 

@@ -466,6 +466,22 @@ static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uin
 	return 1;
 }
 
+/* Does a checkpointed BO of the task's process live on the GPU of this local minor? */
+static bool minor_has_bos(uint32_t minor, void *arg)
+{
+	struct restore_session *s = arg;
+	const KfdProcessEntry *e = s->task_image->entry;
+	const struct match_pair *p;
+	size_t i;
+
+	for (i = 0; i < s->vmas.n_bos; i++) {
+		p = map_find(task_map(s), e->devices[s->vmas.bos[i].device]->actual_gpu_id);
+		if (p && p->dst_render_minor == minor)
+			return true;
+	}
+	return false;
+}
+
 int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint64_t old_pgoff,
 		uint64_t *new_pgoff, int *plugin_fd)
 {
@@ -475,6 +491,10 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	*plugin_fd = -1;
 	if (!s->active || !s->task_image)
 		return -ENOTSUP;
+	if (!s->render_settled) { /* the application's fds are all restored by now */
+		render_fds_settle(&s->render, minor_has_bos, s);
+		s->render_settled = true;
+	}
 	if (!strcmp(path, KFD_DEVICE_PATH)) {
 		if (vma_map_kfd_offset(&s->vmas, addr, old_pgoff, new_pgoff)) {
 			pr_err("mapping at %#" PRIx64 " of /dev/kfd (offset %#" PRIx64 ") names no "
