@@ -22,7 +22,7 @@ static int render_open_bo(const struct bo_copy_engine *engine, int dmabuf_fd, ui
 			  enum bo_access access, void **bo)
 {
 	const struct bo_render_engine *e = engine->priv;
-	struct bo_render_map key = { .dmabuf_fd = dmabuf_fd };
+	struct bo_render_map key = {.dmabuf_fd = dmabuf_fd};
 	const struct bo_render_map *m;
 	struct render_bo *rb;
 	int prot = access == BO_ACCESS_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;

@@ -113,8 +113,9 @@ static int read_image(int dir_fd, const char *name, uint8_t **out, size_t *out_l
 	if (fd < 0)
 		return fail(err, errlen, -errno, "cannot open image %s: %s", name, strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KFD_IMAGE_MAX_FILE) {
-		ret = fail(err, errlen, -EINVAL, "image %s is not a regular file of at most %llu bytes",
-			   name, (unsigned long long)KFD_IMAGE_MAX_FILE);
+		ret = fail(err, errlen, -EINVAL,
+			   "image %s is not a regular file of at most %llu bytes", name,
+			   (unsigned long long)KFD_IMAGE_MAX_FILE);
 		goto out;
 	}
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
@@ -142,8 +143,8 @@ out:
 	return ret;
 }
 
-static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescriptor *desc,
-		    int *ret, char *err, size_t errlen)
+static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescriptor *desc, int *ret,
+		    char *err, size_t errlen)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -157,7 +158,8 @@ static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescript
 	if (!msg)
 		*ret = fail(err, errlen, -EINVAL,
 			    "image %s is damaged (not a valid %s message); the checkpoint "
-			    "cannot be restored", name, desc->short_name);
+			    "cannot be restored",
+			    name, desc->short_name);
 	return msg;
 }
 
@@ -198,13 +200,13 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 		for (j = 0; j < i; j++)
 			if (e->devices[j]->user_gpu_id == d->user_gpu_id ||
 			    e->devices[j]->actual_gpu_id == d->actual_gpu_id)
-				return fail(err, errlen, -EINVAL, "%s: GPUs %zu and %zu share an id",
-					    name, j, i);
+				return fail(err, errlen, -EINVAL,
+					    "%s: GPUs %zu and %zu share an id", name, j, i);
 		node = topo_node(&img->topo, d->node_index);
 		if (!node || !node->accessible || node->gpu_id != d->actual_gpu_id)
 			return fail(err, errlen, -EINVAL,
-				    "%s: GPU %u (node %u) is missing from the recorded topology", name,
-				    d->actual_gpu_id, d->node_index);
+				    "%s: GPU %u (node %u) is missing from the recorded topology",
+				    name, d->actual_gpu_id, d->node_index);
 		img->device_nodes[i] = d->node_index;
 	}
 	return 0;
@@ -224,11 +226,11 @@ static int check_bos(struct kfd_process_image *img, const char *name, char *err,
 
 		dev = kfd_process_image_device(img, b->gpu_id);
 		if (dev < 0)
-			return fail(err, errlen, -EINVAL, "%s: BO %zu belongs to unknown GPU %u", name,
-				    i, b->gpu_id);
+			return fail(err, errlen, -EINVAL, "%s: BO %zu belongs to unknown GPU %u",
+				    name, i, b->gpu_id);
 		if (b->size > (1ull << 48) || (b->size & 4095))
-			return fail(err, errlen, -EINVAL, "%s: BO %zu has a bad size %" PRIu64, name,
-				    i, b->size);
+			return fail(err, errlen, -EINVAL, "%s: BO %zu has a bad size %" PRIu64,
+				    name, i, b->size);
 		if (!kfd_bo_has_contents(b->alloc_flags))
 			continue;
 		img->device_bytes[dev] += b->size;
@@ -316,8 +318,10 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 	node = topo_node(&img->topo, img->entry->node_index);
 	if (!node || !node->accessible || node->gpu_id != img->entry->actual_gpu_id ||
 	    !img->entry->actual_gpu_id) {
-		ret = fail(err, errlen, -EINVAL, "%s: GPU %u (node %u) is missing from the recorded "
-			   "topology", name, img->entry->actual_gpu_id, img->entry->node_index);
+		ret = fail(err, errlen, -EINVAL,
+			   "%s: GPU %u (node %u) is missing from the recorded "
+			   "topology",
+			   name, img->entry->actual_gpu_id, img->entry->node_index);
 		goto fail;
 	}
 	return 0;

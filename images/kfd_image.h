@@ -28,11 +28,11 @@
 #include "priv_blob.h"
 #include "topology.h"
 
-#define KFD_IMAGE_MAX_FILE	 (1ull << 30) /* a metadata image larger than this is refused */
-#define KFD_IMAGE_MAX_DEVICES	 64u	      /* KFD's own maximum of GPU instances */
-#define KFD_IMAGE_MAX_BOS	 (1u << 20)
-#define KFD_IMAGE_MAX_OBJECTS	 (1u << 20)
-#define KFD_IMAGE_NAME_MAX	 64
+#define KFD_IMAGE_MAX_FILE    (1ull << 30) /* a metadata image larger than this is refused */
+#define KFD_IMAGE_MAX_DEVICES 64u	   /* KFD's own maximum of GPU instances */
+#define KFD_IMAGE_MAX_BOS     (1u << 20)
+#define KFD_IMAGE_MAX_OBJECTS (1u << 20)
+#define KFD_IMAGE_NAME_MAX    64
 
 enum kfd_image_kind {
 	KFD_IMAGE_PROCESS, /* amdgpu-kfd-<id>.img */
@@ -58,9 +58,9 @@ struct kfd_process_image {
 	KfdProcessEntry *entry; /* unpacked; free with kfd_process_image_free() */
 	struct kfd_topology topo;
 	struct priv_blob_summary blob;
-	uint32_t *device_nodes;	       /* entry->n_devices node indexes */
-	uint64_t *device_bytes;	       /* bytes of BO contents per device (VRAM/GTT) */
-	uint32_t *device_bo_count;     /* BOs with contents per device */
+	uint32_t *device_nodes;	   /* entry->n_devices node indexes */
+	uint64_t *device_bytes;	   /* bytes of BO contents per device (VRAM/GTT) */
+	uint32_t *device_bo_count; /* BOs with contents per device */
 };
 
 int kfd_process_image_load(int dir_fd, uint32_t id, struct kfd_process_image *img, char *err,

@@ -95,11 +95,13 @@ static int walk_objects(struct cursor *c, uint32_t n_devices, uint32_t n_objects
 			s->svm_ranges += !ret;
 			break;
 		default:
-			return fail(err, errlen, "object %u at byte %zu: unknown type %u", i, at, type);
+			return fail(err, errlen, "object %u at byte %zu: unknown type %u", i, at,
+				    type);
 		}
 		if (ret)
-			return fail(err, errlen, "object %u (type %u) at byte %zu overruns the blob", i,
-				    type, at);
+			return fail(err, errlen,
+				    "object %u (type %u) at byte %zu overruns the blob", i, type,
+				    at);
 	}
 	if (c->off != c->len)
 		return fail(err, errlen, "%zu bytes left after the last object", c->len - c->off);
@@ -110,8 +112,8 @@ int priv_blob_parse(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_
 		    uint32_t n_objects, uint32_t bo_record_size, struct priv_blob_summary *out,
 		    char *err, size_t errlen)
 {
-	struct cursor c = { .blob = blob, .len = len };
-	struct priv_blob_summary s = { .bo_record_size = bo_record_size };
+	struct cursor c = {.blob = blob, .len = len};
+	struct priv_blob_summary s = {.bo_record_size = bo_record_size};
 	uint64_t head;
 
 	if (!blob && len)
@@ -137,15 +139,15 @@ int priv_blob_parse(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_
 uint32_t priv_blob_detect_bo_record(const uint8_t *blob, size_t len, uint32_t n_devices,
 				    uint32_t n_bos, uint32_t n_objects, uint32_t fallback)
 {
-	static const uint32_t sizes[] = { PRIV_BO_RECORD_NEW, PRIV_BO_RECORD_OLD };
+	static const uint32_t sizes[] = {PRIV_BO_RECORD_NEW, PRIV_BO_RECORD_OLD};
 	uint32_t found = 0;
 	size_t i;
 
 	if (!n_bos)
-		return priv_blob_parse(blob, len, n_devices, 0, n_objects, PRIV_BO_RECORD_NEW,
-				       NULL, NULL, 0) ?
-			       0 :
-			       fallback;
+		return priv_blob_parse(blob, len, n_devices, 0, n_objects, PRIV_BO_RECORD_NEW, NULL,
+				       NULL, 0)
+			       ? 0
+			       : fallback;
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		if (priv_blob_parse(blob, len, n_devices, n_bos, n_objects, sizes[i], NULL, NULL,
 				    0))

@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PRIV_BLOB_VERSION     1u   /* KFD_CRIU_PRIV_VERSION */
-#define PRIV_BO_RECORD_OLD    80u  /* kernels before 6.5: 16 GPU ids per BO record */
-#define PRIV_BO_RECORD_NEW    272u /* 6.5 and later: 64 GPU ids */
-#define PRIV_QUEUE_FIXED      120u
-#define PRIV_EVENT_SIZE	      64u
-#define PRIV_MAX_QUEUE_SIZE   (64u << 20) /* MQD + control stack of one queue */
+#define PRIV_BLOB_VERSION   1u	 /* KFD_CRIU_PRIV_VERSION */
+#define PRIV_BO_RECORD_OLD  80u	 /* kernels before 6.5: 16 GPU ids per BO record */
+#define PRIV_BO_RECORD_NEW  272u /* 6.5 and later: 64 GPU ids */
+#define PRIV_QUEUE_FIXED    120u
+#define PRIV_EVENT_SIZE	    64u
+#define PRIV_MAX_QUEUE_SIZE (64u << 20) /* MQD + control stack of one queue */
 
 enum priv_object_type {
 	PRIV_OBJ_QUEUE = 0,

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bo_stream.h"
+#include "clock.h"
 #include "dump.h"
 #include "kfd_dev.h"
 #include "kfd_image.h"
@@ -21,8 +21,6 @@
 #include "log.h"
 #include "priv_blob.h"
 #include "topology_image.h"
-
-#define KFD_NO_FD 0xFFFFFFFFu
 
 /* What CHECKPOINT handed over, with the dma-buf fds we now own. */
 struct checkpoint {
@@ -32,14 +30,6 @@ struct checkpoint {
 	uint8_t *priv;
 	uint32_t *nodes; /* topology node of each device */
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 int dump_session_init(struct dump_session *s)
 {
@@ -117,20 +107,9 @@ static int check_kfd(struct dump_session *s)
 	return ret;
 }
 
-static void close_dmabufs(struct checkpoint *c)
-{
-	uint32_t i;
-
-	for (i = 0; c->bos && i < c->args.num_bos; i++) {
-		if (c->bos[i].dmabuf_fd != KFD_NO_FD)
-			close((int)c->bos[i].dmabuf_fd);
-		c->bos[i].dmabuf_fd = KFD_NO_FD;
-	}
-}
-
 static void checkpoint_free(struct checkpoint *c)
 {
-	close_dmabufs(c);
+	kfd_bo_buckets_close_dmabufs(c->bos, c->args.num_bos);
 	free(c->devices);
 	free(c->bos);
 	free(c->priv);
@@ -151,7 +130,7 @@ static int checkpoint(int fd, struct checkpoint *c)
 	if (!c->devices || !c->bos || !c->priv)
 		return -ENOMEM;
 	for (i = 0; i < a->num_bos; i++)
-		c->bos[i].dmabuf_fd = KFD_NO_FD;
+		c->bos[i].dmabuf_fd = KFD_NO_DMABUF_FD;
 	a->devices = (uintptr_t)c->devices;
 	a->bos = (uintptr_t)c->bos;
 	a->priv_data = (uintptr_t)c->priv;
@@ -159,7 +138,7 @@ static int checkpoint(int fd, struct checkpoint *c)
 	ret = kfd_criu_op(fd, a);
 	if (ret) /* 6.12 installs no fd on failure; output buffers are garbage */
 		for (i = 0; i < a->num_bos; i++)
-			c->bos[i].dmabuf_fd = KFD_NO_FD;
+			c->bos[i].dmabuf_fd = KFD_NO_DMABUF_FD;
 	return ret;
 }
 
@@ -184,7 +163,7 @@ static int check_buckets(struct dump_session *s, struct checkpoint *c)
 	for (i = 0; i < c->args.num_bos; i++) {
 		bool contents = kfd_bo_has_contents(c->bos[i].alloc_flags);
 
-		if (contents != (c->bos[i].dmabuf_fd != KFD_NO_FD)) {
+		if (contents != (c->bos[i].dmabuf_fd != KFD_NO_DMABUF_FD)) {
 			pr_err("BO %u (flags %#x): dma-buf fd %d does not match its type", i,
 			       c->bos[i].alloc_flags, (int)c->bos[i].dmabuf_fd);
 			return -EINVAL;
@@ -267,13 +246,14 @@ static int write_process_image(struct dump_session *s, struct checkpoint *c, uin
 	e.num_objects = a->num_objects;
 	e.priv_data.data = c->priv;
 	e.priv_data.len = a->priv_data_size;
-	e.bo_record_size = priv_blob_detect_bo_record(c->priv, a->priv_data_size, a->num_devices,
-						      a->num_bos, a->num_objects,
-						      priv_bo_record_for_release(s->release));
+	e.bo_record_size =
+		priv_blob_detect_bo_record(c->priv, a->priv_data_size, a->num_devices, a->num_bos,
+					   a->num_objects, priv_bo_record_for_release(s->release));
 	if (!e.bo_record_size) {
 		pr_err("pid %u: the kernel's private data has a layout this plugin does not know "
 		       "(%llu bytes for %u GPUs, %u BOs, %u objects); report it with the kernel "
-		       "version %s", a->pid, (unsigned long long)a->priv_data_size, a->num_devices, a->num_bos,
+		       "version %s",
+		       a->pid, (unsigned long long)a->priv_data_size, a->num_devices, a->num_bos,
 		       a->num_objects, s->release);
 		return -EOPNOTSUPP;
 	}
@@ -295,8 +275,8 @@ static int write_process_image(struct dump_session *s, struct checkpoint *c, uin
 
 static void report_progress(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total)
 {
-	pr_info("pid %u GPU %u: %" PRIu64 " of %" PRIu64 " MiB of BO contents",
-		*(uint32_t *)arg, gpu_id, done >> 20, total >> 20);
+	pr_info("pid %u GPU %u: %" PRIu64 " of %" PRIu64 " MiB of BO contents", *(uint32_t *)arg,
+		gpu_id, done >> 20, total >> 20);
 }
 
 /* One bo_stream_gpu per device that owns BOs with contents, fds moved into it. */
@@ -316,11 +296,11 @@ static int build_streams(struct checkpoint *c, struct bo_stream_gpu *gpus, uint3
 		for (i = 0; i < c->args.num_bos; i++) {
 			struct kfd_criu_bo_bucket *b = &c->bos[i];
 
-			if (b->gpu_id != user || b->dmabuf_fd == KFD_NO_FD)
+			if (b->gpu_id != user || b->dmabuf_fd == KFD_NO_DMABUF_FD)
 				continue;
-			g->bos[g->bo_count++] = (struct bo_stream_bo){ .size = b->size,
-								       .dmabuf_fd = (int)b->dmabuf_fd };
-			b->dmabuf_fd = KFD_NO_FD;
+			g->bos[g->bo_count++] = (struct bo_stream_bo){
+				.size = b->size, .dmabuf_fd = (int)b->dmabuf_fd};
+			b->dmabuf_fd = KFD_NO_DMABUF_FD;
 		}
 		if (g->bo_count)
 			n++;
@@ -343,13 +323,14 @@ static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
 	}
 }
 
-static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t id,
-			 uint64_t *bytes)
+static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t id, uint64_t *bytes)
 {
 	struct bo_stream_gpu *gpus = calloc(c->args.num_devices + 1, sizeof(*gpus));
-	struct bo_stream_config cfg = { .dir_fd = s->dir_fd, .image_id = id, .sync = true,
-					.progress = report_progress,
-					.progress_arg = &c->args.pid };
+	struct bo_stream_config cfg = {.dir_fd = s->dir_fd,
+				       .image_id = id,
+				       .sync = true,
+				       .progress = report_progress,
+				       .progress_arg = &c->args.pid};
 	uint32_t n = 0, i, j;
 	char why[512];
 	int ret;
@@ -372,8 +353,8 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 
 int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 {
-	struct checkpoint c = { 0 };
-	uint64_t start = now_usec(), bytes = 0, usec;
+	struct checkpoint c = {0};
+	uint64_t start = clock_usec(), bytes = 0, usec;
 	int ret;
 
 	ret = check_kfd(s);
@@ -402,11 +383,11 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 		ret = dump_contents(s, &c, id, &bytes);
 	if (ret)
 		goto out;
-	usec = now_usec() - start;
+	usec = clock_usec() - start;
 	pr_info("dumped pid %u (file %u): %u GPUs, %u BOs, %u objects, %" PRIu64
 		" MiB of contents in %" PRIu64 " ms (%.0f MiB/s)",
-		c.args.pid, id, c.args.num_devices, c.args.num_bos, c.args.num_objects,
-		bytes >> 20, usec / 1000, usec ? (double)bytes / (1 << 20) * 1e6 / (double)usec : 0.0);
+		c.args.pid, id, c.args.num_devices, c.args.num_bos, c.args.num_objects, bytes >> 20,
+		usec / 1000, usec ? (double)bytes / (1 << 20) * 1e6 / (double)usec : 0.0);
 out:
 	checkpoint_free(&c);
 	return ret;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define KFD_DEVICE_PATH "/dev/kfd"
+#define KFD_DEVICE_PATH	   "/dev/kfd"
 #define KFD_SYSFS_TOPOLOGY "/sys/class/kfd/kfd/topology"
 
 /* fd >= 0 (a reference), or -errno. Every success needs a kfd_dev_put(). */

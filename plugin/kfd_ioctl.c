@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "kfd_ioctl.h"
 
@@ -18,7 +19,7 @@ static int do_ioctl(int fd, unsigned long request, void *arg, int retries)
 
 int kfd_get_version(int kfd_fd, uint32_t *major, uint32_t *minor)
 {
-	struct kfd_ioctl_get_version_args args = { 0 };
+	struct kfd_ioctl_get_version_args args = {0};
 	int ret = do_ioctl(kfd_fd, AMDKFD_IOC_GET_VERSION, &args, KFD_IOCTL_RETRIES);
 
 	if (ret)
@@ -55,5 +56,16 @@ const char *kfd_criu_op_name(uint32_t op)
 		return "RESUME";
 	default:
 		return "?";
+	}
+}
+
+void kfd_bo_buckets_close_dmabufs(struct kfd_criu_bo_bucket *bos, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; bos && i < n; i++) {
+		if (bos[i].dmabuf_fd != KFD_NO_DMABUF_FD)
+			close((int)bos[i].dmabuf_fd);
+		bos[i].dmabuf_fd = KFD_NO_DMABUF_FD;
 	}
 }

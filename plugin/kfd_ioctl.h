@@ -26,4 +26,10 @@ int kfd_criu_op(int kfd_fd, struct kfd_ioctl_criu_args *args);
 
 const char *kfd_criu_op_name(uint32_t op);
 
+/* A BO bucket's dmabuf_fd when the BO has no dma-buf (KFD_INVALID_FD). */
+#define KFD_NO_DMABUF_FD 0xFFFFFFFFu
+
+/* Closes every dma-buf fd of bos[0..n-1] and marks it KFD_NO_DMABUF_FD. */
+void kfd_bo_buckets_close_dmabufs(struct kfd_criu_bo_bucket *bos, uint32_t n);
+
 #endif

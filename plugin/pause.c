@@ -60,8 +60,8 @@ int pause_process(struct pause_list *list, int target_fd, uint32_t file_id,
 		close(dup_fd);
 		return ret;
 	}
-	list->items[list->n++] = (struct paused){ .fd = dup_fd, .file_id = file_id,
-						  .pid = args->pid };
+	list->items[list->n++] =
+		(struct paused){.fd = dup_fd, .file_id = file_id, .pid = args->pid};
 	return 0;
 }
 

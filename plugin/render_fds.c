@@ -40,24 +40,32 @@ static struct render_fd *find(struct render_fds *t, uint32_t minor)
 	return NULL;
 }
 
+int render_node_open(uint32_t minor)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int render_fd_get(struct render_fds *t, uint32_t minor)
 {
 	struct render_fd *r = find(t, minor);
-	char path[64];
 	int fd;
 
 	if (r)
 		return r->fd;
 	if (t->n == RENDER_FDS_MAX)
 		return -EMFILE;
-	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = render_node_open(minor);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	fd = render_fd_move_high(fd);
 	if (fd < 0)
 		return fd;
-	t->items[t->n++] = (struct render_fd){ .minor = minor, .fd = fd, .ours = true };
+	t->items[t->n++] = (struct render_fd){.minor = minor, .fd = fd, .ours = true};
 	return fd;
 }
 
@@ -110,8 +118,7 @@ int render_fd_for_mapping(struct render_fds *t, uint32_t minor)
 	return r->fd;
 }
 
-void render_fds_settle(struct render_fds *t, bool (*needed)(uint32_t minor, void *arg),
-		       void *arg)
+void render_fds_settle(struct render_fds *t, bool (*needed)(uint32_t minor, void *arg), void *arg)
 {
 	unsigned int i, kept = 0;
 

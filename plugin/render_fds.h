@@ -34,6 +34,9 @@ struct render_fds {
 	unsigned int n;
 };
 
+/* open("/dev/dri/renderD<minor>", O_RDWR | O_CLOEXEC): fd or -errno. */
+int render_node_open(uint32_t minor);
+
 /* The task's file for /dev/dri/renderD<minor>, opened on first use. fd or -errno. */
 int render_fd_get(struct render_fds *t, uint32_t minor);
 
@@ -46,8 +49,7 @@ int render_fd_for_mapping(struct render_fds *t, uint32_t minor);
  * our files no mapping needs (needed(minor, arg) false) are closed, the
  * GPU's VM keeps its own reference. So the application keeps only its fds.
  */
-void render_fds_settle(struct render_fds *t, bool (*needed)(uint32_t minor, void *arg),
-		       void *arg);
+void render_fds_settle(struct render_fds *t, bool (*needed)(uint32_t minor, void *arg), void *arg);
 
 /* Closes our own fds (not borrowed ones). */
 void render_fds_close(struct render_fds *t);

@@ -42,6 +42,7 @@ struct restore_session {
 	struct kfd_topology dst; /* this node, as the CRIU master sees it */
 	struct match_result map; /* checkpointed GPU -> local GPU */
 	struct shared_state *shared;
+	int kfd_fd; /* a kfd_dev reference for RESUME, taken at the first one; -1 */
 	uint32_t resumed;
 
 	/* state of one restored task (after the fork, private to it) */

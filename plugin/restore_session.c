@@ -134,11 +134,8 @@ out:
 
 static bool render_node_opens(uint32_t minor)
 {
-	char path[64];
-	int fd;
+	int fd = render_node_open(minor);
 
-	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
-	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	close(fd);
@@ -187,8 +184,8 @@ static int check_kernel(const struct restore_session *s)
 			continue;
 		pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has "
 		       "%u-byte BO records; this kernel (%s) takes %u-byte records: restore on a "
-		       "kernel of the same family", s->procs[i].id, e->kernel_release,
-		       e->bo_record_size, u.release, local);
+		       "kernel of the same family",
+		       s->procs[i].id, e->kernel_release, e->bo_record_size, u.release, local);
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -208,8 +205,12 @@ int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, siz
 		  const struct kfd_topology *dst, const uint32_t *dst_nodes, size_t n_dst,
 		  struct match_result *out)
 {
-	struct match_request req = { .src = src, .src_nodes = src_nodes, .n_src_nodes = n_src,
-				     .dst = dst, .dst_nodes = dst_nodes, .n_dst_nodes = n_dst };
+	struct match_request req = {.src = src,
+				    .src_nodes = src_nodes,
+				    .n_src_nodes = n_src,
+				    .dst = dst,
+				    .dst_nodes = dst_nodes,
+				    .n_dst_nodes = n_dst};
 	char why[256];
 	int ret;
 
@@ -222,7 +223,8 @@ int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, siz
 	ret = topo_match(&req, out);
 	if (ret || !out->compatible) {
 		pr_err("the checkpointed GPUs cannot be restored on this node: %s; the images are "
-		       "unchanged (see `amdgpu-criu check IMGDIR`)", out->reason);
+		       "unchanged (see `amdgpu-criu check IMGDIR`)",
+		       out->reason);
 		return ret ? ret : -ENODEV;
 	}
 	return 0;
@@ -269,6 +271,7 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	s->kfd_fd = -1;
 	ret = load_images(s, dir_fd);
 	if (ret)
 		return ret;
@@ -299,8 +302,9 @@ static void report(struct restore_session *s, int criu_ret)
 			continue;
 		if (img.state == SHARED_IMAGE_DONE) {
 			done++;
-			pr_info("file %u: restored in pid %u, %" PRIu64 " MiB of BO contents in %" PRIu64
-				" ms", img.id, img.pid, img.bytes >> 20, img.usec / 1000);
+			pr_info("file %u: restored in pid %u, %" PRIu64
+				" MiB of BO contents in %" PRIu64 " ms",
+				img.id, img.pid, img.bytes >> 20, img.usec / 1000);
 		} else if (img.state == SHARED_IMAGE_RESTORING) {
 			pr_err("file %u: the task restoring it (pid %u) died or stopped half-way",
 			       img.id, img.pid);
@@ -312,7 +316,8 @@ static void report(struct restore_session *s, int criu_ret)
 	}
 	if (!criu_ret && done > s->resumed)
 		pr_err("%u GPU processes restored but %u resumed: the others' GPU queues stay "
-		       "stopped", done, s->resumed);
+		       "stopped",
+		       done, s->resumed);
 	if (s->shared && s->shared->recoveries)
 		pr_warn("%u locks of dead restoring tasks were recovered", s->shared->recoveries);
 }
@@ -334,5 +339,8 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 	topo_free(&s->dst);
 	match_result_free(&s->map);
 	shared_state_destroy(s->shared);
+	if (s->kfd_fd >= 0)
+		kfd_dev_put();
 	memset(s, 0, sizeof(*s));
+	s->kfd_fd = -1;
 }

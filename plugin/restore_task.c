@@ -9,20 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bo_copy_render.h"
 #include "bo_stream.h"
+#include "clock.h"
 #include "kfd_dev.h"
 #include "kfd_ioctl.h"
 #include "log.h"
 #include "restore.h"
 
-#define KFD_NO_FD	      0xFFFFFFFFu
-#define COPY_SLOT_WAIT_MS     (10 * 60 * 1000)
-#define SHARED_LOCK_WAIT_MS   (30 * 1000)
-#define RENDER_PATH_PREFIX    "/dev/dri/renderD"
+#define COPY_SLOT_WAIT_MS   (10 * 60 * 1000)
+#define SHARED_LOCK_WAIT_MS (30 * 1000)
+#define RENDER_PATH_PREFIX  "/dev/dri/renderD"
 
 /* RESTORE's arguments and answers for one process. */
 struct kfd_restore {
@@ -34,14 +33,6 @@ struct kfd_restore {
 	int kfd_fd;
 	uint64_t bytes;
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static const struct match_pair *map_find(const struct match_result *m, uint32_t src_gpu_id)
 {
@@ -75,7 +66,7 @@ static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 static int choose_targets(struct restore_session *s, const struct kfd_process_image *img)
 {
 	const KfdProcessEntry *e = img->entry;
-	struct kfd_topology mine = { 0 };
+	struct kfd_topology mine = {0};
 	uint32_t *usable = NULL;
 	size_t n_usable = 0, i;
 	bool all_visible = true;
@@ -93,8 +84,8 @@ static int choose_targets(struct restore_session *s, const struct kfd_process_im
 	if (n_usable != e->n_devices) {
 		pr_err("pid %u was checkpointed with %zu GPUs but its restored task can use %zu; "
 		       "KFD needs the same number: expose exactly %zu GPUs to it (see "
-		       "`amdgpu-criu check IMGDIR`)", e->pid, e->n_devices, n_usable,
-		       e->n_devices);
+		       "`amdgpu-criu check IMGDIR`)",
+		       e->pid, e->n_devices, n_usable, e->n_devices);
 		ret = -EINVAL;
 		goto out;
 	}
@@ -147,17 +138,19 @@ static int prepare_buckets(struct restore_session *s, struct kfd_restore *r)
 		}
 		r->targets[i] = p;
 		r->drm_fds[i] = fd;
-		r->devices[i] = (struct kfd_criu_device_bucket){ .user_gpu_id = d->user_gpu_id,
-								 .actual_gpu_id = p->dst_gpu_id,
-								 .drm_fd = (uint32_t)fd };
+		r->devices[i] = (struct kfd_criu_device_bucket){.user_gpu_id = d->user_gpu_id,
+								.actual_gpu_id = p->dst_gpu_id,
+								.drm_fd = (uint32_t)fd};
 	}
 	for (i = 0; i < e->n_bos; i++) {
 		const KfdBoEntry *b = e->bos[i];
 
-		r->bos[i] = (struct kfd_criu_bo_bucket){ .addr = b->addr, .size = b->size,
-							 .offset = b->offset, .gpu_id = b->gpu_id,
-							 .alloc_flags = b->alloc_flags,
-							 .dmabuf_fd = KFD_NO_FD };
+		r->bos[i] = (struct kfd_criu_bo_bucket){.addr = b->addr,
+							.size = b->size,
+							.offset = b->offset,
+							.gpu_id = b->gpu_id,
+							.alloc_flags = b->alloc_flags,
+							.dmabuf_fd = KFD_NO_DMABUF_FD};
 	}
 	return 0;
 }
@@ -179,19 +172,9 @@ static int kfd_restore_op(struct kfd_restore *r)
 
 	if (ret)
 		pr_err("KFD RESTORE of pid %u (file %u) failed: %s; this restore is aborted "
-		       "(KFD cannot retry it)", e->pid, r->img->id, strerror(-ret));
+		       "(KFD cannot retry it)",
+		       e->pid, r->img->id, strerror(-ret));
 	return ret;
-}
-
-static void close_dmabufs(struct kfd_restore *r)
-{
-	size_t i;
-
-	for (i = 0; r->bos && i < r->img->entry->n_bos; i++) {
-		if (r->bos[i].dmabuf_fd != KFD_NO_FD)
-			close((int)r->bos[i].dmabuf_fd);
-		r->bos[i].dmabuf_fd = KFD_NO_FD;
-	}
 }
 
 /* Streams and engines per device that owns BOs with contents (dump order). */
@@ -222,18 +205,18 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 
 			if (b->gpu_id != user || !kfd_bo_has_contents(b->alloc_flags))
 				continue;
-			if (b->dmabuf_fd == KFD_NO_FD || g->bo_count == count) {
+			if (b->dmabuf_fd == KFD_NO_DMABUF_FD || g->bo_count == count) {
 				free(maps);
 				n++;
 				*n_gpus = n;
 				return -EINVAL;
 			}
-			maps[g->bo_count] = (struct bo_render_map){ .dmabuf_fd = (int)b->dmabuf_fd,
-								    .drm_fd = r->drm_fds[d],
-								    .offset = b->restored_offset };
-			g->bos[g->bo_count++] = (struct bo_stream_bo){ .size = b->size,
-								       .dmabuf_fd = (int)b->dmabuf_fd };
-			b->dmabuf_fd = KFD_NO_FD;
+			maps[g->bo_count] = (struct bo_render_map){.dmabuf_fd = (int)b->dmabuf_fd,
+								   .drm_fd = r->drm_fds[d],
+								   .offset = b->restored_offset};
+			g->bos[g->bo_count++] = (struct bo_stream_bo){
+				.size = b->size, .dmabuf_fd = (int)b->dmabuf_fd};
+			b->dmabuf_fd = KFD_NO_DMABUF_FD;
 			r->bytes += b->size;
 		}
 		bo_render_engine_init(&engines[n], maps, g->bo_count);
@@ -249,7 +232,7 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 	size_t nd = r->img->entry->n_devices;
 	struct bo_stream_gpu *gpus = calloc(nd + 1, sizeof(*gpus));
 	struct bo_render_engine *engines = calloc(nd + 1, sizeof(*engines));
-	struct bo_stream_config cfg = { .dir_fd = dir_fd, .image_id = r->img->id };
+	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = r->img->id};
 	uint32_t n = 0, i, j;
 	int ret, slot = -1;
 	char why[512];
@@ -271,8 +254,8 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 		ret = bo_stream_restore(&cfg, gpus, n, why, sizeof(why));
 	shared_copy_slot_put(s->shared, slot);
 	if (ret)
-		pr_err("pid %u: BO contents: %s; the checkpoint's data is damaged", r->img->entry->pid,
-		       why);
+		pr_err("pid %u: BO contents: %s; the checkpoint's data is damaged",
+		       r->img->entry->pid, why);
 out:
 	for (i = 0; gpus && i < n; i++) {
 		for (j = 0; j < gpus[i].bo_count; j++)
@@ -302,21 +285,21 @@ static int build_vma_map(struct restore_session *s, struct kfd_restore *r)
 		return -ENOMEM;
 	}
 	for (i = 0; i < e->n_devices; i++)
-		gpus[i] = (struct vma_gpu){ .old_actual_gpu_id = e->devices[i]->actual_gpu_id,
-					    .new_actual_gpu_id = r->targets[i]->dst_gpu_id };
+		gpus[i] = (struct vma_gpu){.old_actual_gpu_id = e->devices[i]->actual_gpu_id,
+					   .new_actual_gpu_id = r->targets[i]->dst_gpu_id};
 	for (i = 0; i < e->n_bos; i++) {
-		if (r->bos[i].alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
-					     KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
-			kfd[n_kfd++] = (struct vma_kfd){ .addr = r->bos[i].addr,
-							 .new_offset = r->bos[i].restored_offset };
+		if (r->bos[i].alloc_flags &
+		    (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL | KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
+			kfd[n_kfd++] = (struct vma_kfd){.addr = r->bos[i].addr,
+							.new_offset = r->bos[i].restored_offset};
 		if (!kfd_bo_has_contents(r->bos[i].alloc_flags))
 			continue;
 		dev = kfd_process_image_device(r->img, r->bos[i].gpu_id);
-		bos[n++] = (struct vma_bo){ .old_minor = e->devices[dev]->render_minor,
-					    .old_offset = r->bos[i].offset,
-					    .size = r->bos[i].size,
-					    .new_offset = r->bos[i].restored_offset,
-					    .device = (uint32_t)dev };
+		bos[n++] = (struct vma_bo){.old_minor = e->devices[dev]->render_minor,
+					   .old_offset = r->bos[i].offset,
+					   .size = r->bos[i].size,
+					   .new_offset = r->bos[i].restored_offset,
+					   .device = (uint32_t)dev};
 	}
 	vma_map_free(&s->vmas);
 	if (vma_map_init(&s->vmas, bos, n, gpus, e->n_devices, kfd, n_kfd)) {
@@ -328,7 +311,7 @@ static int build_vma_map(struct restore_session *s, struct kfd_restore *r)
 
 static void free_restore(struct kfd_restore *r)
 {
-	close_dmabufs(r);
+	kfd_bo_buckets_close_dmabufs(r->bos, (uint32_t)r->img->entry->n_bos);
 	free(r->targets);
 	free(r->devices);
 	free(r->bos);
@@ -348,8 +331,8 @@ static int open_kfd(void)
 
 static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_process_image *img)
 {
-	struct kfd_restore r = { .img = img, .kfd_fd = -1 };
-	uint64_t start = now_usec();
+	struct kfd_restore r = {.img = img, .kfd_fd = -1};
+	uint64_t start = clock_usec();
 	int ret;
 
 	ret = shared_image_begin(s->shared, img->id, (uint32_t)getpid(),
@@ -377,7 +360,7 @@ static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_p
 	if (!ret)
 		s->task_image = img;
 out:
-	shared_image_end(s->shared, img->id, ret, r.bytes, now_usec() - start,
+	shared_image_end(s->shared, img->id, ret, r.bytes, clock_usec() - start,
 			 shared_deadline(SHARED_LOCK_WAIT_MS));
 	free_restore(&r);
 	if (ret) {
@@ -388,7 +371,7 @@ out:
 	}
 	pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs, %" PRIu64 " MiB in %" PRIu64 " ms",
 		img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos, r.bytes >> 20,
-		(now_usec() - start) / 1000);
+		(clock_usec() - start) / 1000);
 	return r.kfd_fd;
 }
 
@@ -442,13 +425,13 @@ static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uin
 
 	if (!b) {
 		pr_err("mapping at %#" PRIx64 " of renderD%u (offset %#" PRIx64 ") is no "
-		       "checkpointed BO of this process: it cannot be restored", addr, old_minor,
-		       old_pgoff);
+		       "checkpointed BO of this process: it cannot be restored",
+		       addr, old_minor, old_pgoff);
 		return -ENOENT;
 	}
-	p = s->task_image ? map_find(task_map(s),
-				     s->task_image->entry->devices[b->device]->actual_gpu_id) :
-			    NULL;
+	p = s->task_image
+		    ? map_find(task_map(s), s->task_image->entry->devices[b->device]->actual_gpu_id)
+		    : NULL;
 	if (!p)
 		return -ENODEV;
 	fd = render_fd_for_mapping(&s->render, p->dst_render_minor);
@@ -498,7 +481,8 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	if (!strcmp(path, KFD_DEVICE_PATH)) {
 		if (vma_map_kfd_offset(&s->vmas, addr, old_pgoff, new_pgoff)) {
 			pr_err("mapping at %#" PRIx64 " of /dev/kfd (offset %#" PRIx64 ") names no "
-			       "checkpointed GPU", addr, old_pgoff);
+			       "checkpointed GPU",
+			       addr, old_pgoff);
 			return -ENOENT;
 		}
 		return 1;
@@ -513,18 +497,22 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 
 int restore_resume(struct restore_session *s, int pid)
 {
-	struct kfd_ioctl_criu_args args = { .pid = (uint32_t)pid, .op = KFD_CRIU_OP_RESUME };
-	int fd, ret;
+	struct kfd_ioctl_criu_args args = {.pid = (uint32_t)pid, .op = KFD_CRIU_OP_RESUME};
+	int ret;
 
 	if (!s->active || !s->n_procs)
 		return -ENOTSUP;
-	fd = kfd_dev_get();
-	if (fd < 0) {
-		pr_err("cannot open %s to resume pid %d: %s", KFD_DEVICE_PATH, pid, strerror(-fd));
-		return fd;
+	if (s->kfd_fd < 0) { /* released in restore_session_fini() */
+		s->kfd_fd = kfd_dev_get();
+		if (s->kfd_fd < 0) {
+			ret = s->kfd_fd;
+			s->kfd_fd = -1;
+			pr_err("cannot open %s to resume pid %d: %s", KFD_DEVICE_PATH, pid,
+			       strerror(-ret));
+			return ret;
+		}
 	}
-	ret = kfd_criu_op(fd, &args);
-	kfd_dev_put();
+	ret = kfd_criu_op(s->kfd_fd, &args);
 	if (ret == -ESRCH) /* this task has no KFD process */
 		return 0;
 	if (ret) {

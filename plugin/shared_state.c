@@ -68,8 +68,8 @@ void shared_state_destroy(struct shared_state *s)
 
 static struct timespec to_timespec(uint64_t ms)
 {
-	return (struct timespec){ .tv_sec = (time_t)(ms / 1000),
-				  .tv_nsec = (long)(ms % 1000) * 1000000 };
+	return (struct timespec){.tv_sec = (time_t)(ms / 1000),
+				 .tv_nsec = (long)(ms % 1000) * 1000000};
 }
 
 /* One timed attempt: 0 when owned (a dead owner is recovered), else -errno. */
@@ -121,8 +121,8 @@ int shared_image_begin(struct shared_state *s, uint32_t id, uint32_t pid, uint64
 	return ret;
 }
 
-int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
-		     uint64_t usec, uint64_t deadline_ms)
+int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t bytes, uint64_t usec,
+		     uint64_t deadline_ms)
 {
 	struct shared_image *img;
 	int ret = lock_state(s, deadline_ms);

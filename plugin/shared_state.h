@@ -66,8 +66,8 @@ void shared_state_destroy(struct shared_state *s);
 /* Task: PENDING -> RESTORING. -EALREADY if claimed before, -ENOENT if unknown. */
 int shared_image_begin(struct shared_state *s, uint32_t id, uint32_t pid, uint64_t deadline_ms);
 /* Task: RESTORING -> DONE (error 0) or FAILED. */
-int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
-		     uint64_t usec, uint64_t deadline_ms);
+int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t bytes, uint64_t usec,
+		     uint64_t deadline_ms);
 
 /* A copy slot (index in *slot), waiting until deadline_ms (CLOCK_REALTIME, ms). */
 int shared_copy_slot_take(struct shared_state *s, uint64_t deadline_ms, int *slot);

@@ -4,10 +4,10 @@
 
 #include "vma_map.h"
 
-#define KFD_MMAP_TYPE_SHIFT   62
-#define KFD_MMAP_TYPE_EVENTS  2ull
-#define KFD_MMAP_GPU_SHIFT    46
-#define KFD_MMAP_GPU_MASK     (0xFFFFull << KFD_MMAP_GPU_SHIFT)
+#define KFD_MMAP_TYPE_SHIFT  62
+#define KFD_MMAP_TYPE_EVENTS 2ull
+#define KFD_MMAP_GPU_SHIFT   46
+#define KFD_MMAP_GPU_MASK    (0xFFFFull << KFD_MMAP_GPU_SHIFT)
 
 static int cmp_key(uint32_t minor_a, uint64_t off_a, uint32_t minor_b, uint64_t off_b)
 {
@@ -88,7 +88,7 @@ int vma_map_kfd_offset(const struct vma_map *m, uint64_t addr, uint64_t old_pgof
 		       uint64_t *new_pgoff)
 {
 	uint32_t gpu = (uint32_t)((old_pgoff & KFD_MMAP_GPU_MASK) >> KFD_MMAP_GPU_SHIFT);
-	struct vma_kfd key = { .addr = addr };
+	struct vma_kfd key = {.addr = addr};
 	const struct vma_kfd *k;
 	size_t i;
 

@@ -16,7 +16,7 @@
 
 #include "plugin/shared_state.h"
 
-static const uint32_t ids[] = { 7, 9 };
+static const uint32_t ids[] = {7, 9};
 
 static void claims(void **state)
 {

@@ -24,15 +24,15 @@ static void make_map(struct vma_map *m, size_t n)
 	assert_non_null(bos);
 	/* two GPUs (minors 128, 129); BOs of 2 pages at 4 GiB + 3 pages * i, reversed */
 	for (i = 0; i < n; i++)
-		bos[i] = (struct vma_bo){ .old_minor = 128 + (uint32_t)(i % 2),
-					  .old_offset = (1ull << 32) + 3 * 4096 * (n - i),
-					  .size = 2 * 4096,
-					  .new_offset = (1ull << 33) + 4096 * i,
-					  .device = (uint32_t)(i % 2) };
-	gpus[0] = (struct vma_gpu){ .old_actual_gpu_id = 0x1111, .new_actual_gpu_id = 0x2222 };
-	gpus[1] = (struct vma_gpu){ .old_actual_gpu_id = 0x3333, .new_actual_gpu_id = 0x4444 };
-	kfd[0] = (struct vma_kfd){ .addr = 0x200000000, .new_offset = DOORBELL(0x2222) };
-	kfd[1] = (struct vma_kfd){ .addr = 0x100000000, .new_offset = MMIO(0x4444) };
+		bos[i] = (struct vma_bo){.old_minor = 128 + (uint32_t)(i % 2),
+					 .old_offset = (1ull << 32) + 3 * 4096 * (n - i),
+					 .size = 2 * 4096,
+					 .new_offset = (1ull << 33) + 4096 * i,
+					 .device = (uint32_t)(i % 2)};
+	gpus[0] = (struct vma_gpu){.old_actual_gpu_id = 0x1111, .new_actual_gpu_id = 0x2222};
+	gpus[1] = (struct vma_gpu){.old_actual_gpu_id = 0x3333, .new_actual_gpu_id = 0x4444};
+	kfd[0] = (struct vma_kfd){.addr = 0x200000000, .new_offset = DOORBELL(0x2222)};
+	kfd[1] = (struct vma_kfd){.addr = 0x100000000, .new_offset = MMIO(0x4444)};
 	assert_int_equal(vma_map_init(m, bos, n, gpus, 2, kfd, 2), 0);
 }
 
@@ -68,8 +68,8 @@ static void overlap_refused(void **state)
 	struct vma_map m;
 
 	(void)state;
-	bos[0] = (struct vma_bo){ .old_minor = 128, .old_offset = 8192, .size = 8192 };
-	bos[1] = (struct vma_bo){ .old_minor = 128, .old_offset = 12288, .size = 4096 };
+	bos[0] = (struct vma_bo){.old_minor = 128, .old_offset = 8192, .size = 8192};
+	bos[1] = (struct vma_bo){.old_minor = 128, .old_offset = 12288, .size = 4096};
 	assert_int_equal(vma_map_init(&m, bos, 2, NULL, 0, NULL, 0), -22);
 	vma_map_free(&m);
 }
