@@ -15,15 +15,18 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 export VM_ONLY=test-cr-remap VM_LOGS=$BUILD/vm-logs/demo
 
-echo "== booting a VM: kfdsim as 8 x MI210 in two xGMI hives (qemu TCG, about 2 minutes)"
+echo "== booting a VM: kfdsim as 8 x MI210 in two xGMI hives (qemu TCG; ~20 s once cached, the first run downloads a kernel)"
 set +e
 tests/vm/vm-suite.sh kfdsim >"$BUILD/demo.out" 2>&1
 rc=$?
 set -e
 # the guest test's own lines, without the harness's prefixes
-sed -n 's/^\(\[vm[^]]*\] \)\{0,1\}//; /test-cr-remap: /{s/ - test-cr-remap: / - /; s/^# test-cr-remap: /  /; p}' \
+# The guest test's own lines, without the harness's prefixes and numbers;
+# "plugin, dump:" / "plugin, restore:" lines are the plugin's log (CRIU's
+# dump.log/restore.log): the GPU mapping it chose, sizes and times.
+sed -n 's/^\(\[vm[^]]*\] \)\{0,1\}//; /test-cr-remap: /{s/^ok [0-9]* - test-cr-remap: /ok - /; s/^not ok [0-9]* - test-cr-remap: /NOT OK - /; s/^# test-cr-remap: \([0-9.]* s\)$/  (guest test time: \1)/; s/^# test-cr-remap: /  /; p}' \
 	"$BUILD/demo.out"
-tail -1 "$BUILD/demo.out"
+echo "== $(grep -c '^\(\[vm[^]]*\] \)\{0,1\}ok ' "$BUILD/demo.out") checks passed, $(grep -c '^\(\[vm[^]]*\] \)\{0,1\}not ok ' "$BUILD/demo.out") failed (harness checks included)"
 if [ $rc -eq 0 ] && ! grep -q 'ok [0-9]* - test-cr-remap: .*restore' "$BUILD/demo.out"; then
 	echo "demo: the guest test test-cr-remap did not run a restore (missing or skipped)" >&2
 	rc=1

@@ -41,6 +41,13 @@ if ! mount -t cgroup -o devices devices "$CG" 2>/dev/null; then
 	exit
 fi
 
+# plugin_says STEP LOG: the plugin's own account of a step (what it dumped or
+# restored, the GPU mapping it chose, sizes, times), as TAP comments
+plugin_says() {
+	grep -E 'amdgpu_plugin: (dumped|restored|pid [0-9]+ GPU|GPU [0-9]+ \(node|render.node file|resumed|unpaused)' "$2" |
+		sed 's/^([^)]*) *//; s/^[0-9]*: //; s/amdgpu_plugin: //' | while read -r l; do diag "$1: $l"; done
+}
+
 cleanup() {
 	[ -z "${WL_PID:-}" ] || kill -9 "$WL_PID" 2>/dev/null
 	[ -z "${WL_PID:-}" ] || gpu_gone "$WL_PID"
@@ -102,6 +109,7 @@ if [ "$EXPECT" = fail ]; then
 	gpu_finish remap "$pid"
 else
 	check "remap: dump (status $rc)" test "$rc" -eq 0
+	plugin_says "plugin, dump" "$img/dump.log"
 	check "remap: the dumped process is gone" gpu_gone "$pid"
 	check "remap: no KFD process left after the dump" wait_until 10 kfd_no_processes
 	for m in $b_min; do echo "c 226:$m rwm" >"$CG/gpujob/devices.allow"; done
@@ -113,6 +121,7 @@ else
 	CRIU_WRAP="sh $WORK/incg.sh" criu_restore "$img"
 	rc=$?
 	check "remap: restore inside gpujob (status $rc)" test "$rc" -eq 0
+	plugin_says "plugin, restore" "$img/restore.log"
 	gpu_restored remap "$pid" "$R.ready"
 	check "remap: the restored process is in gpujob" grep -q ":devices:/gpujob$" "/proc/$pid/cgroup"
 	uids=$(kfd_user_ids "$pid")
