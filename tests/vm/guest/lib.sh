@@ -306,3 +306,68 @@ gpu_drop_images() {
 		rm -rf "$d"
 	done
 }
+
+# --- the loaded machine's GPUs, device cgroups (guest/kfdsim/test-cr-*.sh) ---
+KFD_NODES=/sys/class/kfd/kfd/topology/nodes
+
+# kfd_gpu_table: one line per GPU node this process may read (a device
+# cgroup hides the others), in node order:
+#   NODE GPU_ID MINOR HIVE_ID DOMAIN LOCATION_ID UNIQUE_ID
+kfd_gpu_table() {
+	local n=0 id
+	while [ -d "$KFD_NODES/$n" ]; do
+		id=$(cat "$KFD_NODES/$n/gpu_id" 2>/dev/null)
+		[ -z "$id" ] || [ "$id" = 0 ] || echo "$n $id $(awk '{ v[$1] = $2 }
+			END { split("drm_render_minor hive_id domain location_id unique_id", k, " ")
+			      for (i = 1; i <= 5; i++) printf "%s%s", (k[i] in v) ? v[k[i]] : 0, i < 5 ? " " : "" }' \
+			"$KFD_NODES/$n/properties")"
+		n=$((n + 1))
+	done
+}
+
+# Device cgroup (v1 "devices" controller) GROUP, mounted at $GPU_CG: a
+# container that may open some render nodes only. CRIU puts a restored task
+# back into the group it was dumped in and leaves the settings of a group it
+# did not create alone: a test changes what GROUP exposes between the dump
+# and the restore. gpu_cg_make GROUP: false if there is no v1 devices
+# controller. $WORK/cg-GROUP.sh CMD...: runs CMD inside GROUP.
+GPU_CG=/tmp/cg-devices
+gpu_cg_make() {
+	mkdir -p "$GPU_CG" || return 1
+	grep -q " $GPU_CG cgroup " /proc/mounts || mount -t cgroup -o devices devices "$GPU_CG" 2>/dev/null || return 1
+	mkdir -p "$GPU_CG/$1" || return 1
+	printf '#!/bin/sh\necho $$ >%s/tasks || exit 1\nexec "$@"\n' "$GPU_CG/$1" >"$WORK/cg-$1.sh"
+}
+# gpu_cg_expose GROUP TABLE MINOR...: GROUP may open the render nodes of
+# these minors and of no other GPU of TABLE (kfd_gpu_table output)
+gpu_cg_expose() {
+	local g=$GPU_CG/$1 t=$2 m
+	shift 2
+	for m in $(awk '{ print $3 }' "$t"); do
+		case " $* " in
+		*" $m "*) echo "c 226:$m rwm" >"$g/devices.allow" ;;
+		*) echo "c 226:$m rwm" >"$g/devices.deny" ;;
+		esac || return 1
+	done
+}
+# gpu_cg_remove GROUP: the group goes (its tasks must have ended), the
+# controller is unmounted when no group is left
+gpu_cg_remove() {
+	rmdir "$GPU_CG/$1" 2>/dev/null
+	ls -d "$GPU_CG"/*/ >/dev/null 2>&1 || umount "$GPU_CG" 2>/dev/null
+}
+
+# kfd_fd_minors PID: the render minors PID has fds of, sorted, one line
+kfd_fd_minors() {
+	local f
+	for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null |
+		sed -n 's|^/dev/dri/renderD\([0-9]*\)$|\1|p' | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+
+# kfd_holders: "PID COMM" of every process with /dev/kfd or a render node open
+kfd_holders() {
+	local p
+	for p in /proc/[0-9]*; do
+		ls -l "$p/fd" 2>/dev/null | grep -qE '/dev/(kfd|dri/)' && echo "${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
+	done
+}
