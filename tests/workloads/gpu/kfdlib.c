@@ -488,3 +488,41 @@ int kfdl_apertures(struct kfdl *k, uint32_t *ids, uint32_t *n, uint32_t max)
 	*n = i;
 	return 0;
 }
+
+int kfdl_svm(struct kfdl *k, uint64_t start, uint64_t size, uint32_t op,
+	     struct kfd_ioctl_svm_attribute *attrs, uint32_t nattr)
+{
+	/* the args and their attributes in one buffer: the cmd carries the real
+	 * size (24 + 8 * nattr), which the kernel's size validator checks */
+	uint64_t buf[(sizeof(struct kfd_ioctl_svm_args) +
+		      KFDL_SVM_MAX_ATTRS * sizeof(struct kfd_ioctl_svm_attribute)) /
+		     sizeof(uint64_t)];
+	struct kfd_ioctl_svm_args *a = (struct kfd_ioctl_svm_args *)buf;
+	size_t len = sizeof(*a) + nattr * sizeof(*attrs);
+	int rc;
+
+	if (nattr > KFDL_SVM_MAX_ATTRS)
+		return -E2BIG;
+	memset(buf, 0, sizeof(buf));
+	a->start_addr = start;
+	a->size = size;
+	a->op = op;
+	a->nattr = nattr;
+	memcpy(a->attrs, attrs, nattr * sizeof(*attrs));
+	rc = xioctl(k->kfd,
+		    _IOC(_IOC_READ | _IOC_WRITE, AMDKFD_IOCTL_BASE, _IOC_NR(AMDKFD_IOC_SVM), len),
+		    a);
+	if (!rc)
+		memcpy(attrs, a->attrs, nattr * sizeof(*attrs));
+	return rc;
+}
+
+int kfdl_xnack(struct kfdl *k, int32_t *mode)
+{
+	struct kfd_ioctl_set_xnack_mode_args x = {.xnack_enabled = *mode};
+	int rc = xioctl(k->kfd, AMDKFD_IOC_SET_XNACK_MODE, &x);
+
+	if (!rc)
+		*mode = x.xnack_enabled;
+	return rc;
+}

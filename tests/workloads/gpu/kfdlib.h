@@ -104,4 +104,13 @@ int kfdl_destroy_event(struct kfdl *k, uint32_t id);
 /* gpu_ids of this process's devices, as GET_PROCESS_APERTURES_NEW reports them */
 int kfdl_apertures(struct kfdl *k, uint32_t *ids, uint32_t *n, uint32_t max);
 
+/* attributes one AMDKFD_IOC_SVM call may carry here (4 common + one per GPU + spare) */
+#define KFDL_SVM_MAX_ATTRS (8 + KFDL_MAX_GPUS)
+/* AMDKFD_IOC_SVM op (KFD_IOCTL_SVM_OP_*) on [start, start + size) with nattr
+ * attributes; GET_ATTR writes its answers back into attrs */
+int kfdl_svm(struct kfdl *k, uint64_t start, uint64_t size, uint32_t op,
+	     struct kfd_ioctl_svm_attribute *attrs, uint32_t nattr);
+/* SET_XNACK_MODE: *mode 0/1 sets, negative queries; the mode now in *mode */
+int kfdl_xnack(struct kfdl *k, int32_t *mode);
+
 #endif

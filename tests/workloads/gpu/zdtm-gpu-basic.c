@@ -22,7 +22,7 @@
  *
  *   READY: "gpus N bos N queues N events N", then "gpu USER_ID NODE MINOR",
  *   "visible ID...", "fd N TARGET", "bo TYPE GPU CPUADDR SIZE",
- *   "child PID", "thread N TID" lines.
+ *   "child PID", "thread N TID", "svm ADDR SIZE", "xnack 0|1" lines.
  *   TRIGGER may hold "map USER_ID ACTUAL_ID" lines: the GPU now expected
  *   behind a user gpu_id (default: the same id, no remap).
  *   While waiting, a file TRIGGER.probe holding a number N makes the process
@@ -62,10 +62,29 @@
  *                   fresh VRAM BO on the user gpu_id gets a handle with that
  *                   id and can be CPU-mapped through that fd (it is the DRM
  *                   file bound to the VM) and mapped on the GPU
+ *   --svm           three anonymous regions (64, 16, 256 pages) registered
+ *                   as SVM ranges (AMDKFD_IOC_SVM SET_ATTR) with varied
+ *                   attributes: preferred and prefetch location (a used
+ *                   GPU or system memory), ACCESS / ACCESS_IN_PLACE /
+ *                   NO_ACCESS per used GPU, flags (GPU_RO, GPU_EXEC,
+ *                   HIVE_LOCAL, GPU_READ_MOSTLY, EXT_COHERENT,
+ *                   GPU_ALWAYS_MAPPED set, COHERENT or HOST_ACCESS cleared),
+ *                   granularity; parts of two regions changed again (range
+ *                   splits); filled with a pattern. Checked: GET_ATTR of
+ *                   every page returns exactly what was set (user gpu_ids,
+ *                   access for every visible GPU; a lost range would read as
+ *                   the defaults, which no page has), then every byte
+ *   --xnack         SET_XNACK_MODE 1 right after opening /dev/kfd (before
+ *                   any queue). Always checked (before the queues go and
+ *                   after): the XNACK query (-1) answers 1 with --xnack,
+ *                   else 0
  *   --sabotage WHAT negative control, applied after TRIGGER, before the
  *                   checks: byte, big-bo, thread, child, doorbell, mmio,
  *                   render-reopen, render-swap, fd, event, queue, map,
- *                   apertures; the self-check must then FAIL
+ *                   apertures, svm (region 1's granularity changed in the
+ *                   kernel), svm-byte, xnack (the mode flipped once no queue
+ *                   is left, before the last XNACK check); the self-check
+ *                   must then FAIL
  *
  *   zdtm-gpu-basic --poke PID ADDR
  *       flips one byte at ADDR of process PID through /proc/PID/mem (for
@@ -134,7 +153,7 @@ static struct {
 static int n_fds0;
 
 static int opt_sel[KFDL_MAX_GPUS], opt_nsel, opt_first_n;
-static int opt_bos, opt_threads, opt_fork, opt_render, opt_mmio;
+static int opt_bos, opt_threads, opt_fork, opt_render, opt_mmio, opt_svm, opt_xnack;
 static uint64_t opt_big;
 static const char *opt_sabotage = "";
 static int is_child;
@@ -438,6 +457,255 @@ static void check_bytes(const char *name, uint32_t seed, const uint8_t *p, uint6
 		if (p[i] != pattern(seed, i))
 			finish_fail("%s: byte %" PRIu64 " is 0x%02x, want 0x%02x", name, i, p[i],
 				    pattern(seed, i));
+}
+
+/* ---- SVM ranges (--svm) and the XNACK mode (--xnack) ---- */
+
+#define SVM_REGIONS 3
+#define SVM_UNDEF   0xFFFFFFFFu
+
+/* What GET_ATTR must answer for one page: the workload's model of the
+ * attributes it set (user gpu_ids, as the application knows them) */
+struct svm_page {
+	uint32_t pref, prefetch, flags, gran;
+	uint8_t access[KFDL_MAX_GPUS]; /* per visible GPU: ACCESS, ACCESS_IN_PLACE or NO_ACCESS */
+};
+
+struct svm_region {
+	uint8_t *cpu;
+	uint64_t pages;
+	struct svm_page *model;
+};
+
+static struct svm_region svm[SVM_REGIONS];
+
+static struct kfd_ioctl_svm_attribute svm_at(uint32_t type, uint32_t value)
+{
+	return (struct kfd_ioctl_svm_attribute){.type = type, .value = value};
+}
+
+static int visible_index(uint32_t user_id)
+{
+	int i;
+
+	for (i = 0; i < k.n_visible; i++)
+		if (k.visible_ids[i] == user_id)
+			return i;
+	return -1;
+}
+
+/* a new range's attributes (svm_range_new()): XNACK gives every GPU access */
+static void svm_page_default(struct svm_page *pg)
+{
+	int i;
+
+	memset(pg, 0, sizeof(*pg));
+	pg->pref = pg->prefetch = SVM_UNDEF;
+	pg->flags = KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_COHERENT;
+	pg->gran = 9;
+	for (i = 0; i < k.n_visible; i++)
+		pg->access[i] =
+			opt_xnack ? KFD_IOCTL_SVM_ATTR_ACCESS : KFD_IOCTL_SVM_ATTR_NO_ACCESS;
+}
+
+static void svm_page_apply(struct svm_page *pg, const struct kfd_ioctl_svm_attribute *at,
+			   uint32_t nattr)
+{
+	uint32_t i;
+
+	for (i = 0; i < nattr; i++) {
+		switch (at[i].type) {
+		case KFD_IOCTL_SVM_ATTR_PREFERRED_LOC:
+			pg->pref = at[i].value;
+			break;
+		case KFD_IOCTL_SVM_ATTR_PREFETCH_LOC:
+			pg->prefetch = at[i].value;
+			break;
+		case KFD_IOCTL_SVM_ATTR_ACCESS:
+		case KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE:
+		case KFD_IOCTL_SVM_ATTR_NO_ACCESS:
+			pg->access[visible_index(at[i].value)] = (uint8_t)at[i].type;
+			break;
+		case KFD_IOCTL_SVM_ATTR_SET_FLAGS:
+			pg->flags |= at[i].value;
+			break;
+		case KFD_IOCTL_SVM_ATTR_CLR_FLAGS:
+			pg->flags &= ~at[i].value;
+			break;
+		case KFD_IOCTL_SVM_ATTR_GRANULARITY:
+			pg->gran = at[i].value < 63 ? at[i].value : 63;
+			break;
+		}
+	}
+}
+
+/* SET_ATTR on pages [first, first + n) of region r, and the same in the model */
+static void svm_set(int r, uint64_t first, uint64_t n, struct kfd_ioctl_svm_attribute *at,
+		    uint32_t nattr)
+{
+	char what[96];
+	uint64_t p;
+
+	snprintf(what, sizeof(what), "SVM SET_ATTR of region %d pages %" PRIu64 "-%" PRIu64, r,
+		 first, first + n - 1);
+	need(kfdl_svm(&k, (uintptr_t)svm[r].cpu + first * KFDL_PAGE, n * KFDL_PAGE,
+		      KFD_IOCTL_SVM_OP_SET_ATTR, at, nattr),
+	     what);
+	for (p = first; p < first + n; p++)
+		svm_page_apply(&svm[r].model[p], at, nattr);
+}
+
+static uint32_t svm_seed(int r)
+{
+	return 500000u + (uint32_t)r + (is_child ? 7777u : 0u);
+}
+
+/* GET_ATTR of every page against the model, then every byte */
+static void check_svm(void)
+{
+	struct kfd_ioctl_svm_attribute at[KFDL_SVM_MAX_ATTRS];
+	static const char *const names[] = {"PREFERRED_LOC", "PREFETCH_LOC", "SET_FLAGS",
+					    "CLR_FLAGS", "GRANULARITY"};
+	char name[96];
+	uint64_t p;
+	int r, i, rc;
+
+	for (r = 0; r < SVM_REGIONS && svm[r].cpu; r++) {
+		for (p = 0; p < svm[r].pages; p++) {
+			const struct svm_page *pg = &svm[r].model[p];
+			uint64_t addr = (uintptr_t)svm[r].cpu + p * KFDL_PAGE;
+			uint32_t want[5] = {pg->pref, pg->prefetch, pg->flags, ~pg->flags,
+					    pg->gran};
+
+			at[0] = svm_at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, 0);
+			at[1] = svm_at(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0);
+			at[2] = svm_at(KFD_IOCTL_SVM_ATTR_SET_FLAGS, 0);
+			at[3] = svm_at(KFD_IOCTL_SVM_ATTR_CLR_FLAGS, 0);
+			at[4] = svm_at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0);
+			for (i = 0; i < k.n_visible; i++)
+				at[5 + i] = svm_at(KFD_IOCTL_SVM_ATTR_ACCESS, k.visible_ids[i]);
+			rc = kfdl_svm(&k, addr, KFDL_PAGE, KFD_IOCTL_SVM_OP_GET_ATTR, at,
+				      5 + (uint32_t)k.n_visible);
+			if (rc)
+				finish_fail("SVM region %d page %" PRIu64 " (0x%" PRIx64
+					    "): GET_ATTR: %s",
+					    r, p, addr, strerror(-rc));
+			for (i = 0; i < 5; i++)
+				if (at[i].value != want[i])
+					finish_fail("SVM region %d page %" PRIu64 " (0x%" PRIx64
+						    "): %s is 0x%x, want 0x%x",
+						    r, p, addr, names[i], at[i].value, want[i]);
+			for (i = 0; i < k.n_visible; i++)
+				if (at[5 + i].type != pg->access[i])
+					finish_fail("SVM region %d page %" PRIu64 " (0x%" PRIx64
+						    "): access of gpu %u is attribute %u, want %u",
+						    r, p, addr, k.visible_ids[i], at[5 + i].type,
+						    pg->access[i]);
+		}
+		snprintf(name, sizeof(name), "SVM region %d at %p", r, (void *)svm[r].cpu);
+		check_bytes(name, svm_seed(r), svm[r].cpu, svm[r].pages * KFDL_PAGE);
+	}
+}
+
+/*
+ * Three anonymous regions registered as SVM ranges with varied attributes
+ * (locations, access per GPU, flags, granularity); two are then changed in
+ * part, so the kernel splits them (5 ranges, or more for the XNACK default
+ * access). Filled with a pattern.
+ */
+static void setup_svm(void)
+{
+	static const uint64_t pages[SVM_REGIONS] = {64, 16, 256};
+	uint32_t u0 = k.gpu[0].gpu_id, ul = k.gpu[k.n_gpus - 1].gpu_id;
+	struct kfd_ioctl_svm_attribute at[KFDL_SVM_MAX_ATTRS];
+	struct svm_page dflt;
+	uint32_t n;
+	uint64_t p, i;
+	int r, g;
+
+	for (r = 0; r < SVM_REGIONS; r++) {
+		void *m = mmap(NULL, pages[r] * KFDL_PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			finish_fail("setup: mmap of SVM region %d: %s", r, strerror(errno));
+		svm[r].cpu = m;
+		svm[r].pages = pages[r];
+		svm[r].model = calloc(pages[r], sizeof(*svm[r].model));
+		if (!svm[r].model)
+			finish_fail("setup: out of memory");
+		for (p = 0; p < pages[r]; p++)
+			svm_page_default(&svm[r].model[p]);
+		for (i = 0; i < pages[r] * KFDL_PAGE; i++)
+			svm[r].cpu[i] = pattern(svm_seed(r), i);
+	}
+	/* region 0: GPU 0 preferred and accessing, GPU 1 in place, read-only
+	 * for GPUs; pages 16-31 then preferred in system memory, prefetched to
+	 * the last GPU, no access for GPU 1, not coherent, executable */
+	n = 0;
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, u0);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_ACCESS, u0);
+	if (k.n_gpus > 1)
+		at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE, k.gpu[1].gpu_id);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_SET_FLAGS, KFD_IOCTL_SVM_FLAG_GPU_RO);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 4);
+	svm_set(0, 0, 64, at, n);
+	n = 0;
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, 0);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, ul);
+	if (k.n_gpus > 1)
+		at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_NO_ACCESS, k.gpu[1].gpu_id);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_CLR_FLAGS, KFD_IOCTL_SVM_FLAG_COHERENT);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_SET_FLAGS, KFD_IOCTL_SVM_FLAG_GPU_EXEC);
+	svm_set(0, 16, 16, at, n);
+	/* region 1: every used GPU has access, prefetched to system memory,
+	 * hive-local, read-mostly, ext-coherent, not host-accessible, granularity 0 */
+	n = 0;
+	for (g = 0; g < k.n_gpus; g++)
+		at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_ACCESS, k.gpu[g].gpu_id);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_SET_FLAGS, KFD_IOCTL_SVM_FLAG_HIVE_LOCAL |
+							       KFD_IOCTL_SVM_FLAG_GPU_READ_MOSTLY |
+							       KFD_IOCTL_SVM_FLAG_EXT_COHERENT);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_CLR_FLAGS, KFD_IOCTL_SVM_FLAG_HOST_ACCESS);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0);
+	svm_set(1, 0, 16, at, n);
+	/* region 2: the last GPU preferred, GPU 0 in place, always mapped,
+	 * granularity 12; its last 64 pages then prefetched to GPU 0, granularity 6 */
+	n = 0;
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, ul);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE, u0);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_SET_FLAGS, KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 12);
+	svm_set(2, 0, 256, at, n);
+	n = 0;
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, u0);
+	at[n++] = svm_at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 6);
+	svm_set(2, 192, 64, at, n);
+	/* a range lost at restore reads back as the defaults: no page may look like them */
+	svm_page_default(&dflt);
+	for (r = 0; r < SVM_REGIONS; r++)
+		for (p = 0; p < svm[r].pages; p++)
+			if (!memcmp(&svm[r].model[p], &dflt, sizeof(dflt)))
+				finish_fail("setup: SVM region %d page %" PRIu64
+					    " has the default attributes",
+					    r, p);
+	/* the model must agree with the kernel before any checkpoint */
+	check_svm();
+}
+
+/* SET_XNACK_MODE query: the mode this process set (0 unless --xnack) */
+static void check_xnack(void)
+{
+	int32_t mode = -1;
+	int rc = kfdl_xnack(&k, &mode);
+
+	if (rc == -EPERM && !opt_xnack)
+		return; /* a kernel without SVM: no XNACK either */
+	if (rc)
+		finish_fail("SET_XNACK_MODE query: %s", strerror(-rc));
+	if (mode != opt_xnack)
+		finish_fail("XNACK mode is %d, want %d", mode, opt_xnack);
 }
 
 static void check_owner_bytes(struct owner *o)
@@ -768,6 +1036,8 @@ static void check_nondestructive(uint64_t round)
 	for (o = 0; o < n_owners; o++)
 		check_owner_bytes(&owners[o]);
 	check_big();
+	check_svm();
+	check_xnack();
 	for (o = 0; o < n_owners; o++)
 		check_owner_io(&owners[o], round);
 	check_fds();
@@ -894,6 +1164,14 @@ static void sabotage(void)
 		bo->cpu[bo->size - 1] ^= 0xff;
 	else if (!strcmp(s, "big-bo") && big.cpu)
 		big.cpu[big.size - 1] ^= 0xff;
+	else if (!strcmp(s, "svm") && svm[1].cpu) {
+		/* the kernel's attributes change behind the model's back */
+		struct kfd_ioctl_svm_attribute at = {KFD_IOCTL_SVM_ATTR_GRANULARITY, 7};
+
+		kfdl_svm(&k, (uintptr_t)svm[1].cpu, svm[1].pages * KFDL_PAGE,
+			 KFD_IOCTL_SVM_OP_SET_ATTR, &at, 1);
+	} else if (!strcmp(s, "svm-byte") && svm[2].cpu)
+		svm[2].cpu[svm[2].pages * KFDL_PAGE - 1] ^= 0xff;
 	else if (!strcmp(s, "thread") && n_owners > 1 && (bo = some_cpu_bo(&owners[n_owners - 1])))
 		bo->cpu[0] ^= 0xff;
 	else if (!strcmp(s, "doorbell")) {
@@ -1017,6 +1295,10 @@ static void write_ready(void)
 	if (big.cpu)
 		fprintf(f, "bigbo %u 0x%" PRIxPTR " %" PRIu64 "\n", k.gpu[0].gpu_id,
 			(uintptr_t)big.cpu, big.size);
+	for (i = 0; i < SVM_REGIONS && svm[i].cpu; i++)
+		fprintf(f, "svm 0x%" PRIxPTR " %" PRIu64 "\n", (uintptr_t)svm[i].cpu,
+			(uint64_t)(svm[i].pages * KFDL_PAGE));
+	fprintf(f, "xnack %d\n", opt_xnack);
 	for (o = 1; o < n_owners; o++)
 		fprintf(f, "thread %d %d\n", o, owners[o].tid);
 	if (child_pid > 0)
@@ -1076,9 +1358,17 @@ static int run(void)
 
 	rc = kfdl_open_sel(&k, opt_nsel ? opt_sel : NULL, opt_nsel);
 	need(rc, "open /dev/kfd, render nodes, ACQUIRE_VM");
+	if (opt_xnack) { /* before any queue exists (EBUSY after) */
+		int32_t mode = 1;
+
+		need(kfdl_xnack(&k, &mode), "SET_XNACK_MODE 1");
+		check_xnack();
+	}
 	n_owners = 1;
 	owners[0].id = 0;
 	setup_main(&owners[0]);
+	if (opt_svm)
+		setup_svm();
 	if (opt_big && !is_child)
 		setup_big();
 	if (!is_child)
@@ -1127,6 +1417,13 @@ static int run(void)
 	verify_destructive(&owners[0]);
 	for (o = 1; o < n_owners; o++)
 		pthread_join(owners[o].th, NULL);
+	/* no queue is left now: the mode can be changed (the negative control) */
+	if (!strcmp(opt_sabotage, "xnack") && !is_child) {
+		int32_t mode = !opt_xnack;
+
+		kfdl_xnack(&k, &mode);
+	}
+	check_xnack();
 	if (big.cpu) {
 		if ((rc = kfdl_unmap_all(&k, &big)) || (rc = kfdl_free(&k, &big)))
 			finish_fail("big VRAM BO: unmap/free: %s", strerror(-rc));
@@ -1246,6 +1543,8 @@ int main(int argc, char **argv)
 		{"poke", no_argument, NULL, 'p'},
 		{"mmio", no_argument, NULL, 'm'},
 		{"parallel-setup", no_argument, NULL, 'P'},
+		{"svm", no_argument, NULL, 'S'},
+		{"xnack", no_argument, NULL, 'x'},
 		{NULL, 0, NULL, 0},
 	};
 	struct sigaction sa = {.sa_handler = io_signal, .sa_flags = SA_NODEFER};
@@ -1279,6 +1578,12 @@ int main(int argc, char **argv)
 		case 'P':
 			opt_parallel_setup = 1;
 			break;
+		case 'S':
+			opt_svm = 1;
+			break;
+		case 'x':
+			opt_xnack = 1;
+			break;
 		case 's':
 			opt_sabotage = optarg;
 			break;
@@ -1294,7 +1599,8 @@ int main(int argc, char **argv)
 	if (do_poke || argc - optind != 3) {
 		fprintf(stderr,
 			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--threads N] "
-			"[--fork] [--mmio] [--render-fds] [--sabotage WHAT] READY TRIGGER RESULT\n"
+			"[--fork] [--mmio] [--render-fds] [--svm] [--xnack] [--sabotage WHAT] "
+			"READY TRIGGER RESULT\n"
 			"       %s --poke PID ADDR\n",
 			argv[0], argv[0]);
 		return 2;

@@ -64,6 +64,12 @@ run fork --fork --render-fds --mmio &&
 	check "fork: self-check PASS" gpu_passed
 check "fork: result has parent PASS and child PASS" eval 'grep -qx "parent PASS" "$R.result" && grep -qx "child PASS" "$R.result"'
 check "fork: the child had its own ready file" test -f "$R.ready.child"
+pass svm-xnack --svm --xnack --render-fds --mmio
+check "svm-xnack: READY lists 3 SVM regions and xnack 1" eval '[ "$(grep -c "^svm " "$R.ready")" = 3 ] && grep -qx "xnack 1" "$R.ready"'
+pass svm-one-gpu --svm --gpus 1
+pass svm-xnack-one-gpu --svm --xnack --gpus 1
+run svm-fork --svm --xnack --fork &&
+	check "svm-fork: self-check PASS (parent and child, each with its own ranges)" gpu_passed
 
 # --- probes: non-destructive checks while waiting; a wrong map fails one ---
 if gpu_start probe --render-fds --mmio; then
@@ -101,6 +107,10 @@ must_fail sabotage-event "event [0-9]+: WAIT_EVENTS before SET" --sabotage event
 must_fail sabotage-queue "DESTROY_QUEUE [0-9]+ .*Invalid argument" --sabotage queue
 must_fail sabotage-map "BO 0 .*UNMAP on its [0-9]+ GPUs: Invalid argument" --sabotage map
 must_fail sabotage-apertures "apertures: device [0-9]+ is gpu_id" --sabotage apertures
+must_fail sabotage-svm "SVM region 1 page 0 .*: GRANULARITY is 0x7, want 0x0" --svm --sabotage svm
+must_fail sabotage-svm-byte "SVM region 2 at .*: byte 1048575 is" --svm --sabotage svm-byte
+must_fail sabotage-xnack "XNACK mode is 0, want 1" --svm --xnack --sabotage xnack
+must_fail sabotage-xnack-off "XNACK mode is 1, want 0" --sabotage xnack
 g0=$(awk '$1 == "gpu" { print $2; exit }' "$WORK/default.ready")
 TRIGGER_TEXT="map $g0 4242" must_fail wrong-map "render fd [0-9]+ of user gpu $g0 is renderD[0-9]+ = gpu $g0, want gpu 4242" --render-fds
 
