@@ -97,18 +97,20 @@ void kfdsim_events_destroy_process(struct kfdsim_process *p)
 static int allocate_signal_page(struct kfdsim_process *p)
 {
 	u32 n = SIGNAL_PAGE_BYTES >> PAGE_SHIFT;
+	struct page **pages;
 
-	p->signal_pages = kfdsim_alloc_pages(n);
-	if (!p->signal_pages)
+	pages = kfdsim_alloc_pages(n);
+	if (!pages)
 		return -ENOMEM;
-	p->signal_slots = vmap(p->signal_pages, n, VM_MAP, PAGE_KERNEL);
+	p->signal_slots = vmap(pages, n, VM_MAP, PAGE_KERNEL);
 	if (!p->signal_slots) {
-		kfdsim_free_pages(p->signal_pages, n);
-		p->signal_pages = NULL;
+		kfdsim_free_pages(pages, n);
 		return -ENOMEM;
 	}
 	memset(p->signal_slots, 0xFF, SIGNAL_PAGE_BYTES);
 	p->signal_mapped_size = KERNEL_PAGE_SLOTS * 8;
+	/* kfdsim_event_mmap() reads it without the process mutex */
+	smp_store_release(&p->signal_pages, pages);
 	return 0;
 }
 
@@ -359,26 +361,25 @@ out:
 	return ret;
 }
 
-/* kfd_event_mmap(): the kernel-allocated page, at most 32 KiB */
+/*
+ * kfd_event_mmap(): the kernel-allocated page, at most 32 KiB. Like KFD it
+ * takes no process mutex (the caller holds mmap_lock, which USERPTR ALLOC
+ * takes under the mutex); the page, once published, lives as long as the
+ * process.
+ */
 int kfdsim_event_mmap(struct kfdsim_process *p, struct vm_area_struct *vma)
 {
 	u64 size = vma->vm_end - vma->vm_start;
-	int ret;
+	struct page **pages = smp_load_acquire(&p->signal_pages);
 
 	if (size > SIGNAL_PAGE_BYTES)
 		return -EINVAL;
-	mutex_lock(&p->mutex);
-	if (!p->signal_pages) {
-		/* no page, or a user BO page (not modelled through /dev/kfd) */
-		ret = -EINVAL;
-	} else {
-		vma->vm_pgoff = 0;
-		vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE |
-			     VM_DONTDUMP);
-		ret = vm_map_pages_zero(vma, p->signal_pages, size >> PAGE_SHIFT);
-	}
-	mutex_unlock(&p->mutex);
-	return ret;
+	/* no page, or a user BO page (not modelled through /dev/kfd) */
+	if (!pages)
+		return -EINVAL;
+	vma->vm_pgoff = 0;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP);
+	return vm_map_pages_zero(vma, pages, size >> PAGE_SHIFT);
 }
 
 /* ---- CRIU ---------------------------------------------------------------------- */

@@ -306,8 +306,16 @@ struct kfdsim_process {
 	struct kref ref;
 	struct work_struct release_work;
 	struct mutex mutex;
+	/*
+	 * Doorbell slices (pdd->doorbell_pages and the reserved bits of
+	 * pdd->doorbell_bitmap). KFD's mmap path takes no process lock (its
+	 * caller holds mmap_lock, and ALLOC of a USERPTR BO takes mmap_lock
+	 * under the process mutex), so this lock is innermost: taken under
+	 * mutex or mmap_lock, it never takes either.
+	 */
+	struct mutex doorbell_lock;
 
-	u32 n_pdds;
+	u32 n_pdds;	/* pdds are fixed at creation: readable without a lock */
 	struct kfdsim_pdd *pdds[KFDSIM_MAX_GPUS];
 
 	/* queues (queue.c), under mutex */

@@ -201,6 +201,7 @@ static struct kfdsim_process *create_process(struct task_struct *thread)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&p->ref);
 	mutex_init(&p->mutex);
+	mutex_init(&p->doorbell_lock);
 	INIT_LIST_HEAD(&p->queues);
 	INIT_LIST_HEAD(&p->svm_ranges);
 	INIT_LIST_HEAD(&p->svm_pending);

@@ -168,23 +168,34 @@ static int map_pages(struct vm_area_struct *vma, struct page **pages, u32 n)
 
 /* ---- doorbells --------------------------------------------------------------- */
 
-/* kfd_alloc_process_doorbells() and init_doorbell_bitmap() */
+/*
+ * kfd_alloc_process_doorbells() and init_doorbell_bitmap(), from
+ * CREATE_QUEUE (process mutex held) or mmap (mmap_lock held): the slice is
+ * made once, under the innermost doorbell_lock.
+ */
 static int alloc_process_doorbells(struct kfdsim_pdd *pdd)
 {
 	u32 n = kfdsim_doorbell_slice_size(pdd->dev) >> PAGE_SHIFT, i;
+	struct mutex *lock = &pdd->process->doorbell_lock;
+	int ret = 0;
 
+	mutex_lock(lock);
 	if (pdd->doorbell_pages)
-		return 0;
+		goto out;
 	pdd->doorbell_pages = kfdsim_alloc_pages(n);
-	if (!pdd->doorbell_pages)
-		return -ENOMEM;
+	if (!pdd->doorbell_pages) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	pdd->n_doorbell_pages = n;
 	if (is_soc15(pdd->dev))
 		for (i = DOORBELL_NON_CP_START; i <= DOORBELL_NON_CP_END; i++) {
 			set_bit(i, pdd->doorbell_bitmap);
 			set_bit(i + DOORBELL_MIRROR_OFFSET, pdd->doorbell_bitmap);
 		}
-	return 0;
+out:
+	mutex_unlock(lock);
+	return ret;
 }
 
 static u32 sdma_engine(const struct kfdsim_node *dev, const struct kfdsim_queue *q)
@@ -1052,30 +1063,26 @@ out:
 
 /* ---- mmap ----------------------------------------------------------------------------- */
 
-/* kfd_doorbell_mmap(): exactly one doorbell slice */
+/*
+ * kfd_doorbell_mmap(): exactly one doorbell slice. Like KFD it takes no
+ * process mutex (mmap_lock is held; see doorbell_lock); the slice, once
+ * made, lives as long as the process.
+ */
 int kfdsim_doorbell_mmap(struct kfdsim_node *dev, struct kfdsim_process *p,
 			 struct vm_area_struct *vma)
 {
 	struct kfdsim_pdd *pdd;
 	int ret;
 
-	mutex_lock(&p->mutex);
 	pdd = kfdsim_pdd_by_dev(p, dev);
-	if (!pdd) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (vma->vm_end - vma->vm_start != kfdsim_doorbell_slice_size(dev)) {
-		ret = -EINVAL;
-		goto out;
-	}
+	if (!pdd)
+		return -EINVAL;
+	if (vma->vm_end - vma->vm_start != kfdsim_doorbell_slice_size(dev))
+		return -EINVAL;
 	ret = alloc_process_doorbells(pdd);
 	if (ret)
-		goto out;
-	ret = map_pages(vma, pdd->doorbell_pages, pdd->n_doorbell_pages);
-out:
-	mutex_unlock(&p->mutex);
-	return ret;
+		return ret;
+	return map_pages(vma, pdd->doorbell_pages, pdd->n_doorbell_pages);
 }
 
 /* kfd_mmio_mmap(): the HDP flush page, one 4 KiB page */
