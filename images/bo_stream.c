@@ -6,6 +6,7 @@
  * Per GPU, a producer thread fills staging slots and a consumer thread drains
  * them, so reading and writing overlap:
  *   dump:    producer = copy engine read + CRC,   consumer = pwrite to .img
+ *            (zero pages skipped: holes)
  *   restore: producer = pread from .img + verify, consumer = copy engine write
  * The BO side is used by one thread only (producer on dump, consumer on
  * restore), which also closes each BO's fd once it is done with it. Whatever
@@ -411,15 +412,50 @@ static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 	return 0;
 }
 
+static bool block_is_zero(const uint8_t *p, size_t len)
+{
+	static const uint8_t zeros[FILE_PAGE];
+
+	return !memcmp(p, zeros, len);
+}
+
+/* Length of the run of blocks (pages of the chunk, the last one maybe shorter)
+ * from `off` on that are all zero (want_zero) or all not. */
+static size_t block_run(const struct staging_slot *s, size_t off, bool want_zero)
+{
+	size_t start = off, n;
+
+	while (off < s->len) {
+		n = s->len - off < FILE_PAGE ? s->len - off : FILE_PAGE;
+		if (block_is_zero(s->buf + off, n) != want_zero)
+			break;
+		off += n;
+	}
+	return off - start;
+}
+
+/*
+ * Writes the chunk's non-zero pages only: the data file was sized up front,
+ * so the zero pages stay holes, which read back as zeros (VRAM is often
+ * mostly zero; the image then costs what was written, not the BO size).
+ */
 static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 {
+	size_t off = 0, len;
 	char name[64];
-	int ret = pwrite_full(job->data_fd, s->buf, s->len, s->file_off);
+	int ret = 0;
 
+	while (!ret && off < s->len) {
+		off += block_run(s, off, true);
+		len = block_run(s, off, false);
+		if (len)
+			ret = pwrite_full(job->data_fd, s->buf + off, len, s->file_off + off);
+		off += len;
+	}
 	if (ret) {
 		image_name(name, sizeof(name), job, "img");
 		return job_fail(job, ret, "gpu %" PRIu32 ": writing %s at 0x%" PRIx64 ": %s",
-				job->gpu->gpu_id, name, s->file_off, strerror(-ret));
+				job->gpu->gpu_id, name, s->file_off + off, strerror(-ret));
 	}
 	return 0;
 }

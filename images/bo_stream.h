@@ -17,7 +17,9 @@
  * Files, created 0600 with O_EXCL|O_NOFOLLOW inside cfg->dir_fd (openat), named
  * from numbers only (decimal):
  *   amdgpu-bo-<image_id>-<gpu_id>.img   raw contents: the GPU's BOs, in array
- *                                       order, back to back (no padding)
+ *                                       order, back to back (no padding); sparse:
+ *                                       all-zero pages of a chunk are not written
+ *                                       (holes read as zeros; checksums as usual)
  *   amdgpu-bo-<image_id>-<gpu_id>.idx   the index, all integers little-endian:
  *     off  0  char[8] magic "AMDBOIX1"
  *          8  u32 version (1)

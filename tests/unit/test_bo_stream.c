@@ -647,6 +647,77 @@ static void test_fault_in_restore(void **state)
 
 /* ---- beyond 4 GiB, bounded memory --------------------------------------------------------- */
 
+/* ---- sparse images ---------------------------------------------------------------------- */
+
+static uint64_t allocated_bytes(struct fixture *f, const char *name)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(f->dir_fd, name, &st, 0), 0);
+	return (uint64_t)st.st_blocks * 512;
+}
+
+static void put_byte(int fd, uint64_t off, uint8_t v)
+{
+	assert_int_equal(pwrite(fd, &v, 1, (off_t)off), 1);
+}
+
+static uint8_t get_byte(struct fixture *f, const char *name, uint64_t off)
+{
+	int fd = openat(f->dir_fd, name, O_RDONLY);
+	uint8_t v = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &v, 1, (off_t)off), 1);
+	close(fd);
+	return v;
+}
+
+/*
+ * A mostly-zero BO: its image holds its non-zero pages only (zero pages are
+ * holes), and the restore is byte-exact even into a BO that was not zero
+ * (holes read as zeros, which are written). Marked bytes: the BO's first
+ * byte, the last byte of chunk 3 (the only non-zero byte of that chunk), one
+ * in the middle of a page, the BO's last byte; BO 1 follows at an odd offset,
+ * random all through. A byte put into a hole is a checksum mismatch.
+ */
+static void test_zero_pages_are_holes(void **state)
+{
+	static const uint64_t sizes[] = {64 * MIB + 4096 + 123, 3 * 4096 + 77};
+	const uint64_t chunk = BO_STREAM_DEFAULT_CHUNK, bo0 = sizes[0];
+	const uint64_t marks[] = {0, 4 * chunk - 1, 9 * MIB + 2049, bo0 - 1};
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = {.image_id = 5};
+	uint64_t used, i;
+	struct bo_set s;
+	char err[256];
+
+	set_build(&s, 1, sizes, 2);
+	assert_int_equal(ftruncate(s.src[0][0], 0), 0); /* BO 0 all zero ... */
+	assert_int_equal(ftruncate(s.src[0][0], (off_t)bo0), 0);
+	for (i = 0; i < 4; i++) /* ... but these bytes */
+		put_byte(s.src[0][0], marks[i], (uint8_t)(0x11 * (i + 1)));
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	used = allocated_bytes(f, "amdgpu-bo-5-4096.img");
+	print_message("# %" PRIu64 "-byte image of a 64 MiB BO with 4 non-zero pages: %" PRIu64
+		      " bytes allocated\n",
+		      bo0 + sizes[1], used);
+	/* the 4 pages of the marks, BO 1 (spanning 5 pages), file-system slack */
+	assert_true(used <= 9 * 4096 + 64 * KIB);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(get_byte(f, "amdgpu-bo-5-4096.img", marks[i]), 0x11 * (i + 1));
+
+	fill_random(s.dst[0][0], bo0, 77); /* the restored BO starts not zero */
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+
+	/* a hole is covered by its chunk's checksum like written bytes */
+	flip_byte(f, "amdgpu-bo-5-4096.img", 6 * chunk + 100);
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "gpu 4096: BO 0 offset 0x1800000: checksum mismatch"));
+	set_free(&s);
+}
+
 static void test_cpu_engine_offsets_past_4g(void **state)
 {
 	const struct bo_copy_engine_ops *ops = bo_copy_engine_cpu.ops;
@@ -868,6 +939,10 @@ static void test_past_4g_bounded_memory(void **state)
 	assert_true(growth <= RSS_LIMIT_MIB * 1024);
 	assert_int_equal(fstatat(f->dir_fd, "amdgpu-bo-9-100.img", &st, 0), 0);
 	assert_int_equal((uint64_t)st.st_size, j.sizes[0] + j.sizes[1]);
+	/* sparse: the markers' pages (4 KiB each, one may straddle two) and BO 1's */
+	print_message("# its image: %" PRIu64 " bytes, %" PRIu64 " allocated\n",
+		      (uint64_t)st.st_size, (uint64_t)st.st_blocks * 512);
+	assert_true((uint64_t)st.st_blocks * 512 <= 10 * 4096 + 64 * KIB);
 }
 
 static void test_cpu_engine_bounded_memory(void **state)
@@ -896,6 +971,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_config_closes_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault_in_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault_in_restore, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_pages_are_holes, setup, teardown),
 		cmocka_unit_test(test_cpu_engine_offsets_past_4g),
 		cmocka_unit_test_setup_teardown(test_past_4g_bounded_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_engine_bounded_memory, setup, teardown),
