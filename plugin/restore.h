@@ -51,7 +51,8 @@ struct restore_session {
 	const struct kfd_process_image *task_image;
 	struct match_result task_map;
 	bool has_task_map;
-	bool render_settled; /* render_fds_settle() done */
+	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
+	bool render_settled;			     /* render_fds_settle() done */
 };
 
 /* Master, init hook. 0 also when there is nothing to do (active false). */

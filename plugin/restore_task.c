@@ -62,6 +62,7 @@ static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 /*
  * The GPUs this task sees may differ from the master's (a device cgroup):
  * KFD wants exactly as many as were checkpointed, and the targets among them.
+ * Done once per task, by the first of its files that needs a target.
  */
 static int choose_targets(struct restore_session *s, const struct kfd_process_image *img)
 {
@@ -73,6 +74,8 @@ static int choose_targets(struct restore_session *s, const struct kfd_process_im
 	char why[512];
 	int ret;
 
+	if (s->targets_for == img)
+		return 0;
 	ret = topo_load(KFD_SYSFS_TOPOLOGY, &mine, why, sizeof(why));
 	if (ret) {
 		pr_err("cannot read the KFD topology in the restored task: %s", why);
@@ -105,11 +108,32 @@ static int choose_targets(struct restore_session *s, const struct kfd_process_im
 			goto out;
 		}
 		s->has_task_map = true;
+		for (i = 0; i < s->task_map.n_map; i++) {
+			const struct match_pair *p = &s->task_map.map[i];
+
+			pr_info("pid %u: GPU %u (node %u, renderD%u) -> GPU %u (node %u, "
+				"renderD%u)",
+				e->pid, p->src_gpu_id, p->src_node, p->src_render_minor,
+				p->dst_gpu_id, p->dst_node, p->dst_render_minor);
+		}
 	}
+	s->targets_for = img;
 out:
 	free(usable);
 	topo_free(&mine);
 	return ret;
+}
+
+/* This task's /dev/kfd image: the one whose process had this task's pid. */
+static const struct kfd_process_image *own_process_image(const struct restore_session *s)
+{
+	uint32_t pid = (uint32_t)getpid();
+	size_t i;
+
+	for (i = 0; i < s->n_procs; i++)
+		if (s->procs[i].entry->pid == pid && s->procs[i].entry->n_devices)
+			return &s->procs[i];
+	return NULL;
 }
 
 static int prepare_buckets(struct restore_session *s, struct kfd_restore *r)
@@ -377,9 +401,21 @@ out:
 
 static int restore_render(struct restore_session *s, const struct render_file_image *img)
 {
-	const struct match_pair *p = map_find(task_map(s), img->entry->actual_gpu_id);
+	const struct kfd_process_image *own = own_process_image(s);
+	const struct match_pair *p;
 	int fd, app_fd;
 
+	/*
+	 * A render fd numbered below the task's /dev/kfd fd is restored first:
+	 * the targets must already be this task's (a device cgroup may hide
+	 * the master's from it).
+	 */
+	if (own) {
+		fd = choose_targets(s, own);
+		if (fd)
+			return fd;
+	}
+	p = map_find(task_map(s), img->entry->actual_gpu_id);
 	if (!p)
 		p = map_find(&s->map, img->entry->actual_gpu_id);
 	if (!p) {

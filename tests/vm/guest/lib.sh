@@ -371,3 +371,34 @@ kfd_holders() {
 		ls -l "$p/fd" 2>/dev/null | grep -qE '/dev/(kfd|dri/)' && echo "${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
 	done
 }
+
+# gpu_img_sums IMG: "SUM NAME" of every file of IMG but CRIU's logs and
+# stats files (each CRIU run writes its own)
+gpu_img_sums() { (cd "$1" && ls | grep -v -e '\.log$' -e '^stats-' | xargs sha256sum); }
+
+# gpu_restore_refused NAME IMG REASON: TAP checks of a restore that must be
+# refused (CRIU_WRAP runs it, as for criu_restore): `amdgpu-criu check IMG`
+# there says not compatible; CRIU fails; restore.log has one error line of
+# the plugin, matching the extended regex REASON; nothing is left (no
+# restored task, criu, KFD process, no file of /dev/kfd or a render node
+# open); every image file is byte for byte what it was.
+gpu_restore_refused() {
+	local name=$1 img=$2 reason=$3 rc
+	gpu_img_sums "$img" >"$WORK/sums.before"
+	# shellcheck disable=SC2086 # CRIU_WRAP: words of a wrapper
+	${CRIU_WRAP:-} amdgpu-criu check "$img" >"$WORK/check.out" 2>&1
+	rc=$?
+	sed 's/^/# check: /' "$WORK/check.out"
+	check "$name: amdgpu-criu check says not compatible (status $rc)" eval \
+		'[ "$rc" -eq 1 ] && grep -q "^not compatible: " "$WORK/check.out"'
+	criu_restore "$img"
+	rc=$?
+	check "$name: restore refused (status $rc)" test "$rc" -ne 0
+	grep 'amdgpu_plugin: Error: ' "$img/restore.log" >"$WORK/refusal"
+	sed 's/^/# /' "$WORK/refusal"
+	check "$name: the plugin says why in one line" test "$(wc -l <"$WORK/refusal")" -eq 1
+	check "$name: ... matching '$reason'" grep -qE "$reason" "$WORK/refusal"
+	check "$name: no restored task, criu or KFD process left" gpu_no_strays
+	check "$name: no file of /dev/kfd or a render node open" eval '[ -z "$(kfd_holders)" ]'
+	check "$name: every image file unchanged (sha256)" eval 'gpu_img_sums "$img" | cmp -s - "$WORK/sums.before"'
+}
