@@ -76,7 +76,8 @@ struct gpu_job {
 	uint32_t *crcs; /* chunk_count checksums */
 	int data_fd;
 	int index_fd;
-	bool created; /* dump: this call created the files */
+	/* dump: this call created the file (a name that existed is not ours to remove) */
+	bool created_data, created_index;
 	struct open_bo cur;
 	uint64_t done_bytes;
 	uint64_t next_progress;
@@ -800,10 +801,11 @@ static int job_prepare_dump(struct gpu_job *job)
 	ret = open_image(job, "img", &job->data_fd);
 	if (ret)
 		return ret;
-	job->created = true;
+	job->created_data = true;
 	ret = open_image(job, "idx", &job->index_fd);
 	if (ret)
 		return ret;
+	job->created_index = true;
 	/* Sets the size up front: a file with holes is not mistaken for a whole one. */
 	if (ftruncate(job->data_fd, (off_t)job->data_bytes))
 		return job_fail_errno(job, "sizing", "the image");
@@ -952,12 +954,14 @@ static void unlink_images(struct gpu_job *job)
 {
 	char name[64];
 
-	if (!job->created)
-		return;
-	image_name(name, sizeof(name), job, "img");
-	unlinkat(job->cfg->dir_fd, name, 0);
-	image_name(name, sizeof(name), job, "idx");
-	unlinkat(job->cfg->dir_fd, name, 0);
+	if (job->created_data) {
+		image_name(name, sizeof(name), job, "img");
+		unlinkat(job->cfg->dir_fd, name, 0);
+	}
+	if (job->created_index) {
+		image_name(name, sizeof(name), job, "idx");
+		unlinkat(job->cfg->dir_fd, name, 0);
+	}
 }
 
 static void close_dmabufs(struct bo_stream_gpu *g)
@@ -1046,15 +1050,16 @@ static int verify_chunks(struct gpu_job *job, struct bo_stream_fault *fault)
 	return ret;
 }
 
-static int verify_job(struct gpu_job *job, struct bo_stream_fault *fault)
+static int verify_job(struct gpu_job *job, bool chunks, struct bo_stream_fault *fault)
 {
 	int ret = job_prepare_restore(job);
 
-	return ret ? ret : verify_chunks(job, fault);
+	return ret || !chunks ? ret : verify_chunks(job, fault);
 }
 
-int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
-		     uint32_t bo_count, struct bo_stream_fault *fault, char *err, size_t errlen)
+static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+		  uint32_t bo_count, bool chunks, struct bo_stream_fault *fault, char *err,
+		  size_t errlen)
 {
 	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = image_id};
 	struct bo_stream_gpu gpu = {.gpu_id = gpu_id, .bo_count = bo_count};
@@ -1076,7 +1081,7 @@ int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint6
 	}
 	for (i = 0; i < bo_count; i++)
 		gpu.bos[i] = (struct bo_stream_bo){.size = bo_sizes[i], .dmabuf_fd = -1};
-	ret = verify_job(&job, fault);
+	ret = verify_job(&job, chunks, fault);
 	if (ret)
 		set_err(err, errlen, ret, "%s", job.ring.msg);
 	close_fd(&job.data_fd);
@@ -1085,4 +1090,16 @@ int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint6
 	ring_destroy(&job.ring);
 	free(gpu.bos);
 	return ret;
+}
+
+int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+		     uint32_t bo_count, struct bo_stream_fault *fault, char *err, size_t errlen)
+{
+	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, true, fault, err, errlen);
+}
+
+int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+			  uint32_t bo_count, char *err, size_t errlen)
+{
+	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, false, NULL, err, errlen);
 }

@@ -162,4 +162,12 @@ struct bo_stream_fault {
 int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
 		     uint32_t bo_count, struct bo_stream_fault *fault, char *err, size_t errlen);
 
+/*
+ * bo_stream_verify() without reading the data: both files there, the index
+ * whole (its own checksum) and matching bo_sizes, the data file's size. For
+ * a restore's early refusal; reads the index only.
+ */
+int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+			  uint32_t bo_count, char *err, size_t errlen);
+
 #endif

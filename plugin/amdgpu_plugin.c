@@ -68,6 +68,12 @@ static void amdgpu_plugin_fini(int stage, int ret)
 
 CR_PLUGIN_REGISTER("amdgpu_plugin", amdgpu_plugin_init, amdgpu_plugin_fini)
 
+/* CRIU reads -ENOTSUP (= -EOPNOTSUPP) as "not this plugin's file": not for a failure of ours. */
+static int our_failure(int ret)
+{
+	return ret == -ENOTSUP ? -EIO : ret;
+}
+
 static int amdgpu_plugin_dump_file(int fd, int id)
 {
 	struct stat st;
@@ -77,7 +83,7 @@ static int amdgpu_plugin_dump_file(int fd, int id)
 	switch (dump_classify(&plugin.dump, &st)) {
 	case GPU_FILE_KFD:
 		plugin.dump.dir_fd = criu_get_image_dir();
-		return dump_kfd_file(&plugin.dump, fd, (uint32_t)id);
+		return our_failure(dump_kfd_file(&plugin.dump, fd, (uint32_t)id));
 	case GPU_FILE_RENDER:
 		plugin.dump.dir_fd = criu_get_image_dir();
 		return dump_render_file(&plugin.dump, &st, (uint32_t)id);

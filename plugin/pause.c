@@ -81,7 +81,8 @@ int pause_list_release(struct pause_list *list)
 		ret = kfd_criu_op(p->fd, &args);
 		if (ret) {
 			pr_err("cannot unpause the GPU queues of pid %u (file %u): %s; the "
-			       "application's GPU work stays stopped, restart it",
+			       "application's GPU work stays stopped: restart it, or dump and "
+			       "restore it",
 			       p->pid, p->file_id, strerror(-ret));
 			failed++;
 		} else {

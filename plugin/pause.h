@@ -13,6 +13,16 @@
  * PROCESS_INFO is paired with a duplicate of the target's fd (CRIU closes its
  * own copy after DUMP_EXT_FILE), and the exit hook unpauses through it.
  * A failed dump therefore also unpauses: the application keeps running.
+ *
+ * A failed UNPAUSE: EINTR and EAGAIN are retried (bounded, kfd_ioctl.h).
+ * Any other error is final and logged as an error naming the pid: KFD
+ * (kfd_process_restore_queues()) has already lowered the eviction count of
+ * every GPU it tried, the failed ones included, so a second UNPAUSE would not
+ * start their queues, only unbalance the counts; those queues stay
+ * stopped. The exit hook cannot change CRIU's status, so that line is the
+ * report (also after a dump that succeeded with
+ * --leave-running). Such a process runs again after a restart, or after a
+ * dump and restore (RESTORE creates its queues anew).
  */
 #ifndef AMDGPU_CRIU_PAUSE_H
 #define AMDGPU_CRIU_PAUSE_H

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "bo_stream.h"
 #include "kfd_dev.h"
 #include "log.h"
 #include "restore.h"
@@ -252,6 +253,46 @@ static int map_gpus(struct restore_session *s)
 	return ret;
 }
 
+/*
+ * The BO contents files of every process image are there and whole (index
+ * checksum, sizes): a missing or cut file is refused now, before any task
+ * exists. Chunk checksums are verified while the contents are written.
+ */
+static int check_contents(const struct restore_session *s, int dir_fd)
+{
+	uint64_t *sizes;
+	uint32_t n;
+	size_t i, d, b;
+	char why[512];
+	int ret = 0;
+
+	for (i = 0; i < s->n_procs && !ret; i++) {
+		const struct kfd_process_image *img = &s->procs[i];
+		const KfdProcessEntry *e = img->entry;
+
+		sizes = calloc(e->n_bos + 1, sizeof(*sizes));
+		if (!sizes)
+			return -ENOMEM;
+		for (d = 0; d < e->n_devices && !ret; d++) {
+			uint32_t user = e->devices[d]->user_gpu_id;
+
+			if (!img->device_bo_count[d])
+				continue;
+			for (b = 0, n = 0; b < e->n_bos; b++)
+				if (e->bos[b]->gpu_id == user &&
+				    kfd_bo_has_contents(e->bos[b]->alloc_flags))
+					sizes[n++] = e->bos[b]->size;
+			ret = bo_stream_check_files(dir_fd, img->id, user, sizes, n, why,
+						    sizeof(why));
+			if (ret)
+				pr_err("checkpoint file %u (pid %u): BO contents: %s", img->id,
+				       e->pid, why);
+		}
+		free(sizes);
+	}
+	return ret;
+}
+
 static int create_shared(struct restore_session *s)
 {
 	uint32_t *ids = calloc(s->n_procs + 1, sizeof(*ids));
@@ -279,6 +320,8 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 		return 0;
 	s->active = true;
 	ret = build_source(s);
+	if (!ret)
+		ret = check_contents(s, dir_fd);
 	if (!ret)
 		ret = check_kernel(s);
 	if (!ret)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,6 +532,60 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	return restore_render_vma(s, (uint32_t)minor, addr, old_pgoff, new_pgoff, plugin_fd);
 }
 
+/* The pid of `pid` (CRIU's namespace) in its own PID namespace: NSpid's last field. */
+static uint32_t own_ns_pid(int pid)
+{
+	char path[64], line[256], *last;
+	uint32_t ns_pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			last = strrchr(line, '\t');
+			ns_pid = (uint32_t)strtoul(last ? last + 1 : line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return ns_pid;
+}
+
+/* Did the task `pid` restore a /dev/kfd file (shared_image_end() DONE)? */
+static bool restored_kfd_in(struct restore_session *s, int pid)
+{
+	uint32_t ns_pid = own_ns_pid(pid);
+	struct shared_image img;
+	size_t i;
+
+	for (i = 0; ns_pid && i < s->n_procs; i++)
+		if (!shared_image_get(s->shared, s->procs[i].id, &img, shared_deadline(5000)) &&
+		    img.state == SHARED_IMAGE_DONE && img.pid == ns_pid)
+			return true;
+	return false;
+}
+
+/*
+ * A task whose RESUME failed would run with GPU queues that never start:
+ * a hang at its first GPU wait, the worst outcome. CRIU 4.1.1 ignores this
+ * hook's return value; it calls the hook with the tasks still stopped under
+ * ptrace (at rt_sigreturn) and detaches them right after. So the task is
+ * killed here: CRIU's PTRACE_DETACH of it then fails, and CRIU kills the
+ * whole restored tree and reports "Restoring FAILED" (exit status 1).
+ */
+static int resume_failed(int pid, int err)
+{
+	pr_err("KFD RESUME of pid %d failed: %s; its GPU queues would never run: killing it, "
+	       "the restore fails",
+	       pid, strerror(-err));
+	if (kill(pid, SIGKILL))
+		pr_err("cannot kill pid %d: %s; it runs with its GPU queues stopped", pid,
+		       strerror(errno));
+	return err;
+}
+
 int restore_resume(struct restore_session *s, int pid)
 {
 	struct kfd_ioctl_criu_args args = {.pid = (uint32_t)pid, .op = KFD_CRIU_OP_RESUME};
@@ -545,17 +600,15 @@ int restore_resume(struct restore_session *s, int pid)
 			s->kfd_fd = -1;
 			pr_err("cannot open %s to resume pid %d: %s", KFD_DEVICE_PATH, pid,
 			       strerror(-ret));
-			return ret;
+			return restored_kfd_in(s, pid) ? resume_failed(pid, ret) : ret;
 		}
 	}
 	ret = kfd_criu_op(s->kfd_fd, &args);
-	if (ret == -ESRCH) /* this task has no KFD process */
+	/* ESRCH: no KFD process, fine for a task that restored no /dev/kfd file */
+	if (ret == -ESRCH && !restored_kfd_in(s, pid))
 		return 0;
-	if (ret) {
-		pr_err("KFD RESUME of pid %d failed: %s; its GPU queues stay stopped", pid,
-		       strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return resume_failed(pid, ret);
 	s->resumed++;
 	pr_info("resumed the GPU queues of pid %d", pid);
 	return 0;

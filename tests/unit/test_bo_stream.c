@@ -493,6 +493,19 @@ static void test_existing_files_are_kept(void **state)
 	assert_true(file_exists(f, "amdgpu-bo-0-4097.img"));
 	assert_false(file_exists(f, "amdgpu-bo-0-4096.img"));
 	set_free(&s);
+
+	/* only the index exists: the data file (ours) goes, the index stays */
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-bo-0-4097.img", 0), 0);
+	fd = openat(f->dir_fd, "amdgpu-bo-0-4096.idx", O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	set_build(&s, 2, mixed_sizes, 2);
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "amdgpu-bo-0-4096.idx"));
+	assert_true(file_exists(f, "amdgpu-bo-0-4096.idx"));
+	assert_false(file_exists(f, "amdgpu-bo-0-4096.img"));
+	assert_false(file_exists(f, "amdgpu-bo-0-4097.img"));
+	set_free(&s);
 }
 
 static void test_bad_config_closes_fds(void **state)

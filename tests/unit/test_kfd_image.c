@@ -557,6 +557,8 @@ static void test_verify(void **state)
 	/* one byte of BO 1 (second chunk), then of BO 2 */
 	snprintf(name, sizeof(name), "amdgpu-bo-%u-%u.img", ID, gpu);
 	flip_byte(f->dir_fd, name, (off_t)(sizes[0] + SYNTH_CHUNK + 5));
+	/* the files check reads no chunk: a damaged byte is found by verify only */
+	assert_int_equal(bo_stream_check_files(f->dir_fd, ID, gpu, sizes, 3, err, sizeof(err)), 0);
 	assert_int_equal(bo_stream_verify(f->dir_fd, ID, gpu, sizes, 3, &fault, err, sizeof(err)),
 			 -EBADMSG);
 	assert_true(fault.located);
@@ -574,6 +576,12 @@ static void test_verify(void **state)
 	assert_int_equal(bo_stream_verify(f->dir_fd, ID, gpu, sizes, 3, &fault, err, sizeof(err)),
 			 -EBADMSG);
 	assert_non_null(strstr(err, "index checksum"));
+	assert_int_equal(bo_stream_check_files(f->dir_fd, ID, gpu, sizes, 3, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "index checksum"));
+	assert_int_equal(bo_stream_check_files(f->dir_fd, ID + 1, gpu, sizes, 3, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, ".idx"));
 }
 
 static void test_verify_truncated_data(void **state)
@@ -592,6 +600,9 @@ static void test_verify_truncated_data(void **state)
 	assert_int_equal(ftruncate(fd, 4096), 0);
 	close(fd);
 	assert_int_equal(bo_stream_verify(f->dir_fd, ID, gpu, sizes, 3, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "truncated"));
+	assert_int_equal(bo_stream_check_files(f->dir_fd, ID, gpu, sizes, 3, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "truncated"));
 	assert_int_equal(bo_stream_verify(-1, ID, gpu, sizes, 3, NULL, err, sizeof(err)), -EINVAL);
