@@ -378,15 +378,16 @@ gpu_img_sums() { (cd "$1" && ls | grep -v -e '\.log$' -e '^stats-' | xargs sha25
 
 # gpu_restore_refused NAME IMG REASON: TAP checks of a restore that must be
 # refused (CRIU_WRAP runs it, as for criu_restore): `amdgpu-criu check IMG`
-# there says not compatible; CRIU fails; restore.log has one error line of
-# the plugin, matching the extended regex REASON; nothing is left (no
-# restored task, criu, KFD process, no file of /dev/kfd or a render node
-# open); every image file is byte for byte what it was.
+# there (or run by GPU_CHECK_WRAP: where the restored task would be) says
+# not compatible; CRIU fails; restore.log has one error line of the plugin,
+# matching the extended regex REASON; nothing is left (no restored task,
+# criu, KFD process, no file of /dev/kfd or a render node open); every image
+# file is byte for byte what it was.
 gpu_restore_refused() {
 	local name=$1 img=$2 reason=$3 rc
 	gpu_img_sums "$img" >"$WORK/sums.before"
-	# shellcheck disable=SC2086 # CRIU_WRAP: words of a wrapper
-	${CRIU_WRAP:-} amdgpu-criu check "$img" >"$WORK/check.out" 2>&1
+	# shellcheck disable=SC2086 # words of a wrapper
+	${GPU_CHECK_WRAP:-${CRIU_WRAP:-}} amdgpu-criu check "$img" >"$WORK/check.out" 2>&1
 	rc=$?
 	sed 's/^/# check: /' "$WORK/check.out"
 	check "$name: amdgpu-criu check says not compatible (status $rc)" eval \

@@ -6,18 +6,22 @@
 # the first physical GPU (domain A); the workload (--mmio --render-fds) runs
 # in it and uses all 4. After the dump, partjob exposes only the partitions
 # of the first physical GPU of the other domain (B) and CRIU restores inside
-# it.
+# it. Then it is dumped again and restored onto the partitions of physical
+# GPU C (domain A again) by a CRIU outside the container: the master sees
+# all 32 partitions, the restored task only C's and matches onto them.
 # Expected map, derived here from the topology alone: partitions of one
 # physical GPU are interchangeable (same properties, same weight 13 between
 # each pair, 41 to other GPUs), so the matcher must keep the four together
 # on one physical GPU and, with nothing else to choose by, keep each
 # partition's index (location_id & 7: partition i -> partition i).
 # Checks: `amdgpu-criu check` in the container gives that map; restore.log
-# logs it; the KFD process keeps the user gpu_ids of domain A; the restored
-# process's render fds are the minors of B's partitions; the self-check
-# (every byte, doorbells, MMIO pages, apertures = B's ids, each render fd the
-# node of the GPU behind its user id, fresh BOs) PASSes with that map;
-# negative control: a probe told a map with two partitions swapped FAILs.
+# logs it (the task's own map in step 2); the KFD process keeps the user
+# gpu_ids of A; the restored process's render fds are the minors of the new
+# partitions; the self-check (every byte, doorbells, MMIO pages, apertures
+# = the new ids, each render fd the node of the GPU behind its user id,
+# fresh BOs) PASSes with that map (a probe after step 1, the full check
+# after step 2); negative control: a probe told a map with two partitions
+# swapped FAILs.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
 # vm-timeout: 240
 . /test/lib/guest.sh
@@ -50,13 +54,17 @@ dom_a=$(awk 'NR == 1 { print $5 }' "$WORK/gpus")
 uid_b=$(awk -v d="$dom_a" '$5 != d { print $7; exit }' "$WORK/gpus")
 awk -v u="$uid_a" '$7 == u' "$WORK/gpus" >"$WORK/a"
 awk -v u="$uid_b" '$7 == u' "$WORK/gpus" >"$WORK/b"
+uid_c=$(awk -v d="$dom_a" -v a="$uid_a" '$5 == d && $7 != a { print $7; exit }' "$WORK/gpus")
+awk -v u="$uid_c" '$7 == u' "$WORK/gpus" >"$WORK/c"
+c_min=$(col 3 <"$WORK/c")
 sed 's/^/# A: node gpu_id minor hive domain location unique: /' "$WORK/a"
 sed 's/^/# B: node gpu_id minor hive domain location unique: /' "$WORK/b"
 a_ids=$(col 2 <"$WORK/a")
 a_min=$(col 3 <"$WORK/a")
 b_ids=$(col 2 <"$WORK/b")
 b_min=$(col 3 <"$WORK/b")
-if [ -z "$uid_b" ] || [ "$(wc -l <"$WORK/a")" != 4 ] || [ "$(wc -l <"$WORK/b")" != 4 ] ||
+if [ -z "$uid_b" ] || [ -z "$uid_c" ] || [ "$(wc -l <"$WORK/a")" != 4 ] || [ "$(wc -l <"$WORK/b")" != 4 ] ||
+	[ "$(wc -l <"$WORK/c")" != 4 ] ||
 	[ "$(col 5 <"$WORK/b" | tr ' ' '\n' | sort -u)" = "$dom_a" ] || [ "$uid_a" = 0 ]; then
 	fail "partition: a physical GPU of 4 partitions in each PCI domain (A $uid_a: $a_ids; B $uid_b: $b_ids)"
 	finish
@@ -119,5 +127,33 @@ rm -f "$R.trigger.probe"
 check "partition: negative control: a probe told two partitions swapped FAILs" eval '! gpu_probe 1 "$(cat "$WORK/swapped")"'
 check "partition: a probe with the expected map PASSes" gpu_probe 2 "$(cat "$WORK/expect")"
 rm -f "$R.trigger.probe"
-GPU_TRIGGER_TEXT=$(cat "$WORK/expect") gpu_finish partition "$pid"
+
+# 2. back to domain A, onto the partitions of physical GPU C, by a CRIU
+# outside the container (as a container runtime runs it): the master sees
+# all 32 partitions, the restored task only C's and matches onto them
+img=$WORK/img2
+criu_dump "$img" "$pid"
+rc=$?
+check "partition 2: dump of the moved process (status $rc)" test "$rc" -eq 0
+check "partition 2: the dumped process is gone" gpu_gone "$pid"
+check "partition 2: no KFD process left after the dump" wait_until 10 kfd_no_processes
+gpu_cg_expose "$CG" "$WORK/gpus" $c_min
+awk 'NR == FNR { c[$6 % 8] = $2; next } { print "map", $2, (($6 % 8) in c) ? c[$6 % 8] : "none" }' \
+	"$WORK/c" "$WORK/a" >"$WORK/expect2"
+sed 's/^/# expected: /' "$WORK/expect2"
+criu_restore "$img"
+rc=$?
+check "partition 2: restore by a CRIU outside $CG (status $rc)" test "$rc" -eq 0
+gpu_restored "partition 2" "$pid" "$R.ready"
+check "partition 2: the restored task matched onto the partitions it sees" \
+	grep -q "amdgpu_plugin: pid $pid sees other GPUs than the CRIU master" "$img/restore.log"
+# the task's "pid N: GPU B_i ... -> GPU C_i ...", as "map USER C_i" via step 1's map
+sed -n "s/.*amdgpu_plugin: pid $pid: GPU \([0-9]*\) (node .*) -> GPU \([0-9]*\) (node .*/\1 \2/p" \
+	"$img/restore.log" | awk 'NR == FNR { u[$3] = $2; next } { print "map", u[$1], $2 }' "$WORK/expect" - |
+	sort >"$WORK/log.map"
+check "partition 2: restore.log maps each partition onto the expected one of C" \
+	eval '[ "$(sort "$WORK/expect2")" = "$(cat "$WORK/log.map")" ]'
+check "partition 2: the KFD process keeps A's user gpu_ids" eval '[ "$(kfd_user_ids "$pid" | tr " " "\n" | sort)" = "$(echo $a_ids | tr " " "\n" | sort)" ]'
+check "partition 2: its render fds are now C's minors ($c_min)" eval '[ "$(kfd_fd_minors "$pid")" = "$c_min" ]'
+GPU_TRIGGER_TEXT=$(cat "$WORK/expect2") gpu_finish partition "$pid"
 finish

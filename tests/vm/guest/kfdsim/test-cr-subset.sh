@@ -5,7 +5,8 @@
 # cgroup "subjob" exposes 3 GPUs of hive A (A0 A1 A2, not the whole hive);
 # the workload (--mmio --render-fds) runs in it and uses all 3. One dump,
 # then subjob is changed and CRIU restores inside it:
-#   1. 2 GPUs of hive B (B1 B2): refused, too few GPUs;
+#   1. 2 GPUs of hive B (B1 B2): refused, too few GPUs (by the CRIU master
+#      inside subjob; by the restored task when CRIU runs outside);
 #   2. B1 B2 A3 (3 GPUs, but no 3 linked by xGMI nor on one CPU node):
 #      refused, the three shared a CPU node (NUMA check); with
 #      KFD_NUMA_CHECK=0, refused as the xGMI triangle has nowhere to go;
@@ -147,6 +148,8 @@ check "subset: no KFD process left after the dump" wait_until 10 kfd_no_processe
 expose b 1 b 2
 CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "1. onto B1 B2" "$img" \
 	"cannot be restored on this node: checkpoint has 3 GPUs, only 2 destination GPUs are usable"
+GPU_CHECK_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "1. onto B1 B2, CRIU outside $CG" "$img" \
+	"pid [0-9]+ was checkpointed with 3 GPUs but its restored task can use 2"
 # "node 2 (gpu_id 63635), node 3 (gpu_id 8330), node 4 (gpu_id 53435)"
 src_names=$(for k in 0 1 2; do gpu_of a $k | awk '{ printf "node %s \\(gpu_id %s\\)", $1, $2 }'; [ $k = 2 ] || printf ', '; done)
 expose b 1 b 2 a 3
