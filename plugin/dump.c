@@ -366,6 +366,8 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	if (ret == -ENODEV) {
 		pr_info("file %u: /dev/kfd without GPUs; only the file is recorded", id);
 		memset(&c.args, 0, sizeof(c.args));
+	} else if (ret == -EEXIST) {
+		return ret; /* a second file of a paused process, logged */
 	} else if (ret) {
 		pr_err("PROCESS_INFO on /dev/kfd file %u failed: %s%s", id, strerror(-ret),
 		       ret == -EOPNOTSUPP ? " (the process has a GPU queue of a type KFD cannot "

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_holder.h"
 #include "kfd_ioctl.h"
 #include "log.h"
 #include "pause.h"
@@ -41,11 +42,46 @@ static int reserve(struct pause_list *list)
 	return 0;
 }
 
+/*
+ * -EEXIST (logged) when target_fd is a second /dev/kfd file of a KFD process
+ * paused already: its holder is the process PROCESS_INFO named then.
+ */
+static int check_second_file(const struct pause_list *list, int target_fd, uint32_t file_id)
+{
+	struct held_file *known = calloc(list->n + 1, sizeof(*known));
+	size_t i, which = 0;
+	pid_t holder = 0;
+	int ret;
+
+	if (!known)
+		return -ENOMEM;
+	for (i = 0; i < list->n; i++)
+		known[i] =
+			(struct held_file){.fd = list->items[i].fd, .ns_pid = list->items[i].pid};
+	ret = find_second_file(target_fd, known, list->n, &which, &holder);
+	free(known);
+	if (ret < 0) {
+		pr_err("cannot tell whose /dev/kfd file %u is (/proc: %s)", file_id,
+		       strerror(-ret));
+		return ret;
+	}
+	if (!ret)
+		return 0;
+	pr_err("pid %d has a second /dev/kfd file (file %u) of its KFD process, which was "
+	       "checkpointed through file %u: KFD cannot checkpoint a process twice; open "
+	       "/dev/kfd once per process (as ROCm does)",
+	       (int)holder, file_id, list->items[which].file_id);
+	return -EEXIST;
+}
+
 int pause_process(struct pause_list *list, int target_fd, uint32_t file_id,
 		  struct kfd_ioctl_criu_args *args)
 {
 	int dup_fd, ret;
 
+	ret = check_second_file(list, target_fd, file_id);
+	if (ret)
+		return ret;
 	/* room first: once paused, tracking must not fail */
 	ret = reserve(list);
 	if (ret)

@@ -37,7 +37,10 @@ struct pause_list *pause_list_new(void);
  * Pauses the KFD process behind target_fd with PROCESS_INFO (args is filled
  * with its answer). On success the process is tracked until
  * pause_list_release(); on failure nothing is tracked (PROCESS_INFO is rolled
- * back by the kernel).
+ * back by the kernel). A second /dev/kfd file of a process paused already
+ * (the process that PROCESS_INFO named holds both files; file_holder.h) is
+ * refused with -EEXIST, logged, before PROCESS_INFO: a second one would
+ * count an eviction that the one UNPAUSE does not undo.
  */
 struct kfd_ioctl_criu_args;
 int pause_process(struct pause_list *list, int target_fd, uint32_t file_id,
