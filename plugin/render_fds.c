@@ -2,13 +2,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "file_holder.h"
 #include "render_fds.h"
 
 int render_fd_move_high(int fd)
@@ -69,13 +68,6 @@ int render_fd_get(struct render_fds *t, uint32_t minor)
 	return fd;
 }
 
-static int same_file(int a, int b)
-{
-	pid_t pid = getpid();
-
-	return syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b) == 0;
-}
-
 /* An fd of the task, other than `ours`, on the same open file; -1 if none. */
 static int find_twin(int ours)
 {
@@ -91,7 +83,7 @@ static int find_twin(int ours)
 		fd = (int)strtol(de->d_name, &end, 10);
 		if (*end || end == de->d_name || fd == ours || fd == dirfd(d))
 			continue;
-		if (same_file(ours, fd)) {
+		if (same_open_file(getpid(), ours, getpid(), fd)) {
 			found = fd;
 			break;
 		}
