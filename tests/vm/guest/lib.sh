@@ -382,10 +382,12 @@ gpu_img_sums() { (cd "$1" && ls | grep -v -e '\.log$' -e '^stats-' | xargs sha25
 # not compatible; CRIU fails; restore.log has one error line of the plugin,
 # matching the extended regex REASON; nothing is left (no restored task,
 # criu, KFD process, no file of /dev/kfd or a render node open); every image
-# file is byte for byte what it was.
+# file is byte for byte what it was: what IMG.sums says (gpu_img_sums after
+# the dump; made now if missing; hashing a GPU's CWSR-sized images takes
+# seconds in the VM), unless GPU_REFUSED_SUMS=no.
 gpu_restore_refused() {
 	local name=$1 img=$2 reason=$3 rc
-	gpu_img_sums "$img" >"$WORK/sums.before"
+	[ -s "$img.sums" ] || gpu_img_sums "$img" >"$img.sums"
 	# shellcheck disable=SC2086 # words of a wrapper
 	${GPU_CHECK_WRAP:-${CRIU_WRAP:-}} amdgpu-criu check "$img" >"$WORK/check.out" 2>&1
 	rc=$?

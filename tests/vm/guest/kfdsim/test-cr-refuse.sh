@@ -62,7 +62,7 @@ rc=$?
 check "refuse: dump (status $rc)" test "$rc" -eq 0
 check "refuse: the dumped process is gone" gpu_gone "$pid"
 check "refuse: no KFD process left after the dump" wait_until 10 kfd_no_processes
-gpu_img_sums "$img" >"$WORK/sums.dump"
+gpu_img_sums "$img" >"$img.sums"
 
 check "kfdsim reloaded as the workstation" eval 'kfdsim_unload && kfdsim_load machine="$WS"'
 kfd_gpu_table >"$WORK/ws"
@@ -77,7 +77,7 @@ gpu_restore_refused "on the workstation" "$img" "$why"
 CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "on the workstation, inside $CG" "$img" "$why"
 
 check "kfdsim reloaded as MI210 again (nothing holds the module)" eval 'kfdsim_unload && kfdsim_load machine="$MI210"'
-check "refuse: every image file still what the dump wrote (sha256)" eval 'gpu_img_sums "$img" | cmp -s - "$WORK/sums.dump"'
+check "refuse: every image file still what the dump wrote (sha256)" eval 'gpu_img_sums "$img" | cmp -s - "$img.sums"'
 amdgpu-criu check "$img" >"$WORK/check.out" 2>&1
 rc=$?
 sed 's/^/# check: /' "$WORK/check.out"

@@ -3,26 +3,30 @@
 # as the MI210 machine (8 GPUs, two xGMI hives of 4, one per socket; every
 # pair in a hive linked by xGMI, weight 15; no link across hives). A device
 # cgroup "subjob" exposes 3 GPUs of hive A (A0 A1 A2, not the whole hive);
-# the workload (--mmio --render-fds) runs in it and uses all 3. One dump,
-# then subjob is changed and CRIU restores inside it:
-#   1. 2 GPUs of hive B (B1 B2): refused, too few GPUs (by the CRIU master
-#      inside subjob; by the restored task when CRIU runs outside);
+# the workload (--mmio --render-fds) runs in it and uses all 3; its fd 3 is
+# a render node of A0 opened before /dev/kfd (CRIU restores it first). One
+# dump, then subjob is changed and CRIU restores inside it:
+#   1. 2 GPUs of hive B (B1 B2): refused, too few GPUs, by the CRIU master;
+#      1b. the same with CRIU outside subjob: refused by the restored task;
 #   2. B1 B2 A3 (3 GPUs, but no 3 linked by xGMI nor on one CPU node):
-#      refused, the three shared a CPU node (NUMA check); with
+#      refused, the three shared a CPU node (NUMA check); 2b. with
 #      KFD_NUMA_CHECK=0, refused as the xGMI triangle has nowhere to go;
 #   3. A1 A2 A3: restored; A1 and A2 stay where they were (the matcher
 #      prefers the same GPU), A0 moves to A3;
 #   then a second dump (of the moved process) and
-#   4. B1 B2 B3: restored, the three onto hive B in node order (all
-#      bijections keep the weights; the matcher takes the lowest nodes in
-#      order).
-# Each refusal: `amdgpu-criu check` says no, CRIU fails with one line of the
-# plugin naming the reason, nothing is left running or open, every image
-# file unchanged (sha256). Each restore: `amdgpu-criu check` and
-# restore.log give the expected map, the KFD process keeps the user gpu_ids
-# of A0 A1 A2, its render fds are the new GPUs' minors, and the self-check
-# (probe after 3, final after 4) PASSes with that map; negative control: a
-# probe told the map of step 3 after step 4 FAILs.
+#   4. B1 B2 B3, CRIU outside subjob (as a container runtime runs it; the
+#      master sees all 8 GPUs, the task matches onto its own 3): restored,
+#      the three onto hive B in node order (all bijections keep the
+#      weights; the matcher takes the lowest nodes in order).
+# Each refusal: `amdgpu-criu check` in subjob says no, CRIU fails with one
+# line of the plugin naming the reason, nothing is left running or open,
+# every image file unchanged (sha256, after 1 and 1b: 2 and 2b take the
+# master's path of 1, and hashing the CWSR-sized images takes seconds).
+# Each restore: `amdgpu-criu check` in subjob and restore.log give the
+# expected map, the KFD process keeps the user gpu_ids of A0 A1 A2, its
+# render fds (fd 3 too) are the new GPUs' minors, and the self-check (probe
+# after 3, final after 4) PASSes with that map; negative control: a probe
+# told the map of step 3 after step 4 FAILs.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
 # vm-timeout: 300
 . /test/lib/guest.sh
@@ -144,6 +148,7 @@ rc=$?
 check "subset: dump (status $rc)" test "$rc" -eq 0
 check "subset: the dumped process is gone" gpu_gone "$pid"
 check "subset: no KFD process left after the dump" wait_until 10 kfd_no_processes
+gpu_img_sums "$img" >"$img.sums"
 
 expose b 1 b 2
 CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "1. onto B1 B2" "$img" \
@@ -153,9 +158,9 @@ GPU_CHECK_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "1. onto B1 B2, CRIU out
 # "node 2 (gpu_id 63635), node 3 (gpu_id 8330), node 4 (gpu_id 53435)"
 src_names=$(for k in 0 1 2; do gpu_of a $k | awk '{ printf "node %s \\(gpu_id %s\\)", $1, $2 }'; [ $k = 2 ] || printf ', '; done)
 expose b 1 b 2 a 3
-CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "2. onto B1 B2 A3" "$img" \
+GPU_REFUSED_SUMS=no CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "2. onto B1 B2 A3" "$img" \
 	"cannot be restored on this node: source GPUs $src_names share CPU node 0; no destination CPU node"
-KFD_NUMA_CHECK=0 CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "2. onto B1 B2 A3, KFD_NUMA_CHECK=0" "$img" \
+GPU_REFUSED_SUMS=no KFD_NUMA_CHECK=0 CRIU_WRAP="sh $WORK/cg-$CG.sh" gpu_restore_refused "2. onto B1 B2 A3, KFD_NUMA_CHECK=0" "$img" \
 	"cannot be restored on this node: source GPUs $src_names are connected by xGMI; no destination xGMI hive"
 
 expose a 1 a 2 a 3
