@@ -15,7 +15,7 @@ pass=0 fail=0
 for prog in "$@"; do
 	name=$(echo "$prog" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||')
 	log=$logs/$name.log
-	timeout "${TEST_TIMEOUT:-600}" "$prog" </dev/null >"$log" 2>&1
+	timeout "${TEST_TIMEOUT:-900}" "$prog" </dev/null >"$log" 2>&1
 	rc=$?
 	p=$(grep -c '^ok ' "$log")
 	f=$(grep -c '^not ok ' "$log")

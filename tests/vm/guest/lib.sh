@@ -217,6 +217,42 @@ kfd_user_ids() {
 }
 kfd_no_processes() { ! grep -q . /sys/kernel/debug/kfdsim/processes; }
 
+# --- kfdsim fault injection (guest/kfdsim/test-cr-*-faults.sh) ---
+KFDSIM_INJECT=/sys/kernel/debug/kfdsim/inject
+# kfd_inject RULE...: arms each "POINT STAGE ERRNO [COUNT [SKIP]]" (tests/kfdsim/inject.c)
+kfd_inject() {
+	local r
+	for r in "$@"; do echo "$r" >"$KFDSIM_INJECT" || return 1; done
+}
+# kfd_inject_take: prints the rules still armed ("POINT STAGE ERRNO COUNT
+# SKIP HITS"; a COUNT-1 rule that was hit is gone) and clears them all
+kfd_inject_take() {
+	cat "$KFDSIM_INJECT"
+	echo clear >"$KFDSIM_INJECT"
+}
+# kfd_state PID: PID's line of kfdsim/processes
+kfd_state() { grep "^pid=$1 " /sys/kernel/debug/kfdsim/processes; }
+# kfd_running PID: PID's KFD process is not paused, no GPU of it evicted,
+# every queue active
+kfd_running() { kfd_state "$1" | grep -qE "^pid=$1 paused=0 .* queues_running=1 evicted=(0,)*0 "; }
+# kfdsim_idle: (10 s) no file of kfdsim is open anywhere: /dev/kfd, render
+# nodes, dma-bufs of its BOs all hold a module reference
+kfdsim_idle() {
+	wait_until 10 eval '[ "$(cat /sys/module/kfdsim/refcnt)" = 0 ]' && return 0
+	diag "kfdsim refcnt $(cat /sys/module/kfdsim/refcnt), holders:$(for p in /proc/[0-9]*; do
+		ls -l "$p/fd" 2>/dev/null | grep -qE '/dev/(kfd|dri/)|dmabuf' && printf ' %s(%s)' "${p#/proc/}" "$(cat "$p/comm")"
+	done)"
+	return 1
+}
+# no_criu: no criu process is left
+no_criu() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = criu ] && alive "${p#/proc/}" && { diag "criu ${p#/proc/} still runs"; return 1; }
+	done
+	return 0
+}
+
 # gpu_gone PID...: all ended (zombies count as ended), within 30 s
 gpu_gone() {
 	local p
