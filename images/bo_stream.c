@@ -8,6 +8,8 @@
  *   dump:    producer = copy engine read + CRC,   consumer = pwrite to .img
  *            (zero pages skipped: holes)
  *   restore: producer = pread from .img + verify, consumer = copy engine write
+ *            (a chunk that is a hole: no read, a shared zero chunk is written)
+ * A chunk of zeros costs no CRC pass either way (its checksum is known).
  * The BO side is used by one thread only (producer on dump, consumer on
  * restore), which also closes each BO's fd once it is done with it. Whatever
  * is left open is closed by the caller's thread after all threads are joined.
@@ -44,6 +46,7 @@ struct staging_slot {
 	uint64_t bo_off;
 	uint64_t file_off;
 	uint64_t chunk_index;
+	bool zero; /* all bytes zero (dump: nothing to write) */
 };
 
 /* Single-producer single-consumer ring; `error` stops both sides. */
@@ -73,7 +76,12 @@ struct gpu_job {
 	uint32_t chunk_size;
 	uint64_t data_bytes;
 	uint64_t chunk_count;
-	uint32_t *crcs; /* chunk_count checksums */
+	uint32_t *crcs;	   /* chunk_count checksums */
+	uint32_t zero_crc; /* of chunk_size zero bytes, once zero_crc_known */
+	bool zero_crc_known;
+	/* restore: a chunk of zeros for holes (calloc'd, never written: its
+	 * pages stay the kernel's zero page), NULL until the first hole */
+	uint8_t *zeros;
 	int data_fd;
 	int index_fd;
 	/* dump: this call created the file (a name that existed is not ours to remove) */
@@ -144,6 +152,40 @@ __attribute__((format(printf, 4, 5))) static int set_err(char *err, size_t errle
 static uint32_t checksum(const void *buf, size_t len)
 {
 	return (uint32_t)crc32_z(crc32_z(0, NULL, 0), buf, len);
+}
+
+static const uint8_t zero_page[FILE_PAGE];
+
+static bool is_zero(const uint8_t *p, size_t len)
+{
+	size_t n;
+
+	for (; len; p += n, len -= n) {
+		n = len < FILE_PAGE ? len : FILE_PAGE;
+		if (memcmp(p, zero_page, n))
+			return false;
+	}
+	return true;
+}
+
+/* The checksum of `len` zero bytes, without a buffer of that size (a full
+ * chunk's is computed once per GPU): zero chunks cost no CRC pass. */
+static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
+{
+	uLong crc = crc32_z(0, NULL, 0);
+	uint32_t n, left;
+
+	if (len == job->chunk_size && job->zero_crc_known)
+		return job->zero_crc;
+	for (left = len; left; left -= n) {
+		n = left < FILE_PAGE ? left : FILE_PAGE;
+		crc = crc32_z(crc, zero_page, n);
+	}
+	if (len == job->chunk_size) {
+		job->zero_crc = (uint32_t)crc;
+		job->zero_crc_known = true;
+	}
+	return (uint32_t)crc;
 }
 
 /* ---- staging ring --------------------------------------------------------------------- */
@@ -409,15 +451,10 @@ static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": copy engine read: %s",
 				job->gpu->gpu_id, s->bo_index, s->bo_off, strerror(-ret));
-	job->crcs[s->chunk_index] = checksum(s->buf, s->len);
+	/* the zero test stops at the first non-zero byte: cheap for data */
+	s->zero = is_zero(s->buf, s->len);
+	job->crcs[s->chunk_index] = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
 	return 0;
-}
-
-static bool block_is_zero(const uint8_t *p, size_t len)
-{
-	static const uint8_t zeros[FILE_PAGE];
-
-	return !memcmp(p, zeros, len);
 }
 
 /* Length of the run of blocks (pages of the chunk, the last one maybe shorter)
@@ -428,7 +465,7 @@ static size_t block_run(const struct staging_slot *s, size_t off, bool want_zero
 
 	while (off < s->len) {
 		n = s->len - off < FILE_PAGE ? s->len - off : FILE_PAGE;
-		if (block_is_zero(s->buf + off, n) != want_zero)
+		if (!memcmp(s->buf + off, zero_page, n) != want_zero)
 			break;
 		off += n;
 	}
@@ -446,6 +483,8 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 	char name[64];
 	int ret = 0;
 
+	if (s->zero)
+		return 0;
 	while (!ret && off < s->len) {
 		off += block_run(s, off, true);
 		len = block_run(s, off, false);
@@ -461,12 +500,31 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 	return 0;
 }
 
+/* The chunk is a hole of the data file (reads as zeros); false if unsure. */
+static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
+{
+	off_t data = lseek(job->data_fd, (off_t)s->file_off, SEEK_DATA);
+
+	/* ENXIO: no data from there to the end; other errors: no SEEK_DATA here */
+	if (data < 0)
+		return errno == ENXIO;
+	return (uint64_t)data >= s->file_off + s->len;
+}
+
 static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 {
 	uint32_t crc;
 	char name[64];
-	int ret = pread_full(job->data_fd, s->buf, s->len, s->file_off);
+	int ret = 0;
 
+	/* a hole needs no read, no CRC pass, no copy: zeros and their checksum */
+	s->zero = chunk_is_hole(job, s);
+	if (s->zero && !job->zeros)
+		job->zeros = calloc(1, job->chunk_size);
+	if (!job->zeros)
+		s->zero = false; /* no memory for it: read the zeros */
+	if (!s->zero)
+		ret = pread_full(job->data_fd, s->buf, s->len, s->file_off);
 	image_name(name, sizeof(name), job, "img");
 	if (ret)
 		return job_fail(job, ret == -ENODATA ? -EIO : ret,
@@ -474,7 +532,7 @@ static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 				": reading %s at 0x%" PRIx64 ": %s",
 				job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
 				ret == -ENODATA ? "file truncated" : strerror(-ret));
-	crc = checksum(s->buf, s->len);
+	crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
 	if (crc != job->crcs[s->chunk_index])
 		return job_fail(job, -EBADMSG,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -491,7 +549,8 @@ static int restore_drain(struct gpu_job *job, struct staging_slot *s)
 
 	if (ret)
 		return ret;
-	ret = job->engine->ops->write(job->cur.handle, s->bo_off, s->buf, s->len);
+	ret = job->engine->ops->write(job->cur.handle, s->bo_off, s->zero ? job->zeros : s->buf,
+				      s->len);
 	if (ret)
 		return job_fail(job, ret,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -984,6 +1043,7 @@ static void stream_teardown(struct stream *st, bool failed)
 		close_fd(&job->data_fd);
 		close_fd(&job->index_fd);
 		free(job->crcs);
+		free(job->zeros);
 		ring_destroy(&job->ring);
 	}
 	free(st->jobs);
@@ -1087,6 +1147,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	close_fd(&job.data_fd);
 	close_fd(&job.index_fd);
 	free(job.crcs);
+	free(job.zeros);
 	ring_destroy(&job.ring);
 	free(gpu.bos);
 	return ret;

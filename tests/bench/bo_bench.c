@@ -6,7 +6,8 @@
  * BENCH_GIB GiB (default 2) of BO contents, in memfds standing in for
  * dma-bufs, split over 2 GPUs x 2 BOs, stream through the CPU copy engine into
  * the image directory (argv[1], default "."), and back into fresh memfds,
- * which are compared with the originals afterwards (not timed).
+ * which are compared with the originals afterwards (not timed). Then the same
+ * with all-zero BOs (sparse images).
  *
  * Page cache: the dump runs with cfg.sync (fdatasync of the images) and the
  * file-write baseline fdatasyncs too; before the restore and the file-read
@@ -276,6 +277,36 @@ static void file_gibps(int dir_fd, uint64_t bytes, double *write_rate, double *r
 	free(buf);
 }
 
+/* The sources become all zero (still allocated, like VRAM): the case of
+ * mostly-empty VRAM, whose image is sparse. */
+static void zero_sources(struct bench *b)
+{
+	int g, i;
+
+	for (g = 0; g < GPUS; g++)
+		for (i = 0; i < BOS_PER_GPU; i++)
+			if (fallocate(b->src[g][i], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+				      (off_t)b->bo_size) ||
+			    fallocate(b->src[g][i], 0, 0, (off_t)b->bo_size))
+				die("zeroing a memfd");
+}
+
+/* Bytes the images of the GPUs take on the device. */
+static uint64_t images_allocated(int dir_fd)
+{
+	uint64_t bytes = 0;
+	struct stat st;
+	char name[64];
+	int g;
+
+	for (g = 0; g < GPUS; g++) {
+		snprintf(name, sizeof(name), "amdgpu-bo-1-%d.img", 1000 + g);
+		if (!fstatat(dir_fd, name, &st, 0))
+			bytes += (uint64_t)st.st_blocks * 512;
+	}
+	return bytes;
+}
+
 static void remove_images(int dir_fd)
 {
 	char name[64];
@@ -295,6 +326,7 @@ int main(int argc, char **argv)
 	const char *gib = getenv("BENCH_GIB");
 	struct bench b = {.total = (uint64_t)(gib && *gib ? strtod(gib, NULL) * GIB : 2 * GIB)};
 	double dump_s, restore_s, w, r;
+	uint64_t zero_bytes;
 	long rss0;
 
 	b.dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -318,6 +350,16 @@ int main(int argc, char **argv)
 	printf("  restore (cold images, CRC verified)  %6.2f GiB/s  (%.2f s)\n",
 	       gibps(b.total, restore_s), restore_s);
 	printf("  peak RSS %ld MiB (%ld MiB before streaming)\n", peak_rss_mib(), rss0);
+	verify(&b);
+	remove_images(b.dir_fd);
+	zero_sources(&b);
+	dump_s = run_stream(&b, false);
+	zero_bytes = images_allocated(b.dir_fd);
+	restore_s = run_stream(&b, true);
+	printf("  all-zero BOs: dump %6.2f GiB/s (%.2f s), restore %6.2f GiB/s (%.2f s), "
+	       "images %" PRIu64 " KiB on the device\n",
+	       gibps(b.total, dump_s), dump_s, gibps(b.total, restore_s), restore_s,
+	       zero_bytes >> 10);
 	verify(&b);
 	remove_images(b.dir_fd);
 	printf("limits measured in this run:\n");

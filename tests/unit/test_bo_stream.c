@@ -675,6 +675,17 @@ static void put_byte(int fd, uint64_t off, uint8_t v)
 	assert_int_equal(pwrite(fd, &v, 1, (off_t)off), 1);
 }
 
+static void punch_hole(struct fixture *f, const char *name, uint64_t off, uint64_t len)
+{
+	int fd = openat(f->dir_fd, name, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(
+		fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len),
+		0);
+	close(fd);
+}
+
 static uint8_t get_byte(struct fixture *f, const char *name, uint64_t off)
 {
 	int fd = openat(f->dir_fd, name, O_RDONLY);
@@ -692,7 +703,8 @@ static uint8_t get_byte(struct fixture *f, const char *name, uint64_t off)
  * (holes read as zeros, which are written). Marked bytes: the BO's first
  * byte, the last byte of chunk 3 (the only non-zero byte of that chunk), one
  * in the middle of a page, the BO's last byte; BO 1 follows at an odd offset,
- * random all through. A byte put into a hole is a checksum mismatch.
+ * random all through. A byte put into a hole, and a hole punched into data,
+ * are checksum mismatches (the restore reads no hole, but checks each one).
  */
 static void test_zero_pages_are_holes(void **state)
 {
@@ -728,6 +740,14 @@ static void test_zero_pages_are_holes(void **state)
 	flip_byte(f, "amdgpu-bo-5-4096.img", 6 * chunk + 100);
 	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "gpu 4096: BO 0 offset 0x1800000: checksum mismatch"));
+	flip_byte(f, "amdgpu-bo-5-4096.img", 6 * chunk + 100); /* zero again, now written */
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+
+	/* chunk 3 (its last byte is not zero) made a hole: zeros, a checksum mismatch */
+	punch_hole(f, "amdgpu-bo-5-4096.img", 3 * chunk, chunk);
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "gpu 4096: BO 0 offset 0xc00000: checksum mismatch"));
 	set_free(&s);
 }
 
