@@ -39,9 +39,10 @@
  *                   own+next, all)
  *   --big-bo SIZE   one more VRAM BO of SIZE bytes (K/M/G suffixes) on the
  *                   first GPU; only the first and last page and 62 pages
- *                   spread over it are written and checked (and pages in
- *                   between must be zero). kfdsim's shmem helper populates
- *                   the whole BO at mmap: the guest needs SIZE of free RAM
+ *                   spread over it are written; checked: those pages' bytes,
+ *                   and every other page must be zero. kfdsim's shmem helper
+ *                   populates the whole BO at mmap: the guest needs SIZE of
+ *                   free RAM
  *   --threads N     N worker threads; each owns BOs of every type on one GPU,
  *                   a queue (AQL or SDMA) and events, and verifies its own
  *                   state concurrently with the others; they set up one at
@@ -81,7 +82,8 @@
  *   --sabotage WHAT negative control, applied after TRIGGER, before the
  *                   checks: byte, big-bo, thread, child, doorbell, mmio,
  *                   render-reopen, render-swap, fd, event, queue, map,
- *                   apertures, svm (region 1's granularity changed in the
+ *                   apertures, big-bo-zero (a byte of a page that must be
+ *                   zero), svm (region 1's granularity changed in the
  *                   kernel), svm-byte, xnack (the mode flipped once no queue
  *                   is left, before the last XNACK check); the self-check
  *                   must then FAIL
@@ -781,30 +783,33 @@ static void check_owner_io(struct owner *o, uint64_t round)
 	}
 }
 
+/* every page of the big BO: the 64 written ones hold their pattern, all others are zero */
 static void check_big(void)
 {
-	uint64_t npages, j, i;
+	static const uint8_t zeros[KFDL_PAGE];
+	uint64_t npages, j, pg, next, i;
 	char name[96];
 
 	if (!big.cpu)
 		return;
 	npages = big.size / KFDL_PAGE;
 	for (j = 0; j < 64; j++) {
-		uint64_t pg = big_page(j, npages), mid;
-
+		pg = big_page(j, npages);
 		snprintf(name, sizeof(name), "big VRAM BO (%" PRIu64 " bytes) page %" PRIu64,
 			 big.size, pg);
 		check_bytes(name, 900000 + (uint32_t)j, big.cpu + pg * KFDL_PAGE, KFDL_PAGE);
-		if (j == 63)
-			break;
-		mid = (pg + big_page(j + 1, npages)) / 2;
-		if (mid == pg)
-			continue;
-		for (i = 0; i < KFDL_PAGE; i++)
-			if (big.cpu[mid * KFDL_PAGE + i])
-				finish_fail("big VRAM BO: untouched page %" PRIu64 " byte %" PRIu64
-					    " is 0x%02x, want 0",
-					    mid, i, big.cpu[mid * KFDL_PAGE + i]);
+		next = j == 63 ? npages : big_page(j + 1, npages);
+		for (pg++; pg < next; pg++) {
+			const uint8_t *p = big.cpu + pg * KFDL_PAGE;
+
+			if (!memcmp(p, zeros, KFDL_PAGE))
+				continue;
+			for (i = 0; !p[i]; i++)
+				;
+			finish_fail("big VRAM BO: untouched page %" PRIu64 " byte %" PRIu64
+				    " is 0x%02x, want 0",
+				    pg, i, p[i]);
+		}
 	}
 }
 
@@ -1164,6 +1169,8 @@ static void sabotage(void)
 		bo->cpu[bo->size - 1] ^= 0xff;
 	else if (!strcmp(s, "big-bo") && big.cpu)
 		big.cpu[big.size - 1] ^= 0xff;
+	else if (!strcmp(s, "big-bo-zero") && big.cpu) /* a page that must stay zero */
+		big.cpu[(big_page(10, big.size / KFDL_PAGE) + 5) * KFDL_PAGE + 100] ^= 0xff;
 	else if (!strcmp(s, "svm") && svm[1].cpu) {
 		/* the kernel's attributes change behind the model's back */
 		struct kfd_ioctl_svm_attribute at = {KFD_IOCTL_SVM_ATTR_GRANULARITY, 7};

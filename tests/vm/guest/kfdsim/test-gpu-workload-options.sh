@@ -114,13 +114,16 @@ must_fail sabotage-xnack-off "XNACK mode is 1, want 0" --sabotage xnack
 g0=$(awk '$1 == "gpu" { print $2; exit }' "$WORK/default.ready")
 TRIGGER_TEXT="map $g0 4242" must_fail wrong-map "render fd [0-9]+ of user gpu $g0 is renderD[0-9]+ = gpu $g0, want gpu 4242" --render-fds
 
-# --- one VRAM BO over 4 GiB: kfdsim's shmem helper allocates all of it at mmap ---
-big=${GPU_BIG_BO:-4352M}
+# --- --big-bo: the negative controls on a 64 MiB BO (its checks do not
+# depend on the size); one over 4 GiB must PASS when the guest has the RAM
+# (kfdsim's shmem helper allocates all of it at mmap) ---
+must_fail sabotage-big-bo "big VRAM BO .* page [0-9]+: byte 4095 is" --gpus 1 --big-bo 64M --sabotage big-bo
+must_fail sabotage-big-bo-zero "big VRAM BO: untouched page [0-9]+ byte 100 is 0xff, want 0" --gpus 1 --big-bo 64M --sabotage big-bo-zero
+big=${GPU_BIG_BO:-4160M}
 need_kb=$(( (${big%M} + 512) * 1024 ))
 avail_kb=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 if [ "$avail_kb" -ge "$need_kb" ]; then
 	GPU_READY_SECS=300 pass big-bo --gpus 1 --big-bo "$big"
-	GPU_READY_SECS=300 must_fail sabotage-big-bo "big VRAM BO .* page [0-9]+: byte 4095 is" --gpus 1 --big-bo "$big" --sabotage big-bo
 else
 	ok "big-bo: --big-bo $big # SKIP MemAvailable $avail_kb kB < $need_kb kB (VM_MEM)"
 fi
