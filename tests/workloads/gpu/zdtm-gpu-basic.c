@@ -46,12 +46,16 @@
  *   --threads N     N worker threads; each owns BOs of every type on one GPU,
  *                   a queue (AQL or SDMA) and events, and verifies its own
  *                   state concurrently with the others; they set up one at
- *                   a time (kfdsim deadlocks when a USERPTR ALLOC and a
- *                   doorbell mmap of two threads meet) unless --parallel-setup
+ *                   a time unless --parallel-setup (kfdsim deadlocked when a
+ *                   USERPTR ALLOC and a doorbell mmap of two threads met,
+ *                   until session 3: test-kfdsim-parallel-setup.sh)
  *   --fork          a child process (forked before /dev/kfd is opened) with
  *                   its own KFD process and the same kind of state, files
  *                   READY.child, RESULT.child; RESULT gets "PASS" only if
  *                   both pass, then "parent ..." and "child ..." lines
+ *   --kfd-twice     open /dev/kfd a second time once set up and keep the fd
+ *                   (same KFD process: KFD has one per address space; a
+ *                   dump must refuse it, tests/vm/.../test-cr-kfd-twice.sh)
  *   --mmio          also mmap each GPU's MMIO_REMAP BO (the HDP flush page)
  *                   through /dev/kfd at its mmap_offset, as ROCr does, and
  *                   write + read back through it after the restore
@@ -156,6 +160,7 @@ static int n_fds0;
 
 static int opt_sel[KFDL_MAX_GPUS], opt_nsel, opt_first_n;
 static int opt_bos, opt_threads, opt_fork, opt_render, opt_mmio, opt_svm, opt_xnack;
+static int opt_kfd_twice;
 static uint64_t opt_big;
 static const char *opt_sabotage = "";
 static int is_child;
@@ -1229,9 +1234,8 @@ static void *thread_main(void *arg)
 	struct owner *o = arg;
 
 	o->tid = gettid();
-	/* kfdsim deadlocks (p->mutex vs mmap_lock) when one thread allocates a
-	 * USERPTR BO while another mmaps a doorbell: one thread sets up at a
-	 * time unless --parallel-setup */
+	/* one thread sets up at a time unless --parallel-setup (which found a
+	 * p->mutex vs mmap_lock deadlock in kfdsim, fixed since) */
 	if (!opt_parallel_setup)
 		pthread_mutex_lock(&setup_lock);
 	setup_thread_state(o);
@@ -1404,6 +1408,9 @@ static int run(void)
 			nanosleep(&ts, NULL);
 		}
 	}
+	if (opt_kfd_twice && !is_child &&
+	    open("/dev/kfd", O_RDWR | O_CLOEXEC) < 0) /* kept: the same KFD process */
+		finish_fail("setup: second open of /dev/kfd: %s", strerror(errno));
 	record_fds();
 	write_ready();
 	printf("ready (%s): %d GPUs of %d, %d owners, big BO %" PRIu64 "\n", role(), k.n_gpus,
@@ -1552,6 +1559,7 @@ int main(int argc, char **argv)
 		{"parallel-setup", no_argument, NULL, 'P'},
 		{"svm", no_argument, NULL, 'S'},
 		{"xnack", no_argument, NULL, 'x'},
+		{"kfd-twice", no_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0},
 	};
 	struct sigaction sa = {.sa_handler = io_signal, .sa_flags = SA_NODEFER};
@@ -1590,6 +1598,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			opt_xnack = 1;
+			break;
+		case 'K':
+			opt_kfd_twice = 1;
 			break;
 		case 's':
 			opt_sabotage = optarg;
