@@ -247,6 +247,16 @@ static int check_blob(struct kfd_process_image *img, const char *name, char *err
 	if (e->num_objects > KFD_IMAGE_MAX_OBJECTS)
 		return fail(err, errlen, -EINVAL, "%s: %u objects, more than %u", name,
 			    e->num_objects, KFD_IMAGE_MAX_OBJECTS);
+	if (!e->n_devices) {
+		/* /dev/kfd of a process without GPUs (KFD's PROCESS_INFO: ENODEV): the file is all
+		 */
+		if (e->n_bos || e->num_objects || e->priv_data.len)
+			return fail(
+				err, errlen, -EINVAL,
+				"%s: no GPUs, yet %zu BOs, %u objects, %zu bytes of private data",
+				name, e->n_bos, e->num_objects, e->priv_data.len);
+		return 0;
+	}
 	if (priv_blob_parse(e->priv_data.data, e->priv_data.len, (uint32_t)e->n_devices,
 			    (uint32_t)e->n_bos, e->num_objects, e->bo_record_size, &img->blob, why,
 			    sizeof(why)))

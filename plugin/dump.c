@@ -246,10 +246,12 @@ static int write_process_image(struct dump_session *s, struct checkpoint *c, uin
 	e.num_objects = a->num_objects;
 	e.priv_data.data = c->priv;
 	e.priv_data.len = a->priv_data_size;
-	e.bo_record_size =
-		priv_blob_detect_bo_record(c->priv, a->priv_data_size, a->num_devices, a->num_bos,
-					   a->num_objects, priv_bo_record_for_release(s->release));
-	if (!e.bo_record_size) {
+	/* no GPUs (PROCESS_INFO said ENODEV): no private data, nothing to detect */
+	if (a->num_devices)
+		e.bo_record_size = priv_blob_detect_bo_record(
+			c->priv, a->priv_data_size, a->num_devices, a->num_bos, a->num_objects,
+			priv_bo_record_for_release(s->release));
+	if (a->num_devices && !e.bo_record_size) {
 		pr_err("pid %u: the kernel's private data has a layout this plugin does not know "
 		       "(%llu bytes for %u GPUs, %u BOs, %u objects); report it with the kernel "
 		       "version %s",

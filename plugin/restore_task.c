@@ -554,17 +554,29 @@ static uint32_t own_ns_pid(int pid)
 }
 
 /* Did the task `pid` restore a /dev/kfd file (shared_image_end() DONE)? */
-static bool restored_kfd_in(struct restore_session *s, int pid)
+/* What a task restored of ours, from the shared outcomes. */
+enum restored_kfd {
+	RESTORED_NOTHING,
+	RESTORED_FILE_ONLY, /* /dev/kfd files of a process without GPUs */
+	RESTORED_GPUS,
+};
+
+static enum restored_kfd restored_kfd_in(struct restore_session *s, int pid)
 {
+	enum restored_kfd what = RESTORED_NOTHING;
 	uint32_t ns_pid = own_ns_pid(pid);
 	struct shared_image img;
 	size_t i;
 
-	for (i = 0; ns_pid && i < s->n_procs; i++)
-		if (!shared_image_get(s->shared, s->procs[i].id, &img, shared_deadline(5000)) &&
-		    img.state == SHARED_IMAGE_DONE && img.pid == ns_pid)
-			return true;
-	return false;
+	for (i = 0; ns_pid && i < s->n_procs; i++) {
+		if (shared_image_get(s->shared, s->procs[i].id, &img, shared_deadline(5000)) ||
+		    img.state != SHARED_IMAGE_DONE || img.pid != ns_pid)
+			continue;
+		if (s->procs[i].entry->n_devices)
+			return RESTORED_GPUS;
+		what = RESTORED_FILE_ONLY;
+	}
+	return what;
 }
 
 /*
@@ -589,10 +601,15 @@ static int resume_failed(int pid, int err)
 int restore_resume(struct restore_session *s, int pid)
 {
 	struct kfd_ioctl_criu_args args = {.pid = (uint32_t)pid, .op = KFD_CRIU_OP_RESUME};
+	enum restored_kfd what;
 	int ret;
 
 	if (!s->active || !s->n_procs)
 		return -ENOTSUP;
+	what = restored_kfd_in(s, pid);
+	/* no RESTORE ran in its KFD process (no GPUs): nothing to resume, and KFD would refuse */
+	if (what == RESTORED_FILE_ONLY)
+		return 0;
 	if (s->kfd_fd < 0) { /* released in restore_session_fini() */
 		s->kfd_fd = kfd_dev_get();
 		if (s->kfd_fd < 0) {
@@ -600,12 +617,12 @@ int restore_resume(struct restore_session *s, int pid)
 			s->kfd_fd = -1;
 			pr_err("cannot open %s to resume pid %d: %s", KFD_DEVICE_PATH, pid,
 			       strerror(-ret));
-			return restored_kfd_in(s, pid) ? resume_failed(pid, ret) : ret;
+			return what == RESTORED_GPUS ? resume_failed(pid, ret) : ret;
 		}
 	}
 	ret = kfd_criu_op(s->kfd_fd, &args);
 	/* ESRCH: no KFD process, fine for a task that restored no /dev/kfd file */
-	if (ret == -ESRCH && !restored_kfd_in(s, pid))
+	if (ret == -ESRCH && what == RESTORED_NOTHING)
 		return 0;
 	if (ret)
 		return resume_failed(pid, ret);

@@ -132,6 +132,37 @@ static void test_valid_checkpoint(void **state)
 	render_file_image_free(&r);
 }
 
+/* /dev/kfd of a process without GPUs (PROCESS_INFO: ENODEV): the image holds the file only. */
+static void test_no_gpu_process(void **state)
+{
+	struct fixture *f = *state;
+	struct synth_process *p = calloc(1, sizeof(*p));
+	struct kfd_process_image img;
+	KfdTopologyEntry *empty = NULL;
+	char err[512];
+
+	assert_non_null(p);
+	assert_int_equal(synth_process_build(&f->spec, p, err, sizeof(err)), 0);
+	assert_int_equal(topo_to_image(f->spec.topo, f->spec.nodes, 0, &empty), 0);
+	p->entry.n_devices = 0;
+	p->entry.n_bos = 0;
+	p->entry.num_objects = 0;
+	p->entry.priv_data.len = 0;
+	p->entry.bo_record_size = 0;
+	p->entry.topology = empty;
+	assert_int_equal(
+		kfd_image_write(f->dir_fd, KFD_IMAGE_PROCESS, ID, &p->entry.base, err, sizeof(err)),
+		0);
+	if (kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err)))
+		fail_msg("a no-GPU image does not load: %s", err);
+	assert_int_equal(img.entry->n_devices, 0);
+	assert_int_equal(img.blob.queues, 0);
+	kfd_process_image_free(&img);
+	topo_image_free(empty);
+	synth_process_free(p);
+	free(p);
+}
+
 static void test_old_kernel_and_restored_process(void **state)
 {
 	struct fixture *f = *state;
@@ -306,7 +337,23 @@ static void missing_bos_count(struct synth_process *p)
 	p->entry.n_bos--; /* the blob still holds 12 BO records */
 }
 
+static void no_gpus_but_blob(struct synth_process *p)
+{
+	p->entry.n_devices = 0; /* a /dev/kfd without GPUs has no private data */
+	p->entry.n_bos = 0;
+	p->entry.num_objects = 0;
+}
+
+static void no_gpus_but_bos(struct synth_process *p)
+{
+	no_gpus_but_blob(p);
+	p->entry.priv_data.len = 0;
+	p->entry.n_bos = 1;
+}
+
 static const struct bad_process bad_processes[] = {
+	{"no GPUs, yet private data", no_gpus_but_blob, "no GPUs, yet"},
+	{"no GPUs, yet a BO", no_gpus_but_bos, "unknown GPU"},
 	{"one object too many", wrong_object_count, "does not parse"},
 	{"one object too few", too_few_objects, "does not parse"},
 	{"BO of an unknown GPU", bo_unknown_gpu, "unknown GPU"},
@@ -623,6 +670,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
 		test_old_kernel_and_restored_process, setup, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_list, setup, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_no_gpu_process, setup,
+									teardown);
 	tests[n++] =
 		(struct CMUnitTest)cmocka_unit_test_setup_teardown(test_truncated, setup, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_random_damage, setup,

@@ -1,11 +1,15 @@
 #!/bin/sh
-# Dump of a process holding the real /dev/kfd open, with our plugin loaded.
+# Dump and restore of a process holding the real /dev/kfd open (amdgpu.ko,
+# no GPU: KFD gives it no GPU, PROCESS_INFO says ENODEV), with our plugin.
+# The plugin records the file only (no private data, nothing to pause) and
+# the restore opens /dev/kfd again in the task without RESTORE or RESUME
+# (KFD would refuse a RESUME of a process that never RESTOREd).
 #
-# EXPECT=fail: the plugin does not handle /dev/kfd yet, so no plugin claims
-# the fd and CRIU must refuse cleanly ("Can't dump file ... chr"), leaving
-# the process running untouched. When the plugin learns /dev/kfd, set
-# EXPECT=ok: then dump and restore must succeed and the fd come back.
-EXPECT=fail
+# EXPECT=ok since session 3 (before, the dump failed: the no-GPU image did
+# not validate, and CRIU took the plugin's EOPNOTSUPP for "not my file").
+# EXPECT=fail: CRIU must refuse cleanly ("Can't dump file ... chr"),
+# leaving the process running untouched.
+EXPECT=ok
 . /test/lib/guest.sh
 
 LOG=$WORK/counter.log
@@ -27,8 +31,12 @@ if [ "$EXPECT" = fail ]; then
 	check "process still counting (past $at)" wait_until 10 ticking $((at + 5)) "$LOG"
 else
 	check "dump" test $rc -eq 0
+	check "the plugin recorded the file only" grep -q "amdgpu_plugin: file [0-9]*: /dev/kfd without GPUs" "$img/dump.log"
+	check "the dumped process is gone" wait_until 10 eval '! alive $pid'
 	at=$(ticks "$LOG")
 	check "restore" criu_restore "$img"
+	check "no RESUME asked of KFD (nothing was restored in it)" eval '! grep -q "resumed the GPU queues\|RESUME of pid" "$img/restore.log"'
+	[ "$TAP_FAILED" -eq 0 ] || keep "$img/dump.log" "$img/restore.log"
 	check "counting on after restore (past $at)" wait_until 10 ticking $((at + 5)) "$LOG"
 	check "/dev/kfd open again after restore" eval 'ls -l /proc/$pid/fd | grep -q " /dev/kfd$"'
 fi
