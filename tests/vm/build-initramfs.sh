@@ -4,16 +4,20 @@
 #   /usr        trixie's criu with its library closure (merged /usr, so criu
 #               runs natively with trixie's ld.so), minus docs and headers
 #   OVERLAY     copied on top: /init, /test/..., /usr/lib/criu/*.so, tools
+#   CRIU42_ROOT optional, Debian testing's criu 4.2.x (scripts/fetch-criu-testing.sh):
+#               its binary in /usr/libexec/criu-4.2/criu with the libraries it
+#               needs but glibc's (trixie's glibc is new enough), run by the
+#               wrapper /usr/sbin/criu-4.2 (the process is still named criu)
 #   libraries   every shared library that an ELF file of OVERLAY needs and
 #               the trixie closure lacks (libdrm, libdrm_amdgpu, json-c, ...),
 #               taken from the host, where those files were built
 # and writes it as a zstd-compressed newc cpio.
 #
-# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR
+# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd)
+OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd) CRIU42_ROOT=${4:-}
 LIBDIR=usr/lib/x86_64-linux-gnu
 STAGE=
 
@@ -54,6 +58,32 @@ add_missing_libs() {
 		done
 }
 
+# The 4.2 binary's library closure (DT_NEEDED, recursively, inside
+# CRIU42_ROOT) without glibc's libraries: testing's glibc would need its own
+# ld.so, and the guest's trixie glibc (2.41) covers what 4.2 asks (2.38).
+add_criu42() {
+	local src=$CRIU42_ROOT/$LIBDIR dst=$STAGE/usr/libexec/criu-4.2 so elf seen=" "
+	local -a todo
+	needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+	mkdir -p "$dst/lib"
+	cp "$CRIU42_ROOT/usr/sbin/criu" "$dst/criu"
+	mapfile -t todo < <(needed "$dst/criu")
+	while [ ${#todo[@]} -gt 0 ]; do
+		so=${todo[0]}
+		todo=("${todo[@]:1}")
+		case "$seen" in *" $so "*) continue ;; esac
+		seen="$seen$so "
+		case "$so" in ld-linux* | libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | libresolv.so.* | libmvec.so.*) continue ;; esac
+		elf=$src/$so
+		[ -e "$elf" ] || vm_die "criu 4.2 needs $so, not in $src"
+		cp -L "$elf" "$dst/lib/$so"
+		mapfile -t -O ${#todo[@]} todo < <(needed "$elf")
+	done
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=/usr/libexec/criu-4.2/lib exec /usr/libexec/criu-4.2/criu "$@"\n' >"$STAGE/usr/sbin/criu-4.2"
+	chmod 0755 "$STAGE/usr/sbin/criu-4.2"
+	vm_log "adding criu 4.2 as /usr/sbin/criu-4.2 with $(cd "$dst/lib" && echo *)"
+}
+
 main() {
 	STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vm-initramfs.XXXXXX")
 	add_criu
@@ -62,6 +92,7 @@ main() {
 	cp -a "$OVERLAY"/. "$STAGE"/
 	[ -x "$STAGE/init" ] || vm_die "the overlay has no executable /init"
 	add_missing_libs
+	[ -z "$CRIU42_ROOT" ] || add_criu42
 	(cd "$STAGE" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | zstd -q -T0 -3 >"$OUT.tmp"
 	mv "$OUT.tmp" "$OUT"
 }

@@ -23,7 +23,10 @@
 #   guest/        the 9p share: each test's log, CRIU logs of failed steps
 #
 # Env: BUILD (build), CRIU (the criu wrapper of scripts/fetch-criu.sh; its
-#      root/ is put into the guest), KFDSIM_PARAMS (module parameters),
+#      root/ is put into the guest), CRIU42 (the criu 4.2.x wrapper of
+#      scripts/fetch-criu-testing.sh, default the cache's when there, empty
+#      for none: its criu is put into the guest as /usr/sbin/criu-4.2),
+#      KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
 #      kfd-topologies captures; default ../shared/kfd-topologies),
@@ -38,6 +41,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=${1:?usage: vm-suite.sh kfdsim|amdgpu|selftest}
 BUILD=$(mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 CRIU_ROOT=$(dirname "${CRIU:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu/criu}")/root
+CRIU42=${CRIU42-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu-4.2/criu}
+CRIU42_ROOT=
+if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
 KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
 LOGS=${VM_LOGS:-$BUILD/vm-logs/$SUITE}
@@ -199,7 +205,7 @@ prepare() {
 		step "kfdsim machines"; make_kfdsim_machines
 	fi
 	step "guest files"; make_overlay "$kroot" "$krel" "$WORKDIR/overlay"
-	step "initramfs"; "$HERE/build-initramfs.sh" "$WORKDIR/initramfs.cpio.zst" "$CRIU_ROOT" "$WORKDIR/overlay"
+	step "initramfs"; "$HERE/build-initramfs.sh" "$WORKDIR/initramfs.cpio.zst" "$CRIU_ROOT" "$WORKDIR/overlay" "$CRIU42_ROOT"
 	step "VM run"
 	KERNEL=$kroot/boot/vmlinuz-$krel
 	KREL=$krel

@@ -52,11 +52,13 @@ ticking() { [ "$(ticks "$2")" -gt "$1" ]; }  # ticking N LOG: past N?
 # with a time limit and full logs (IMGDIR/dump.log, restore.log); a failed
 # step's log is kept. Return CRIU's status. CRIU_WRAP: command words that
 # run the restore (e.g. a script that enters a cgroup and execs the rest).
+# CRIU_BIN: the criu command (default criu, trixie's 4.1.1; criu-4.2 is
+# Debian testing's when the initramfs has it).
 criu_dump() {
 	local dir=$1 pid=$2 rc
 	shift 2
 	mkdir -p "$dir"
-	timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$dir" -v4 -o dump.log "$@"
+	timeout -s KILL "$CRIU_TIMEOUT" "${CRIU_BIN:-criu}" dump -t "$pid" -D "$dir" -v4 -o dump.log "$@"
 	rc=$?
 	[ $rc -eq 0 ] || keep "$dir/dump.log"
 	return $rc
@@ -65,7 +67,7 @@ criu_restore() {
 	local dir=$1 rc
 	shift
 	# shellcheck disable=SC2086 # CRIU_WRAP: words of a wrapper (e.g. a cgroup)
-	${CRIU_WRAP:-} timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$dir" -d -v4 -o restore.log "$@"
+	${CRIU_WRAP:-} timeout -s KILL "$CRIU_TIMEOUT" "${CRIU_BIN:-criu}" restore -D "$dir" -d -v4 -o restore.log "$@"
 	rc=$?
 	[ $rc -eq 0 ] || keep "$dir/restore.log"
 	return $rc
