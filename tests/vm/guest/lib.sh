@@ -395,6 +395,34 @@ gpu_cg_remove() {
 	ls -d "$GPU_CG"/*/ >/dev/null 2>&1 || umount "$GPU_CG" 2>/dev/null
 }
 
+# --- tests that reload kfdsim as another machine (test-cr-eight, -partition,
+# -subset, -refuse) ---
+# gpu_machines_missing NAME DESC...: true, with a SKIP result, when the
+# workload, /dev/kfd, kfdsim.ko or one of the machine descriptions is missing
+gpu_machines_missing() {
+	local name=$1 f
+	shift
+	gpu_wl_missing && return 0
+	for f in "$@" /test/kfdsim.ko; do
+		[ -f "$f" ] && continue
+		ok "$name # SKIP no $f"
+		return 0
+	done
+	return 1
+}
+# gpu_machine_finish [CG]: ends such a test: the workload ($WL_PID) killed,
+# the device cgroup CG removed, kfdsim loaded again as the boot loaded it
+gpu_machine_finish() {
+	[ -z "${WL_PID:-}" ] || kill -9 "$WL_PID" 2>/dev/null
+	[ -z "${WL_PID:-}" ] || gpu_gone "$WL_PID"
+	[ -z "${1:-}" ] || gpu_cg_remove "$1"
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+	tap_done
+	exit
+}
+# col C: column C of stdin, on one line
+col() { awk -v c="$1" '{ print $c }' | tr '\n' ' ' | sed 's/ $//'; }
+
 # kfd_fd_minors PID: the render minors PID has fds of, sorted, one line
 kfd_fd_minors() {
 	local f

@@ -17,18 +17,9 @@ EXPECT=ok
 . /test/lib/guest.sh
 
 DESC=/test/kfdsim/machines/mi210.desc
-gpu_wl_missing && { tap_done; exit; }
-if [ ! -f "$DESC" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "eight # SKIP no $DESC or kfdsim.ko"
-	tap_done
-	exit
-fi
+gpu_machines_missing eight "$DESC" && { tap_done; exit; }
 
-finish() {
-	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
-	tap_done
-	exit
-}
+finish() { gpu_machine_finish; }
 
 kfdsim_debugfs || diag "no kfdsim debugfs"
 check "kfdsim reloaded as MI210 (8 GPUs)" eval 'kfdsim_unload && kfdsim_load machine="$DESC"'

@@ -28,22 +28,9 @@
 
 DESC=/test/kfdsim/machines/mi308x.desc
 CG=partjob
-gpu_wl_missing && { tap_done; exit; }
-if [ ! -f "$DESC" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "partition # SKIP no $DESC or kfdsim.ko"
-	tap_done
-	exit
-fi
+gpu_machines_missing partition "$DESC" && { tap_done; exit; }
 
-finish() {
-	[ -z "${WL_PID:-}" ] || kill -9 "$WL_PID" 2>/dev/null
-	[ -z "${WL_PID:-}" ] || gpu_gone "$WL_PID"
-	gpu_cg_remove "$CG"
-	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
-	tap_done
-	exit
-}
-col() { awk -v c="$1" '{ print $c }' | tr '\n' ' ' | sed 's/ $//'; } # column C of stdin, one line
+finish() { gpu_machine_finish "$CG"; }
 
 kfdsim_debugfs || diag "no kfdsim debugfs"
 check "kfdsim reloaded as MI308X (32 CPX partitions)" eval 'kfdsim_unload && kfdsim_load machine="$DESC"'

@@ -20,22 +20,9 @@
 MI210=/test/kfdsim/machines/mi210.desc
 WS=/test/kfdsim/machines/workstation.desc
 CG=refjob
-gpu_wl_missing && { tap_done; exit; }
-if [ ! -f "$MI210" ] || [ ! -f "$WS" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "refuse # SKIP no $MI210, $WS or kfdsim.ko"
-	tap_done
-	exit
-fi
+gpu_machines_missing refuse "$MI210" "$WS" && { tap_done; exit; }
 
-finish() {
-	[ -z "${WL_PID:-}" ] || kill -9 "$WL_PID" 2>/dev/null
-	[ -z "${WL_PID:-}" ] || gpu_gone "$WL_PID"
-	gpu_cg_remove "$CG"
-	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
-	tap_done
-	exit
-}
-col() { awk -v c="$1" '{ print $c }' | tr '\n' ' ' | sed 's/ $//'; } # column C of stdin, one line
+finish() { gpu_machine_finish "$CG"; }
 
 kfdsim_debugfs || diag "no kfdsim debugfs"
 check "kfdsim reloaded as MI210" eval 'kfdsim_unload && kfdsim_load machine="$MI210"'

@@ -33,21 +33,9 @@
 
 DESC=/test/kfdsim/machines/mi210.desc
 CG=subjob
-gpu_wl_missing && { tap_done; exit; }
-if [ ! -f "$DESC" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "subset # SKIP no $DESC or kfdsim.ko"
-	tap_done
-	exit
-fi
+gpu_machines_missing subset "$DESC" && { tap_done; exit; }
 
-finish() {
-	[ -z "${WL_PID:-}" ] || kill -9 "$WL_PID" 2>/dev/null
-	[ -z "${WL_PID:-}" ] || gpu_gone "$WL_PID"
-	gpu_cg_remove "$CG"
-	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
-	tap_done
-	exit
-}
+finish() { gpu_machine_finish "$CG"; }
 # NODE GPU_ID MINOR HIVE_ID ... of the K-th GPU (0-based) of hive H ("a" or "b")
 gpu_of() { awk -v h="$1" -v k="$2" '$4 == h { if (n++ == k) print }' "$WORK/gpus"; }
 id_of() { gpu_of "$1" "$2" | awk '{ print $2 }'; }
