@@ -159,6 +159,20 @@ uint32_t priv_blob_detect_bo_record(const uint8_t *blob, size_t len, uint32_t n_
 	return found;
 }
 
+uint32_t priv_blob_bo_record_from_info(uint64_t priv_data_size, uint32_t n_devices, uint32_t n_bos,
+				       uint32_t n_objects)
+{
+	/* the head of priv_blob_parse(): process record, device records */
+	uint64_t head = 8 + 8ull * n_devices, rec;
+
+	if (!n_bos || n_objects || priv_data_size < head)
+		return 0;
+	if ((priv_data_size - head) % n_bos)
+		return 0;
+	rec = (priv_data_size - head) / n_bos;
+	return rec == PRIV_BO_RECORD_OLD || rec == PRIV_BO_RECORD_NEW ? (uint32_t)rec : 0;
+}
+
 uint32_t priv_bo_record_for_release(const char *release)
 {
 	unsigned long major, minor;

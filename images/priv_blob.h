@@ -56,6 +56,16 @@ uint32_t priv_blob_detect_bo_record(const uint8_t *blob, size_t len, uint32_t n_
 				    uint32_t n_bos, uint32_t n_objects, uint32_t fallback);
 
 /*
+ * The BO record size a kernel writes, from what PROCESS_INFO said of a
+ * process with n_bos >= 1 BOs and no objects (no queue, event or SVM range,
+ * whose sizes the counts do not tell): (priv_data_size - 8 - 8 * n_devices)
+ * / n_bos, which must divide exactly and be PRIV_BO_RECORD_OLD or _NEW.
+ * 0 otherwise.
+ */
+uint32_t priv_blob_bo_record_from_info(uint64_t priv_data_size, uint32_t n_devices, uint32_t n_bos,
+				       uint32_t n_objects);
+
+/*
  * The BO record size a kernel of this release (uname -r, e.g. "6.12.48+deb13-amd64")
  * writes and expects: 272 from 6.5 on, 80 before; 0 if the string does not
  * start with MAJOR.MINOR.

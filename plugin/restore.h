@@ -4,10 +4,11 @@
  *
  * The session starts in the CRIU master (the plugin's init hook), before any
  * task exists: it loads and validates every image of the checkpoint, checks
- * the local KFD (version, BO record layout), reads the local topology and
- * maps the checkpointed GPUs onto GPUs of this node that can be used (KFD
- * sees them and their render node opens). Any refusal happens there, with
- * the images untouched, so the restore can be retried on another node.
+ * the local KFD (version; BO record layout, measured: kfd_probe.h), reads
+ * the local topology and maps the checkpointed GPUs onto GPUs of this node
+ * that can be used (KFD sees them and their render node opens). Any refusal
+ * happens there, with the images untouched, so the restore can be retried on
+ * another node.
  *
  * CRIU then forks the restored tasks; each inherits the session (a private
  * copy) and restores its own files in RESTORE_EXT_FILE: it checks the GPUs

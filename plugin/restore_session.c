@@ -14,6 +14,7 @@
 
 #include "bo_stream.h"
 #include "kfd_dev.h"
+#include "kfd_probe.h"
 #include "log.h"
 #include "restore.h"
 #include "topology_image.h"
@@ -164,29 +165,102 @@ int restore_usable_gpus(const struct kfd_topology *t, uint32_t **nodes, size_t *
 	return 0;
 }
 
-static int check_kernel(const struct restore_session *s)
+static bool images_have_bos(const struct restore_session *s)
 {
-	uint32_t major, minor, local;
-	struct utsname u;
+	size_t i;
+
+	for (i = 0; i < s->n_procs; i++)
+		if (s->procs[i].entry->n_bos)
+			return true;
+	return false;
+}
+
+/*
+ * The BO record size this KFD takes, measured on the first usable GPU
+ * (kfd_probe.h) with the session's /dev/kfd reference (kept until
+ * restore_session_fini(), as the probe's VM is). 0 if it cannot be measured.
+ */
+static uint32_t measure_bo_record(struct restore_session *s, const uint32_t *usable,
+				  size_t n_usable)
+{
+	const struct kfd_node *g = NULL;
+	uint32_t record = 0;
 	char why[256];
 	size_t i;
 	int ret;
 
-	ret = kfd_dev_check_version(&major, &minor, why, sizeof(why));
-	if (ret) {
-		pr_err("%s", why);
-		return ret;
+	for (i = 0; n_usable && i < s->dst.n_nodes && !g; i++)
+		if (s->dst.nodes[i].index == usable[0])
+			g = &s->dst.nodes[i];
+	if (!g) {
+		pr_warn("no usable GPU here to measure the KFD private-data layout on");
+		return 0;
 	}
-	local = uname(&u) ? 0 : priv_bo_record_for_release(u.release);
+	if (s->kfd_fd < 0) {
+		ret = kfd_dev_get();
+		if (ret < 0) {
+			pr_warn("cannot open %s to measure the KFD private-data layout: %s",
+				KFD_DEVICE_PATH, strerror(-ret));
+			return 0;
+		}
+		s->kfd_fd = ret;
+	}
+	ret = kfd_probe_bo_record(s->kfd_fd, g->gpu_id,
+				  (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor), &record,
+				  why, sizeof(why));
+	if (ret) {
+		pr_warn("cannot measure the KFD private-data layout on GPU %u: %s", g->gpu_id, why);
+		return 0;
+	}
+	pr_info("this KFD takes %u-byte BO records (measured on GPU %u)", record, g->gpu_id);
+	return record;
+}
+
+static int check_kfd_version(void)
+{
+	uint32_t major, minor;
+	char why[256];
+	int ret;
+
+	ret = kfd_dev_check_version(&major, &minor, why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	return ret;
+}
+
+/* This KFD takes the private data of every image (its BO record layout). */
+static int check_kernel(struct restore_session *s, const uint32_t *usable, size_t n_usable)
+{
+	const char *how = "measured";
+	struct utsname u;
+	uint32_t local;
+	size_t i;
+
+	if (!images_have_bos(s))
+		return 0;
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	local = measure_bo_record(s, usable, n_usable);
+	if (!local) {
+		local = priv_bo_record_for_release(u.release);
+		how = "inferred from the release";
+		if (local)
+			pr_warn("assuming %u-byte BO records from the kernel release %s", local,
+				u.release);
+		else
+			pr_warn("BO record layout not checked: neither measured nor known from the "
+				"kernel release %s",
+				u.release);
+	}
 	for (i = 0; i < s->n_procs; i++) {
 		const KfdProcessEntry *e = s->procs[i].entry;
 
 		if (!e->n_bos || !local || e->bo_record_size == local)
 			continue;
 		pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has "
-		       "%u-byte BO records; this kernel (%s) takes %u-byte records: restore on a "
-		       "kernel of the same family",
-		       s->procs[i].id, e->kernel_release, e->bo_record_size, u.release, local);
+		       "%u-byte BO records; this kernel (%s) takes %u-byte records (%s): restore "
+		       "on a kernel of the same family",
+		       s->procs[i].id, e->kernel_release, e->bo_record_size, u.release, local, how);
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -231,10 +305,9 @@ int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, siz
 	return 0;
 }
 
-static int map_gpus(struct restore_session *s)
+/* This node's topology and the GPUs a process can use here (freed by the caller). */
+static int load_local(struct restore_session *s, uint32_t **usable, size_t *n_usable)
 {
-	uint32_t *usable = NULL;
-	size_t n_usable;
 	char why[512];
 	int ret;
 
@@ -243,11 +316,15 @@ static int map_gpus(struct restore_session *s)
 		pr_err("cannot read this node's KFD topology: %s", why);
 		return ret;
 	}
-	ret = restore_usable_gpus(&s->dst, &usable, &n_usable);
-	if (!ret)
-		ret = restore_match(&s->src, s->src_nodes, s->n_src_nodes, &s->dst, usable,
-				    n_usable, &s->map);
-	free(usable);
+	return restore_usable_gpus(&s->dst, usable, n_usable);
+}
+
+static int map_gpus(struct restore_session *s, const uint32_t *usable, size_t n_usable)
+{
+	int ret;
+
+	ret = restore_match(&s->src, s->src_nodes, s->n_src_nodes, &s->dst, usable, n_usable,
+			    &s->map);
 	if (!ret)
 		log_map(&s->map, "");
 	return ret;
@@ -309,6 +386,8 @@ static int create_shared(struct restore_session *s)
 
 int restore_session_init(struct restore_session *s, int dir_fd)
 {
+	uint32_t *usable = NULL;
+	size_t n_usable = 0;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -323,9 +402,14 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	if (!ret)
 		ret = check_contents(s, dir_fd);
 	if (!ret)
-		ret = check_kernel(s);
+		ret = check_kfd_version();
 	if (!ret)
-		ret = map_gpus(s);
+		ret = load_local(s, &usable, &n_usable);
+	if (!ret)
+		ret = check_kernel(s, usable, n_usable);
+	if (!ret)
+		ret = map_gpus(s, usable, n_usable);
+	free(usable);
 	if (!ret)
 		ret = create_shared(s);
 	if (!ret)

@@ -341,6 +341,48 @@ static void test_release(void **state)
 	assert_int_equal(priv_bo_record_for_release(NULL), 0);
 }
 
+/*
+ * The restore probe's arithmetic (one BO, no objects): the sizes KFD reports
+ * for each layout give that layout back, the sizes a blob of the other
+ * layout (or a broken count) would have give 0.
+ */
+static void test_record_from_info(void **state)
+{
+	static const uint32_t records[] = {PRIV_BO_RECORD_OLD, PRIV_BO_RECORD_NEW};
+	uint8_t blob[8 + 8 * 8 + 2 * 272] = {0};
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		uint32_t rec = records[i];
+
+		for (uint32_t devs = 0; devs <= 8; devs++) {
+			uint64_t one = 8 + 8ull * devs + rec;
+
+			assert_int_equal(priv_blob_bo_record_from_info(one, devs, 1, 0), rec);
+			assert_int_equal(priv_blob_bo_record_from_info(one + rec, devs, 2, 0), rec);
+			/* what priv_blob_parse accepts for that size and those counts */
+			assert_int_equal(priv_blob_parse(blob, one, devs, 1, 0, rec, NULL, NULL, 0),
+					 0);
+			/* the device count is part of the head: one more or less is refused */
+			assert_int_equal(priv_blob_bo_record_from_info(one, devs + 1, 1, 0), 0);
+			assert_int_equal(priv_blob_bo_record_from_info(one + 8, devs, 1, 0), 0);
+			assert_int_equal(priv_blob_bo_record_from_info(one - 1, devs, 1, 0), 0);
+			/* two BOs of one size each do not divide into records */
+			assert_int_equal(priv_blob_bo_record_from_info(one + 1, devs, 2, 0), 0);
+			/* objects have sizes the counts do not tell */
+			assert_int_equal(priv_blob_bo_record_from_info(one, devs, 1, 1), 0);
+			/* no BO: nothing to measure */
+			assert_int_equal(priv_blob_bo_record_from_info(one, devs, 0, 0), 0);
+		}
+	}
+	/* only 80 and 272: 176 (44 GPU ids) is not a layout */
+	assert_int_equal(priv_blob_bo_record_from_info(8 + 16 + 176, 2, 1, 0), 0);
+	assert_int_equal(priv_blob_bo_record_from_info(8 + 16 + 2 * 80, 2, 1, 0), 0);
+	assert_int_equal(priv_blob_bo_record_from_info(0, 0, 1, 0), 0);
+	assert_int_equal(priv_blob_bo_record_from_info(7, 0, 1, 0), 0);
+	assert_int_equal(priv_blob_bo_record_from_info(UINT64_MAX, UINT32_MAX, 1, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_queue_sizes),
 		cmocka_unit_test(test_random_damage),
 		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_record_from_info),
 	};
 
 	return cmocka_run_group_tests_name("priv_blob", tests, NULL, NULL);
