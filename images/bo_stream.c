@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/errmsg.h"
 #include "images/bo_stream.h"
 
 #define INDEX_MAGIC	  "AMDBOIX1"
@@ -131,19 +132,6 @@ static int job_error(struct gpu_job *job)
 	err = job->ring.error;
 	pthread_mutex_unlock(&job->ring.lock);
 	return err;
-}
-
-__attribute__((format(printf, 4, 5))) static int set_err(char *err, size_t errlen, int ret,
-							 const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
 }
 
 /* ---- checksums ---------------------------------------------------------------------- */
@@ -913,10 +901,11 @@ struct stream {
 static int check_gpu(const struct bo_stream_gpu *g, char *err, size_t errlen)
 {
 	if (g->bo_count > BO_STREAM_MAX_BOS)
-		return set_err(err, errlen, -EINVAL, "gpu %" PRIu32 ": %" PRIu32 " BOs, at most %u",
-			       g->gpu_id, g->bo_count, BO_STREAM_MAX_BOS);
+		return errmsg_set(err, errlen, -EINVAL,
+				  "gpu %" PRIu32 ": %" PRIu32 " BOs, at most %u", g->gpu_id,
+				  g->bo_count, BO_STREAM_MAX_BOS);
 	if (g->bo_count && !g->bos)
-		return set_err(err, errlen, -EINVAL, "gpu %" PRIu32 ": no BO array", g->gpu_id);
+		return errmsg_set(err, errlen, -EINVAL, "gpu %" PRIu32 ": no BO array", g->gpu_id);
 	return 0;
 }
 
@@ -927,21 +916,22 @@ static int check_config(const struct stream *st, char *err, size_t errlen)
 	int ret;
 
 	if (!cfg || cfg->dir_fd < 0 || (st->gpu_count && !st->gpus))
-		return set_err(err, errlen, -EINVAL, "bo_stream: no image directory or no GPUs");
+		return errmsg_set(err, errlen, -EINVAL, "bo_stream: no image directory or no GPUs");
 	if (cfg->chunk_size % FILE_PAGE || cfg->chunk_size > BO_STREAM_MAX_CHUNK)
-		return set_err(err, errlen, -EINVAL, "bo_stream: bad chunk size %" PRIu32,
-			       cfg->chunk_size);
+		return errmsg_set(err, errlen, -EINVAL, "bo_stream: bad chunk size %" PRIu32,
+				  cfg->chunk_size);
 	if (cfg->ring_depth == 1 || cfg->ring_depth > BO_STREAM_MAX_DEPTH)
-		return set_err(err, errlen, -EINVAL, "bo_stream: bad ring depth %" PRIu32,
-			       cfg->ring_depth);
+		return errmsg_set(err, errlen, -EINVAL, "bo_stream: bad ring depth %" PRIu32,
+				  cfg->ring_depth);
 	for (i = 0; i < st->gpu_count; i++) {
 		ret = check_gpu(&st->gpus[i], err, errlen);
 		if (ret)
 			return ret;
 		for (j = 0; j < i; j++)
 			if (st->gpus[j].gpu_id == st->gpus[i].gpu_id)
-				return set_err(err, errlen, -EINVAL, "gpu %" PRIu32 " listed twice",
-					       st->gpus[i].gpu_id);
+				return errmsg_set(err, errlen, -EINVAL,
+						  "gpu %" PRIu32 " listed twice",
+						  st->gpus[i].gpu_id);
 	}
 	return 0;
 }
@@ -953,11 +943,11 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 
 	st->jobs = calloc(st->gpu_count ? st->gpu_count : 1, sizeof(*st->jobs));
 	if (!st->jobs)
-		return set_err(err, errlen, -ENOMEM, "bo_stream: no memory");
+		return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 	for (i = 0; i < st->gpu_count; i++) {
 		job = &st->jobs[i];
 		if (ring_init(&job->ring))
-			return set_err(err, errlen, -ENOMEM, "bo_stream: no memory");
+			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 		st->jobs_ready++;
 		job->cfg = st->cfg;
 		job->gpu = &st->gpus[i];
@@ -1004,8 +994,8 @@ static int stream_result(const struct stream *st, char *err, size_t errlen)
 
 	for (i = 0; i < st->jobs_ready; i++)
 		if (st->jobs[i].ring.error)
-			return set_err(err, errlen, st->jobs[i].ring.error, "%s",
-				       st->jobs[i].ring.msg);
+			return errmsg_set(err, errlen, st->jobs[i].ring.error, "%s",
+					  st->jobs[i].ring.msg);
 	return 0;
 }
 
@@ -1133,17 +1123,17 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	if (err && errlen)
 		err[0] = 0;
 	if (dir_fd < 0 || (bo_count && !bo_sizes) || bo_count > BO_STREAM_MAX_BOS)
-		return set_err(err, errlen, -EINVAL, "gpu %" PRIu32 ": bad arguments", gpu_id);
+		return errmsg_set(err, errlen, -EINVAL, "gpu %" PRIu32 ": bad arguments", gpu_id);
 	gpu.bos = calloc(bo_count ? bo_count : 1, sizeof(*gpu.bos));
 	if (!gpu.bos || ring_init(&job.ring)) {
 		free(gpu.bos);
-		return set_err(err, errlen, -ENOMEM, "gpu %" PRIu32 ": no memory", gpu_id);
+		return errmsg_set(err, errlen, -ENOMEM, "gpu %" PRIu32 ": no memory", gpu_id);
 	}
 	for (i = 0; i < bo_count; i++)
 		gpu.bos[i] = (struct bo_stream_bo){.size = bo_sizes[i], .dmabuf_fd = -1};
 	ret = verify_job(&job, chunks, fault);
 	if (ret)
-		set_err(err, errlen, ret, "%s", job.ring.msg);
+		errmsg_set(err, errlen, ret, "%s", job.ring.msg);
 	close_fd(&job.data_fd);
 	close_fd(&job.index_fd);
 	free(job.crcs);

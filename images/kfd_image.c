@@ -8,28 +8,15 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/kfd_ioctl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "kfd_image.h"
 #include "topology_image.h"
-
-__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int ret,
-						      const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 static const char *kind_prefix(enum kfd_image_kind kind)
 {
@@ -78,11 +65,12 @@ int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const Pro
 
 	kfd_image_name(name, sizeof(name), kind, id);
 	if (!buf)
-		return fail(err, errlen, -ENOMEM, "%s: no memory for %zu bytes", name, len);
+		return errmsg_set(err, errlen, -ENOMEM, "%s: no memory for %zu bytes", name, len);
 	protobuf_c_message_pack(msg, buf);
 	fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		ret = fail(err, errlen, -errno, "cannot create %s: %s", name, strerror(errno));
+		ret = errmsg_set(err, errlen, -errno, "cannot create %s: %s", name,
+				 strerror(errno));
 		goto out;
 	}
 	ret = write_full(fd, buf, len);
@@ -92,7 +80,7 @@ int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const Pro
 		ret = -errno;
 	if (ret) {
 		unlinkat(dir_fd, name, 0);
-		fail(err, errlen, ret, "cannot write %s: %s", name, strerror(-ret));
+		errmsg_set(err, errlen, ret, "cannot write %s: %s", name, strerror(-ret));
 	}
 out:
 	free(buf);
@@ -111,16 +99,17 @@ static int read_image(int dir_fd, const char *name, uint8_t **out, size_t *out_l
 	int ret;
 
 	if (fd < 0)
-		return fail(err, errlen, -errno, "cannot open image %s: %s", name, strerror(errno));
+		return errmsg_set(err, errlen, -errno, "cannot open image %s: %s", name,
+				  strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KFD_IMAGE_MAX_FILE) {
-		ret = fail(err, errlen, -EINVAL,
-			   "image %s is not a regular file of at most %llu bytes", name,
-			   (unsigned long long)KFD_IMAGE_MAX_FILE);
+		ret = errmsg_set(err, errlen, -EINVAL,
+				 "image %s is not a regular file of at most %llu bytes", name,
+				 (unsigned long long)KFD_IMAGE_MAX_FILE);
 		goto out;
 	}
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf) {
-		ret = fail(err, errlen, -ENOMEM, "%s: no memory", name);
+		ret = errmsg_set(err, errlen, -ENOMEM, "%s: no memory", name);
 		goto out;
 	}
 	while (done < (size_t)st.st_size) {
@@ -128,7 +117,8 @@ static int read_image(int dir_fd, const char *name, uint8_t **out, size_t *out_l
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			ret = fail(err, errlen, n < 0 ? -errno : -EIO, "cannot read %s", name);
+			ret = errmsg_set(err, errlen, n < 0 ? -errno : -EIO, "cannot read %s",
+					 name);
 			goto out;
 		}
 		done += (size_t)n;
@@ -156,10 +146,10 @@ static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescript
 	msg = protobuf_c_message_unpack(desc, NULL, len, buf);
 	free(buf);
 	if (!msg)
-		*ret = fail(err, errlen, -EINVAL,
-			    "image %s is damaged (not a valid %s message); the checkpoint "
-			    "cannot be restored",
-			    name, desc->short_name);
+		*ret = errmsg_set(err, errlen, -EINVAL,
+				  "image %s is damaged (not a valid %s message); the checkpoint "
+				  "cannot be restored",
+				  name, desc->short_name);
 	return msg;
 }
 
@@ -185,28 +175,30 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 	size_t i, j;
 
 	if (e->n_devices > KFD_IMAGE_MAX_DEVICES)
-		return fail(err, errlen, -EINVAL, "%s: %zu GPUs, more than KFD's %u", name,
-			    e->n_devices, KFD_IMAGE_MAX_DEVICES);
+		return errmsg_set(err, errlen, -EINVAL, "%s: %zu GPUs, more than KFD's %u", name,
+				  e->n_devices, KFD_IMAGE_MAX_DEVICES);
 	img->device_nodes = calloc(e->n_devices + 1, sizeof(*img->device_nodes));
 	img->device_bytes = calloc(e->n_devices + 1, sizeof(*img->device_bytes));
 	img->device_bo_count = calloc(e->n_devices + 1, sizeof(*img->device_bo_count));
 	if (!img->device_nodes || !img->device_bytes || !img->device_bo_count)
-		return fail(err, errlen, -ENOMEM, "%s: no memory", name);
+		return errmsg_set(err, errlen, -ENOMEM, "%s: no memory", name);
 	for (i = 0; i < e->n_devices; i++) {
 		const KfdDeviceEntry *d = e->devices[i];
 
 		if (!d->user_gpu_id || !d->actual_gpu_id)
-			return fail(err, errlen, -EINVAL, "%s: GPU %zu has gpu_id 0", name, i);
+			return errmsg_set(err, errlen, -EINVAL, "%s: GPU %zu has gpu_id 0", name,
+					  i);
 		for (j = 0; j < i; j++)
 			if (e->devices[j]->user_gpu_id == d->user_gpu_id ||
 			    e->devices[j]->actual_gpu_id == d->actual_gpu_id)
-				return fail(err, errlen, -EINVAL,
-					    "%s: GPUs %zu and %zu share an id", name, j, i);
+				return errmsg_set(err, errlen, -EINVAL,
+						  "%s: GPUs %zu and %zu share an id", name, j, i);
 		node = topo_node(&img->topo, d->node_index);
 		if (!node || !node->accessible || node->gpu_id != d->actual_gpu_id)
-			return fail(err, errlen, -EINVAL,
-				    "%s: GPU %u (node %u) is missing from the recorded topology",
-				    name, d->actual_gpu_id, d->node_index);
+			return errmsg_set(
+				err, errlen, -EINVAL,
+				"%s: GPU %u (node %u) is missing from the recorded topology", name,
+				d->actual_gpu_id, d->node_index);
 		img->device_nodes[i] = d->node_index;
 	}
 	return 0;
@@ -219,18 +211,19 @@ static int check_bos(struct kfd_process_image *img, const char *name, char *err,
 	int dev;
 
 	if (e->n_bos > KFD_IMAGE_MAX_BOS)
-		return fail(err, errlen, -EINVAL, "%s: %zu BOs, more than %u", name, e->n_bos,
-			    KFD_IMAGE_MAX_BOS);
+		return errmsg_set(err, errlen, -EINVAL, "%s: %zu BOs, more than %u", name, e->n_bos,
+				  KFD_IMAGE_MAX_BOS);
 	for (i = 0; i < e->n_bos; i++) {
 		const KfdBoEntry *b = e->bos[i];
 
 		dev = kfd_process_image_device(img, b->gpu_id);
 		if (dev < 0)
-			return fail(err, errlen, -EINVAL, "%s: BO %zu belongs to unknown GPU %u",
-				    name, i, b->gpu_id);
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: BO %zu belongs to unknown GPU %u", name, i,
+					  b->gpu_id);
 		if (b->size > (1ull << 48) || (b->size & 4095))
-			return fail(err, errlen, -EINVAL, "%s: BO %zu has a bad size %" PRIu64,
-				    name, i, b->size);
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: BO %zu has a bad size %" PRIu64, name, i, b->size);
 		if (!kfd_bo_has_contents(b->alloc_flags))
 			continue;
 		img->device_bytes[dev] += b->size;
@@ -245,13 +238,13 @@ static int check_blob(struct kfd_process_image *img, const char *name, char *err
 	char why[200];
 
 	if (e->num_objects > KFD_IMAGE_MAX_OBJECTS)
-		return fail(err, errlen, -EINVAL, "%s: %u objects, more than %u", name,
-			    e->num_objects, KFD_IMAGE_MAX_OBJECTS);
+		return errmsg_set(err, errlen, -EINVAL, "%s: %u objects, more than %u", name,
+				  e->num_objects, KFD_IMAGE_MAX_OBJECTS);
 	if (!e->n_devices) {
 		/* /dev/kfd of a process without GPUs (KFD's PROCESS_INFO: ENODEV): the file is all
 		 */
 		if (e->n_bos || e->num_objects || e->priv_data.len)
-			return fail(
+			return errmsg_set(
 				err, errlen, -EINVAL,
 				"%s: no GPUs, yet %zu BOs, %u objects, %zu bytes of private data",
 				name, e->n_bos, e->num_objects, e->priv_data.len);
@@ -260,10 +253,11 @@ static int check_blob(struct kfd_process_image *img, const char *name, char *err
 	if (priv_blob_parse(e->priv_data.data, e->priv_data.len, (uint32_t)e->n_devices,
 			    (uint32_t)e->n_bos, e->num_objects, e->bo_record_size, &img->blob, why,
 			    sizeof(why)))
-		return fail(err, errlen, -EINVAL, "%s: private data does not parse: %s", name, why);
+		return errmsg_set(err, errlen, -EINVAL, "%s: private data does not parse: %s", name,
+				  why);
 	if (img->blob.version != PRIV_BLOB_VERSION)
-		return fail(err, errlen, -EINVAL, "%s: private data version %u, expected %u", name,
-			    img->blob.version, PRIV_BLOB_VERSION);
+		return errmsg_set(err, errlen, -EINVAL, "%s: private data version %u, expected %u",
+				  name, img->blob.version, PRIV_BLOB_VERSION);
 	return 0;
 }
 
@@ -281,7 +275,7 @@ int kfd_process_image_load(int dir_fd, uint32_t id, struct kfd_process_image *im
 		return ret;
 	ret = topo_from_image(img->entry->topology, &img->topo, why, sizeof(why));
 	if (ret) {
-		fail(err, errlen, ret, "%s: recorded topology: %s", name, why);
+		errmsg_set(err, errlen, ret, "%s: recorded topology: %s", name, why);
 		goto fail;
 	}
 	ret = check_devices(img, name, err, errlen);
@@ -322,16 +316,16 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 		return ret;
 	ret = topo_from_image(img->entry->topology, &img->topo, why, sizeof(why));
 	if (ret) {
-		fail(err, errlen, ret, "%s: recorded topology: %s", name, why);
+		errmsg_set(err, errlen, ret, "%s: recorded topology: %s", name, why);
 		goto fail;
 	}
 	node = topo_node(&img->topo, img->entry->node_index);
 	if (!node || !node->accessible || node->gpu_id != img->entry->actual_gpu_id ||
 	    !img->entry->actual_gpu_id) {
-		ret = fail(err, errlen, -EINVAL,
-			   "%s: GPU %u (node %u) is missing from the recorded "
-			   "topology",
-			   name, img->entry->actual_gpu_id, img->entry->node_index);
+		ret = errmsg_set(err, errlen, -EINVAL,
+				 "%s: GPU %u (node %u) is missing from the recorded "
+				 "topology",
+				 name, img->entry->actual_gpu_id, img->entry->node_index);
 		goto fail;
 	}
 	return 0;

@@ -5,11 +5,11 @@
  * with memcpy at a checked offset.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "priv_blob.h"
 
 struct cursor {
@@ -17,19 +17,6 @@ struct cursor {
 	size_t len;
 	size_t off;
 };
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static int take(struct cursor *c, size_t n)
 {
@@ -80,7 +67,8 @@ static int walk_objects(struct cursor *c, uint32_t n_devices, uint32_t n_objects
 	for (i = 0; i < n_objects; i++) {
 		at = c->off;
 		if (c->len - c->off < 8)
-			return fail(err, errlen, "object %u at byte %zu: truncated header", i, at);
+			return errmsg_set(err, errlen, -EINVAL,
+					  "object %u at byte %zu: truncated header", i, at);
 		type = get32(c, 0);
 		switch (type) {
 		case PRIV_OBJ_QUEUE:
@@ -95,16 +83,17 @@ static int walk_objects(struct cursor *c, uint32_t n_devices, uint32_t n_objects
 			s->svm_ranges += !ret;
 			break;
 		default:
-			return fail(err, errlen, "object %u at byte %zu: unknown type %u", i, at,
-				    type);
+			return errmsg_set(err, errlen, -EINVAL,
+					  "object %u at byte %zu: unknown type %u", i, at, type);
 		}
 		if (ret)
-			return fail(err, errlen,
-				    "object %u (type %u) at byte %zu overruns the blob", i, type,
-				    at);
+			return errmsg_set(err, errlen, -EINVAL,
+					  "object %u (type %u) at byte %zu overruns the blob", i,
+					  type, at);
 	}
 	if (c->off != c->len)
-		return fail(err, errlen, "%zu bytes left after the last object", c->len - c->off);
+		return errmsg_set(err, errlen, -EINVAL, "%zu bytes left after the last object",
+				  c->len - c->off);
 	return 0;
 }
 
@@ -117,15 +106,16 @@ int priv_blob_parse(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_
 	uint64_t head;
 
 	if (!blob && len)
-		return fail(err, errlen, "no blob");
+		return errmsg_set(err, errlen, -EINVAL, "no blob");
 	if (bo_record_size != PRIV_BO_RECORD_OLD && bo_record_size != PRIV_BO_RECORD_NEW)
-		return fail(err, errlen, "BO record size %u is neither %u nor %u", bo_record_size,
-			    PRIV_BO_RECORD_OLD, PRIV_BO_RECORD_NEW);
+		return errmsg_set(err, errlen, -EINVAL, "BO record size %u is neither %u nor %u",
+				  bo_record_size, PRIV_BO_RECORD_OLD, PRIV_BO_RECORD_NEW);
 	head = 8 + 8ull * n_devices + (uint64_t)n_bos * bo_record_size;
 	if (head > len)
-		return fail(err, errlen,
-			    "blob of %zu bytes is too short for %u devices and %u BO records of %u",
-			    len, n_devices, n_bos, bo_record_size);
+		return errmsg_set(
+			err, errlen, -EINVAL,
+			"blob of %zu bytes is too short for %u devices and %u BO records of %u",
+			len, n_devices, n_bos, bo_record_size);
 	s.version = get32(&c, 0);
 	s.xnack_mode = get32(&c, 4);
 	c.off = head;

@@ -15,12 +15,12 @@
  * checked against TOPO_IMAGE_MAX_NODES.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "topology_image.h"
 
 /* ---- model -> image -------------------------------------------------------------------------- */
@@ -246,19 +246,6 @@ struct errmsg {
 	size_t len;
 };
 
-__attribute__((format(printf, 3, 4))) static int fail(struct errmsg *m, int err, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (m->buf && m->len) {
-		va_start(ap, fmt);
-		vsnprintf(m->buf, m->len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 static int prop_lookup(const char *key)
 {
 	for (int p = 0; p < KFD_PROP__COUNT; p++)
@@ -287,19 +274,21 @@ static int check_node_list(const KfdTopologyEntry *e, struct errmsg *m, uint32_t
 {
 	*max_index = 0;
 	if (!e->n_nodes)
-		return fail(m, -EINVAL, "topology image: no nodes");
+		return errmsg_set(m->buf, m->len, -EINVAL, "topology image: no nodes");
 	if (e->n_nodes > TOPO_IMAGE_MAX_NODES)
-		return fail(m, -EINVAL, "topology image: %zu nodes, more than %d", e->n_nodes,
-			    TOPO_IMAGE_MAX_NODES);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: %zu nodes, more than %d", e->n_nodes,
+				  TOPO_IMAGE_MAX_NODES);
 	if (!e->nodes)
-		return fail(m, -EINVAL, "topology image: node list missing");
+		return errmsg_set(m->buf, m->len, -EINVAL, "topology image: node list missing");
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		if (!e->nodes[i])
-			return fail(m, -EINVAL, "topology image: node entry %zu missing", i);
+			return errmsg_set(m->buf, m->len, -EINVAL,
+					  "topology image: node entry %zu missing", i);
 		if (e->nodes[i]->index >= TOPO_IMAGE_MAX_NODES)
-			return fail(m, -EINVAL,
-				    "topology image: node index %u out of range (max %d)",
-				    e->nodes[i]->index, TOPO_IMAGE_MAX_NODES - 1);
+			return errmsg_set(m->buf, m->len, -EINVAL,
+					  "topology image: node index %u out of range (max %d)",
+					  e->nodes[i]->index, TOPO_IMAGE_MAX_NODES - 1);
 		if (e->nodes[i]->index > *max_index)
 			*max_index = e->nodes[i]->index;
 	}
@@ -309,24 +298,27 @@ static int check_node_list(const KfdTopologyEntry *e, struct errmsg *m, uint32_t
 static int props_from_entries(const KfdNodeEntry *ne, struct kfd_node *nd, struct errmsg *m)
 {
 	if (ne->n_props > TOPO_IMAGE_MAX_PROPS)
-		return fail(m, -EINVAL, "topology image: node %u: %zu properties, more than %d",
-			    ne->index, ne->n_props, TOPO_IMAGE_MAX_PROPS);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: %zu properties, more than %d",
+				  ne->index, ne->n_props, TOPO_IMAGE_MAX_PROPS);
 	if (ne->n_props && !ne->props)
-		return fail(m, -EINVAL, "topology image: node %u: property list missing",
-			    ne->index);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: property list missing", ne->index);
 	for (size_t i = 0; i < ne->n_props; i++) {
 		const KfdPropEntry *pe = ne->props[i];
 		int p;
 
 		if (!pe || !pe->key)
-			return fail(m, -EINVAL, "topology image: node %u: property %zu missing",
-				    ne->index, i);
+			return errmsg_set(m->buf, m->len, -EINVAL,
+					  "topology image: node %u: property %zu missing",
+					  ne->index, i);
 		p = prop_lookup(pe->key);
 		if (p < 0)
 			continue; /* a newer writer's key */
 		if (kfd_prop_present(nd, (enum kfd_prop)p))
-			return fail(m, -EINVAL, "topology image: node %u: duplicate property %s",
-				    ne->index, kfd_prop_name((enum kfd_prop)p));
+			return errmsg_set(m->buf, m->len, -EINVAL,
+					  "topology image: node %u: duplicate property %s",
+					  ne->index, kfd_prop_name((enum kfd_prop)p));
 		prop_set(&nd->props, (enum kfd_prop)p, pe->value);
 	}
 	return 0;
@@ -338,29 +330,33 @@ static int links_from_entries(uint32_t index, const char *what, KfdLinkEntry *co
 	struct kfd_link *links;
 
 	if (n > TOPO_IMAGE_MAX_LINKS)
-		return fail(m, -EINVAL, "topology image: node %u: %zu %s, more than %d", index, n,
-			    what, TOPO_IMAGE_MAX_LINKS);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: %zu %s, more than %d", index, n, what,
+				  TOPO_IMAGE_MAX_LINKS);
 	if (!n)
 		return 0;
 	if (!le)
-		return fail(m, -EINVAL, "topology image: node %u: %s list missing", index, what);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: %s list missing", index, what);
 	links = calloc(n, sizeof(*links));
 	if (!links)
-		return fail(m, -ENOMEM, "topology image: out of memory");
+		return errmsg_set(m->buf, m->len, -ENOMEM, "topology image: out of memory");
 	/* the node owns the array from here, also if a check below fails */
 	*out = links;
 	*n_out = n;
 	for (size_t i = 0; i < n; i++) {
 		if (!le[i])
-			return fail(m, -EINVAL, "topology image: node %u: %s entry %zu missing",
-				    index, what, i);
+			return errmsg_set(m->buf, m->len, -EINVAL,
+					  "topology image: node %u: %s entry %zu missing", index,
+					  what, i);
 		if (le[i]->node_from >= TOPO_IMAGE_MAX_NODES ||
 		    le[i]->node_to >= TOPO_IMAGE_MAX_NODES)
-			return fail(m, -EINVAL,
-				    "topology image: node %u: %s entry %zu: node %u -> %u out of "
-				    "range (max %d)",
-				    index, what, i, le[i]->node_from, le[i]->node_to,
-				    TOPO_IMAGE_MAX_NODES - 1);
+			return errmsg_set(
+				m->buf, m->len, -EINVAL,
+				"topology image: node %u: %s entry %zu: node %u -> %u out of "
+				"range (max %d)",
+				index, what, i, le[i]->node_from, le[i]->node_to,
+				TOPO_IMAGE_MAX_NODES - 1);
 		links[i] = (struct kfd_link){
 			.type = le[i]->type,
 			.node_from = le[i]->node_from,
@@ -379,15 +375,18 @@ static int scalars_from_entry(const KfdNodeEntry *ne, struct kfd_node *nd, struc
 	size_t len = ne->name ? strnlen(ne->name, sizeof(nd->name)) : 0;
 
 	if (len == sizeof(nd->name))
-		return fail(m, -EINVAL, "topology image: node %u: name longer than %zu bytes",
-			    ne->index, sizeof(nd->name) - 1);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: name longer than %zu bytes", ne->index,
+				  sizeof(nd->name) - 1);
 	if (ne->has_vram_heap_type && ne->vram_heap_type != 0 &&
 	    ne->vram_heap_type != KFD_HEAP_FB_PUBLIC && ne->vram_heap_type != KFD_HEAP_FB_PRIVATE)
-		return fail(m, -EINVAL, "topology image: node %u: VRAM heap type %u", ne->index,
-			    ne->vram_heap_type);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: VRAM heap type %u", ne->index,
+				  ne->vram_heap_type);
 	if (ne->has_caches_found && ne->caches_found > TOPO_IMAGE_MAX_LINKS)
-		return fail(m, -EINVAL, "topology image: node %u: %u caches, more than %d",
-			    ne->index, ne->caches_found, TOPO_IMAGE_MAX_LINKS);
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: %u caches, more than %d", ne->index,
+				  ne->caches_found, TOPO_IMAGE_MAX_LINKS);
 	memcpy(nd->name, ne->name ? ne->name : "", len);
 	nd->name[len] = '\0';
 	nd->gpu_id = ne->gpu_id;
@@ -402,7 +401,8 @@ static int node_from_entry(const KfdNodeEntry *ne, struct kfd_node *nd, struct e
 	int ret;
 
 	if (nd->accessible)
-		return fail(m, -EINVAL, "topology image: node %u appears twice", ne->index);
+		return errmsg_set(m->buf, m->len, -EINVAL, "topology image: node %u appears twice",
+				  ne->index);
 	memset(nd, 0, sizeof(*nd));
 	nd->index = ne->index;
 	nd->accessible = true; /* before anything can fail: marks the slot taken */
@@ -428,14 +428,14 @@ int topo_from_image(const KfdTopologyEntry *e, struct kfd_topology *out, char *e
 	int ret;
 
 	if (!e || !out)
-		return fail(&m, -EINVAL, "topology image: nothing to read");
+		return errmsg_set(m.buf, m.len, -EINVAL, "topology image: nothing to read");
 	memset(out, 0, sizeof(*out));
 	ret = check_node_list(e, &m, &max_index);
 	if (ret)
 		return ret;
 	t.nodes = calloc((size_t)max_index + 1, sizeof(*t.nodes));
 	if (!t.nodes)
-		return fail(&m, -ENOMEM, "topology image: out of memory");
+		return errmsg_set(m.buf, m.len, -ENOMEM, "topology image: out of memory");
 	t.n_nodes = (size_t)max_index + 1;
 	/* what topo_load() shows for a GPU it may not read */
 	for (uint32_t i = 0; i <= max_index; i++)

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "kfd_ioctl.h"
 #include "kfd_probe.h"
 #include "log.h"
@@ -16,17 +16,6 @@
 
 #define PROBE_BO_SIZE  4096ull
 #define PROBE_VA_ALIGN (2ull << 20)
-
-__attribute__((format(printf, 4, 5))) static int fail(int ret, char *err, size_t errlen,
-						      const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static int kfd_call(int fd, unsigned long request, void *arg)
 {
@@ -80,25 +69,26 @@ int kfd_probe_bo_record(int kfd_fd, uint32_t gpu_id, uint32_t render_minor, uint
 
 	drm_fd = render_node_open(render_minor);
 	if (drm_fd < 0)
-		return fail(drm_fd, err, errlen, "cannot open renderD%u: %s", render_minor,
-			    strerror(-drm_fd));
+		return errmsg_set(err, errlen, drm_fd, "cannot open renderD%u: %s", render_minor,
+				  strerror(-drm_fd));
 	acquire.drm_fd = (uint32_t)drm_fd;
 	ret = kfd_call(kfd_fd, AMDKFD_IOC_ACQUIRE_VM, &acquire);
 	if (ret) {
-		fail(ret, err, errlen, "ACQUIRE_VM of GPU %u: %s", gpu_id, strerror(-ret));
+		errmsg_set(err, errlen, ret, "ACQUIRE_VM of GPU %u: %s", gpu_id, strerror(-ret));
 		goto out;
 	}
 	ret = gpuvm_aperture(kfd_fd, gpu_id, &base, &limit);
 	if (ret) {
-		fail(ret, err, errlen, "GPUVM aperture of GPU %u: %s", gpu_id, strerror(-ret));
+		errmsg_set(err, errlen, ret, "GPUVM aperture of GPU %u: %s", gpu_id,
+			   strerror(-ret));
 		goto out;
 	}
 	/* above the base: KFD does not checkpoint BOs at or below it */
 	alloc.va_addr = (base + PROBE_VA_ALIGN) & ~(PROBE_VA_ALIGN - 1);
 	if (alloc.va_addr < base || alloc.va_addr + PROBE_BO_SIZE - 1 > limit) {
-		ret = fail(-ERANGE, err, errlen,
-			   "GPU %u: no room for a BO in its GPUVM aperture 0x%llx-0x%llx", gpu_id,
-			   (unsigned long long)base, (unsigned long long)limit);
+		ret = errmsg_set(err, errlen, -ERANGE,
+				 "GPU %u: no room for a BO in its GPUVM aperture 0x%llx-0x%llx",
+				 gpu_id, (unsigned long long)base, (unsigned long long)limit);
 		goto out;
 	}
 	alloc.size = PROBE_BO_SIZE;
@@ -106,14 +96,15 @@ int kfd_probe_bo_record(int kfd_fd, uint32_t gpu_id, uint32_t render_minor, uint
 	alloc.flags = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 	ret = kfd_call(kfd_fd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &alloc);
 	if (ret) {
-		fail(ret, err, errlen, "ALLOC_MEMORY_OF_GPU (4 KiB GTT on GPU %u): %s", gpu_id,
-		     strerror(-ret));
+		errmsg_set(err, errlen, ret, "ALLOC_MEMORY_OF_GPU (4 KiB GTT on GPU %u): %s",
+			   gpu_id, strerror(-ret));
 		goto out;
 	}
 	allocated = true;
 	ret = kfd_criu_op(kfd_fd, &info);
 	if (ret) {
-		fail(ret, err, errlen, "PROCESS_INFO of our own KFD process: %s", strerror(-ret));
+		errmsg_set(err, errlen, ret, "PROCESS_INFO of our own KFD process: %s",
+			   strerror(-ret));
 		goto out;
 	}
 	paused = true;
@@ -122,11 +113,11 @@ int kfd_probe_bo_record(int kfd_fd, uint32_t gpu_id, uint32_t render_minor, uint
 							  info.num_objects)
 			  : 0;
 	if (!*record)
-		ret = fail(-EPROTO, err, errlen,
-			   "PROCESS_INFO of one BO and no object says %u BOs, %u objects, %u "
-			   "devices, %llu bytes: no 80- or 272-byte BO records",
-			   info.num_bos, info.num_objects, info.num_devices,
-			   (unsigned long long)info.priv_data_size);
+		ret = errmsg_set(err, errlen, -EPROTO,
+				 "PROCESS_INFO of one BO and no object says %u BOs, %u objects, %u "
+				 "devices, %llu bytes: no 80- or 272-byte BO records",
+				 info.num_bos, info.num_objects, info.num_devices,
+				 (unsigned long long)info.priv_data_size);
 out:
 	/* undo failures leave our own process paused or holding 4 KiB: the
 	 * measurement stands, so they are only logged */

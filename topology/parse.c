@@ -40,12 +40,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "topology.h"
 
 #define TOPO_MAX_NODES	 4096
@@ -134,19 +134,6 @@ static const struct kv_spec bank_spec = {
 
 _Static_assert(KFD_PROP__COUNT <= 64, "kfd_node_props.present is a 64-bit mask");
 
-__attribute__((format(printf, 3, 4))) static int fail(struct loader *ld, int err, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (ld->err && ld->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(ld->err, ld->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 static void set_dir(struct loader *ld, const char *sub, int index)
 {
 	if (index < 0)
@@ -184,14 +171,16 @@ static int read_file(struct loader *ld, int dfd, const char *rel, size_t *len)
 
 	fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return fail(ld, -errno, "%s/%s: %s", ld->dir, rel, strerror(errno));
+		return errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: %s", ld->dir, rel,
+				  strerror(errno));
 	while (n <= TOPO_MAX_FILE) {
 		ssize_t r = read(fd, ld->buf + n, TOPO_MAX_FILE + 1 - n);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			ret = fail(ld, -errno, "%s/%s: read: %s", ld->dir, rel, strerror(errno));
+			ret = errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: read: %s", ld->dir,
+					 rel, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -199,7 +188,8 @@ static int read_file(struct loader *ld, int dfd, const char *rel, size_t *len)
 		n += (size_t)r;
 	}
 	if (n > TOPO_MAX_FILE) {
-		ret = fail(ld, -EFBIG, "%s/%s: larger than %d bytes", ld->dir, rel, TOPO_MAX_FILE);
+		ret = errmsg_set(ld->err, ld->errlen, -EFBIG, "%s/%s: larger than %d bytes",
+				 ld->dir, rel, TOPO_MAX_FILE);
 		goto out;
 	}
 	ld->buf[n] = '\0';
@@ -215,13 +205,14 @@ static int store_value(struct loader *ld, const char *rel, unsigned int line,
 	uint64_t v;
 
 	if (!parse_dec(val, vlen, &v))
-		return fail(ld, -EINVAL,
-			    "%s/%s:%u: value of %s is not a decimal number or overflows", ld->dir,
-			    rel, line, k->name);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL,
+				  "%s/%s:%u: value of %s is not a decimal number or overflows",
+				  ld->dir, rel, line, k->name);
 	if (k->size == 4) {
 		if (v > UINT32_MAX)
-			return fail(ld, -EINVAL, "%s/%s:%u: value of %s does not fit in 32 bits",
-				    ld->dir, rel, line, k->name);
+			return errmsg_set(ld->err, ld->errlen, -EINVAL,
+					  "%s/%s:%u: value of %s does not fit in 32 bits", ld->dir,
+					  rel, line, k->name);
 		*(uint32_t *)((char *)target + k->off) = (uint32_t)v;
 	} else {
 		*(uint64_t *)((char *)target + k->off) = v;
@@ -236,11 +227,12 @@ static int parse_line(struct loader *ld, const char *rel, unsigned int line, con
 	size_t klen;
 
 	if (!sp || sp == s)
-		return fail(ld, -EINVAL, "%s/%s:%u: expected \"<key> <value>\"", ld->dir, rel,
-			    line);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL,
+				  "%s/%s:%u: expected \"<key> <value>\"", ld->dir, rel, line);
 	klen = (size_t)(sp - s);
 	if (klen + 1 == len)
-		return fail(ld, -EINVAL, "%s/%s:%u: key without value", ld->dir, rel, line);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL, "%s/%s:%u: key without value",
+				  ld->dir, rel, line);
 
 	for (unsigned int i = 0; i < spec->n_keys; i++) {
 		const struct kv_key *k = &spec->keys[i];
@@ -248,8 +240,9 @@ static int parse_line(struct loader *ld, const char *rel, unsigned int line, con
 		if (k->len != klen || memcmp(k->name, s, klen))
 			continue;
 		if (*seen & (1ULL << i))
-			return fail(ld, -EINVAL, "%s/%s:%u: duplicate key %s", ld->dir, rel, line,
-				    k->name);
+			return errmsg_set(ld->err, ld->errlen, -EINVAL,
+					  "%s/%s:%u: duplicate key %s", ld->dir, rel, line,
+					  k->name);
 		*seen |= 1ULL << i;
 		return store_value(ld, rel, line, k, sp + 1, len - klen - 1, target);
 	}
@@ -267,7 +260,7 @@ static int parse_kv(struct loader *ld, const char *rel, size_t len, const struct
 
 	*seen = 0;
 	if (!len)
-		return fail(ld, -EINVAL, "%s/%s: empty file", ld->dir, rel);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL, "%s/%s: empty file", ld->dir, rel);
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 
@@ -280,8 +273,8 @@ static int parse_kv(struct loader *ld, const char *rel, size_t len, const struct
 	}
 	missing = spec->required & ~*seen;
 	if (missing)
-		return fail(ld, -EINVAL, "%s/%s: no %s line", ld->dir, rel,
-			    spec->keys[__builtin_ctzll(missing)].name);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL, "%s/%s: no %s line", ld->dir, rel,
+				  spec->keys[__builtin_ctzll(missing)].name);
 	return 0;
 }
 
@@ -310,9 +303,11 @@ static int read_u32_file(struct loader *ld, int dfd, const char *rel, uint32_t *
 		return ret;
 	nl = memchr(ld->buf, '\n', len);
 	if (nl && (size_t)(nl - ld->buf) + 1 != len)
-		return fail(ld, -EINVAL, "%s/%s:2: unexpected second line", ld->dir, rel);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL, "%s/%s:2: unexpected second line",
+				  ld->dir, rel);
 	if (!parse_dec(ld->buf, nl ? (size_t)(nl - ld->buf) : len, &v) || v > UINT32_MAX)
-		return fail(ld, -EINVAL, "%s/%s:1: not a 32-bit decimal number", ld->dir, rel);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL,
+				  "%s/%s:1: not a 32-bit decimal number", ld->dir, rel);
 	*val = (uint32_t)v;
 	return 0;
 }
@@ -331,10 +326,11 @@ static int read_name(struct loader *ld, int dfd, struct kfd_node *node)
 	if (len && ld->buf[len - 1] == '\n')
 		len--;
 	if (memchr(ld->buf, '\n', len) || memchr(ld->buf, '\0', len))
-		return fail(ld, -EINVAL, "%s/name:1: more than one line or a NUL byte", ld->dir);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL,
+				  "%s/name:1: more than one line or a NUL byte", ld->dir);
 	if (len >= sizeof(node->name))
-		return fail(ld, -EINVAL, "%s/name:1: longer than %zu bytes", ld->dir,
-			    sizeof(node->name) - 1);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL, "%s/name:1: longer than %zu bytes",
+				  ld->dir, sizeof(node->name) - 1);
 	memcpy(node->name, ld->buf, len);
 	node->name[len] = '\0';
 	return 0;
@@ -358,23 +354,26 @@ static int collect_ids(struct loader *ld, DIR *d, const char *rel, size_t max, u
 		if (de->d_name[0] == '.')
 			continue;
 		if (!parse_dec(de->d_name, strlen(de->d_name), &v) || v > UINT32_MAX)
-			return fail(ld, -EINVAL, "%s/%s: entry that is not a decimal index",
-				    ld->dir, rel);
+			return errmsg_set(ld->err, ld->errlen, -EINVAL,
+					  "%s/%s: entry that is not a decimal index", ld->dir, rel);
 		if (*n == max)
-			return fail(ld, -E2BIG, "%s/%s: more than %zu entries", ld->dir, rel, max);
+			return errmsg_set(ld->err, ld->errlen, -E2BIG,
+					  "%s/%s: more than %zu entries", ld->dir, rel, max);
 		if (*n == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
 			uint32_t *p = realloc(*ids, ncap * sizeof(*p));
 
 			if (!p)
-				return fail(ld, -ENOMEM, "%s/%s: out of memory", ld->dir, rel);
+				return errmsg_set(ld->err, ld->errlen, -ENOMEM,
+						  "%s/%s: out of memory", ld->dir, rel);
 			*ids = p;
 			cap = ncap;
 		}
 		(*ids)[(*n)++] = (uint32_t)v;
 	}
 	if (errno)
-		return fail(ld, -errno, "%s/%s: readdir: %s", ld->dir, rel, strerror(errno));
+		return errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: readdir: %s", ld->dir, rel,
+				  strerror(errno));
 	return 0;
 }
 
@@ -392,10 +391,12 @@ static int list_dir(struct loader *ld, int dfd, const char *rel, size_t max, uin
 	*n = 0;
 	fd = openat(dfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(ld, -errno, "%s/%s: %s", ld->dir, rel, strerror(errno));
+		return errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: %s", ld->dir, rel,
+				  strerror(errno));
 	d = fdopendir(fd);
 	if (!d) {
-		ret = fail(ld, -errno, "%s/%s: %s", ld->dir, rel, strerror(errno));
+		ret = errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: %s", ld->dir, rel,
+				 strerror(errno));
 		close(fd);
 		return ret;
 	}
@@ -411,11 +412,13 @@ static int check_link(struct loader *ld, const char *rel, const void *rec)
 	const struct kfd_link *l = rec;
 
 	if (l->node_from >= TOPO_MAX_NODES)
-		return fail(ld, -EINVAL, "%s/%s: node_from %u out of range (max %d)", ld->dir, rel,
-			    l->node_from, TOPO_MAX_NODES - 1);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL,
+				  "%s/%s: node_from %u out of range (max %d)", ld->dir, rel,
+				  l->node_from, TOPO_MAX_NODES - 1);
 	if (l->node_to >= TOPO_MAX_NODES)
-		return fail(ld, -EINVAL, "%s/%s: node_to %u out of range (max %d)", ld->dir, rel,
-			    l->node_to, TOPO_MAX_NODES - 1);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL,
+				  "%s/%s: node_to %u out of range (max %d)", ld->dir, rel,
+				  l->node_to, TOPO_MAX_NODES - 1);
 	return 0;
 }
 
@@ -440,7 +443,8 @@ static int read_entries(struct loader *ld, int nfd, const char *dir, const struc
 		goto out;
 	recs = calloc(n, size);
 	if (!recs) {
-		ret = fail(ld, -ENOMEM, "%s/%s: out of memory", ld->dir, dir);
+		ret = errmsg_set(ld->err, ld->errlen, -ENOMEM, "%s/%s: out of memory", ld->dir,
+				 dir);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -485,8 +489,8 @@ static int derive_vram(struct loader *ld, struct kfd_node *node)
 		if (b->heap_type != KFD_HEAP_FB_PUBLIC && b->heap_type != KFD_HEAP_FB_PRIVATE)
 			continue;
 		if (node->vram_size + b->size_in_bytes < node->vram_size)
-			return fail(ld, -EINVAL, "%s/mem_banks: total VRAM size overflows",
-				    ld->dir);
+			return errmsg_set(ld->err, ld->errlen, -EINVAL,
+					  "%s/mem_banks: total VRAM size overflows", ld->dir);
 		node->vram_size += b->size_in_bytes;
 		has_public |= b->heap_type == KFD_HEAP_FB_PUBLIC;
 		has_private |= b->heap_type == KFD_HEAP_FB_PRIVATE;
@@ -566,7 +570,7 @@ static int load_node(struct loader *ld, int nodes_fd, uint32_t index, struct kfd
 	snprintf(rel, sizeof(rel), "%u", index);
 	nfd = openat(nodes_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (nfd < 0) {
-		ret = fail(ld, -errno, "%s: %s", ld->dir, strerror(errno));
+		ret = errmsg_set(ld->err, ld->errlen, -errno, "%s: %s", ld->dir, strerror(errno));
 	} else {
 		ret = read_node_files(ld, nfd, node);
 		close(nfd);
@@ -590,11 +594,13 @@ static int list_nodes(struct loader *ld, int root_fd, uint32_t **ids, size_t *n)
 	if (ret)
 		return ret;
 	if (!*n)
-		return fail(ld, -EINVAL, "%s/nodes: no node directories", ld->dir);
+		return errmsg_set(ld->err, ld->errlen, -EINVAL, "%s/nodes: no node directories",
+				  ld->dir);
 	for (size_t i = 0; i < *n; i++)
 		if ((*ids)[i] != i)
-			return fail(ld, -EINVAL, "%s/nodes: node %zu is missing (%zu entries)",
-				    ld->dir, i, *n);
+			return errmsg_set(ld->err, ld->errlen, -EINVAL,
+					  "%s/nodes: node %zu is missing (%zu entries)", ld->dir, i,
+					  *n);
 	return 0;
 }
 
@@ -625,12 +631,13 @@ static int load_tree(struct loader *ld, int root_fd, struct kfd_topology *t)
 		goto out;
 	nodes_fd = openat(root_fd, "nodes", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (nodes_fd < 0) {
-		ret = fail(ld, -errno, "%s/nodes: %s", ld->dir, strerror(errno));
+		ret = errmsg_set(ld->err, ld->errlen, -errno, "%s/nodes: %s", ld->dir,
+				 strerror(errno));
 		goto out;
 	}
 	t->nodes = calloc(n, sizeof(*t->nodes));
 	if (!t->nodes) {
-		ret = fail(ld, -ENOMEM, "%s/nodes: out of memory", ld->dir);
+		ret = errmsg_set(ld->err, ld->errlen, -ENOMEM, "%s/nodes: out of memory", ld->dir);
 		goto out;
 	}
 	t->n_nodes = n;
@@ -651,16 +658,16 @@ int topo_load(const char *root, struct kfd_topology *out, char *errbuf, size_t e
 	int root_fd = -1, ret;
 
 	if (!out)
-		return fail(&ld, -EINVAL, "topo_load: no output topology");
+		return errmsg_set(ld.err, ld.errlen, -EINVAL, "topo_load: no output topology");
 	memset(out, 0, sizeof(*out));
 	ld.buf = malloc(TOPO_MAX_FILE + 2);
 	if (!ld.buf) {
-		ret = fail(&ld, -ENOMEM, "%s: out of memory", ld.root);
+		ret = errmsg_set(ld.err, ld.errlen, -ENOMEM, "%s: out of memory", ld.root);
 		goto out;
 	}
 	root_fd = open(ld.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0) {
-		ret = fail(&ld, -errno, "%s: %s", ld.root, strerror(errno));
+		ret = errmsg_set(ld.err, ld.errlen, -errno, "%s: %s", ld.root, strerror(errno));
 		goto out;
 	}
 	ret = load_tree(&ld, root_fd, &t);

@@ -60,7 +60,7 @@ PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c zlib"
 if cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror \
 	-I"$ROOT" -I"$ROOT/topology" -I"$ROOT/images" -I"$ROOT/tests/unit" -I"$BUILD/gen" \
 	$(pkg-config --cflags $PKGS) -o "$MKIMAGE" "$ROOT/tests/host/mkimage.c" \
-	"$ROOT/tests/unit/synth_ckpt.c" "$BUILD"/n/images/*.o "$BUILD"/n/topology/*.o \
+	"$ROOT/tests/unit/synth_ckpt.c" "$BUILD"/n/common/*.o "$BUILD"/n/images/*.o "$BUILD"/n/topology/*.o \
 	"$BUILD/n/gen/amdgpu_plugin.pb-c.o" $(pkg-config --libs $PKGS) -lpthread 2>"$ERR"; then
 	ok "mkimage builds"
 else
