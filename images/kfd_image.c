@@ -301,6 +301,17 @@ void kfd_process_image_free(struct kfd_process_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
+const struct kfd_process_image *kfd_image_layout_misfit(const struct kfd_process_image *procs,
+							size_t n, uint32_t record)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (procs[i].entry->n_bos && procs[i].entry->bo_record_size != record)
+			return &procs[i];
+	return NULL;
+}
+
 int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *img, char *err,
 			   size_t errlen)
 {

@@ -67,6 +67,15 @@ int kfd_process_image_load(int dir_fd, uint32_t id, struct kfd_process_image *im
 			   size_t errlen);
 void kfd_process_image_free(struct kfd_process_image *img);
 
+/*
+ * The first of procs[0..n-1] that a KFD taking `record`-byte BO records
+ * cannot RESTORE: it has BOs, recorded with another record size. NULL if
+ * all fit (an image without BOs fits any layout). The CRIU plugin and
+ * `amdgpu-criu check` decide by it alike.
+ */
+const struct kfd_process_image *kfd_image_layout_misfit(const struct kfd_process_image *procs,
+							size_t n, uint32_t record);
+
 /* Index of the device whose user gpu_id is `user_gpu_id`, or -1. */
 int kfd_process_image_device(const struct kfd_process_image *img, uint32_t user_gpu_id);
 

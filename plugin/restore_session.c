@@ -231,10 +231,10 @@ static int check_kfd_version(void)
 /* This KFD takes the private data of every image (its BO record layout). */
 static int check_kernel(struct restore_session *s, const uint32_t *usable, size_t n_usable)
 {
+	const struct kfd_process_image *misfit;
 	const char *how = "measured";
 	struct utsname u;
 	uint32_t local;
-	size_t i;
 
 	if (!images_have_bos(s))
 		return 0;
@@ -252,18 +252,15 @@ static int check_kernel(struct restore_session *s, const uint32_t *usable, size_
 				"kernel release %s",
 				u.release);
 	}
-	for (i = 0; i < s->n_procs; i++) {
-		const KfdProcessEntry *e = s->procs[i].entry;
-
-		if (!e->n_bos || !local || e->bo_record_size == local)
-			continue;
-		pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has "
-		       "%u-byte BO records; this kernel (%s) takes %u-byte records (%s): restore "
-		       "on a kernel of the same family",
-		       s->procs[i].id, e->kernel_release, e->bo_record_size, u.release, local, how);
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	misfit = local ? kfd_image_layout_misfit(s->procs, s->n_procs, local) : NULL;
+	if (!misfit)
+		return 0;
+	pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has %u-byte BO "
+	       "records; this kernel (%s) takes %u-byte records (%s): restore on a kernel of the "
+	       "same family",
+	       misfit->id, misfit->entry->kernel_release, misfit->entry->bo_record_size, u.release,
+	       local, how);
+	return -EOPNOTSUPP;
 }
 
 static void log_map(const struct match_result *m, const char *who)

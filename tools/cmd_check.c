@@ -104,6 +104,8 @@ static int parse_check_opts(int argc, char *argv[], struct check_opts *opts)
  */
 static int check_kernel(const struct ckpt *ck, struct match_result *res)
 {
+	const struct kfd_process_image *misfit;
+	char name[KFD_IMAGE_NAME_MAX];
 	struct utsname u;
 	uint32_t local;
 
@@ -116,21 +118,16 @@ static int check_kernel(const struct ckpt *ck, struct match_result *res)
 		cli_err("check: cannot tell the private data layout of kernel '%s'", u.release);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < ck->n_procs; i++) {
-		const KfdProcessEntry *e = ck->procs[i].entry;
-		char name[KFD_IMAGE_NAME_MAX];
-
-		if (e->bo_record_size == local)
-			continue;
-		kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, ck->procs[i].id);
-		res->compatible = false;
-		snprintf(res->reason, sizeof(res->reason),
-			 "%s was dumped on kernel %s, whose private data has %u-byte BO records; "
-			 "this kernel (%s) takes %u-byte records",
-			 name, e->kernel_release, e->bo_record_size, u.release, local);
+	misfit = kfd_image_layout_misfit(ck->procs, ck->n_procs, local);
+	res->compatible = !misfit;
+	if (!misfit)
 		return 0;
-	}
-	res->compatible = true;
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, misfit->id);
+	snprintf(res->reason, sizeof(res->reason),
+		 "%s was dumped on kernel %s, whose private data has %u-byte BO records; this "
+		 "kernel (%s) takes %u-byte records",
+		 name, misfit->entry->kernel_release, misfit->entry->bo_record_size, u.release,
+		 local);
 	return 0;
 }
 

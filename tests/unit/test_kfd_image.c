@@ -163,6 +163,21 @@ static void test_no_gpu_process(void **state)
 	free(p);
 }
 
+/* The layout rule the plugin and `amdgpu-criu check` share: only images with BOs must match. */
+static void test_layout_misfit(void **state)
+{
+	KfdProcessEntry with_bos = {.n_bos = 3, .bo_record_size = 272};
+	KfdProcessEntry without_bos = {.n_bos = 0, .bo_record_size = 0};
+	struct kfd_process_image procs[2] = {{.id = 1, .entry = &without_bos},
+					     {.id = 2, .entry = &with_bos}};
+
+	(void)state;
+	assert_null(kfd_image_layout_misfit(procs, 2, 272));
+	assert_ptr_equal(kfd_image_layout_misfit(procs, 2, 80), &procs[1]);
+	assert_null(kfd_image_layout_misfit(procs, 1, 80));
+	assert_null(kfd_image_layout_misfit(procs, 0, 80));
+}
+
 static void test_old_kernel_and_restored_process(void **state)
 {
 	struct fixture *f = *state;
@@ -672,6 +687,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_list, setup, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_no_gpu_process, setup,
 									teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_layout_misfit);
 	tests[n++] =
 		(struct CMUnitTest)cmocka_unit_test_setup_teardown(test_truncated, setup, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_random_damage, setup,
