@@ -16,23 +16,16 @@ int same_open_file(pid_t pa, int fa, pid_t pb, int fb)
 	return syscall(SYS_kcmp, pa, pb, KCMP_FILE, fa, fb) == 0;
 }
 
-/* The last NSpid field of /proc/PID/status (the innermost namespace); 0 if unknown. */
-static uint32_t innermost_pid(int proc_fd, pid_t pid)
+uint32_t innermost_pid(pid_t pid)
 {
-	char name[64], line[256];
+	char path[64], line[256];
 	uint32_t last = 0;
 	FILE *f;
-	int fd;
 
-	snprintf(name, sizeof(name), "%d/status", (int)pid);
-	fd = openat(proc_fd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
 		return 0;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return 0;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line + 6, *end;
 
@@ -105,7 +98,7 @@ int find_second_file(int our_fd, const struct held_file *known, size_t n_known, 
 		pid = atoi(de->d_name);
 		if (pid == getpid()) /* our own copies (CRIU's, the plugin's) */
 			continue;
-		ns_pid = innermost_pid(dirfd(proc), pid);
+		ns_pid = innermost_pid(pid);
 		for (k = 0; !found && k < n_known; k++) {
 			if (known[k].ns_pid != ns_pid || !holds(dirfd(proc), pid, known[k].fd))
 				continue;

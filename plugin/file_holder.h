@@ -19,6 +19,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/*
+ * The PID of task `pid` (the caller's namespace) in its own, innermost PID
+ * namespace: the last NSpid field of /proc/PID/status (what KFD's
+ * PROCESS_INFO reports as the process's pid); 0 if it cannot be read.
+ */
+uint32_t innermost_pid(pid_t pid);
+
 /* 1 if fd `fa` of task `pa` and fd `fb` of task `pb` are the same open file, else 0. */
 int same_open_file(pid_t pa, int fa, pid_t pb, int fb);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_holder.h"
 #include "bo_copy_render.h"
 #include "bo_stream.h"
 #include "clock.h"
@@ -532,28 +533,6 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	return restore_render_vma(s, (uint32_t)minor, addr, old_pgoff, new_pgoff, plugin_fd);
 }
 
-/* The pid of `pid` (CRIU's namespace) in its own PID namespace: NSpid's last field. */
-static uint32_t own_ns_pid(int pid)
-{
-	char path[64], line[256], *last;
-	uint32_t ns_pid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6)) {
-			last = strrchr(line, '\t');
-			ns_pid = (uint32_t)strtoul(last ? last + 1 : line + 6, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return ns_pid;
-}
-
-/* Did the task `pid` restore a /dev/kfd file (shared_image_end() DONE)? */
 /* What a task restored of ours, from the shared outcomes. */
 enum restored_kfd {
 	RESTORED_NOTHING,
@@ -564,7 +543,7 @@ enum restored_kfd {
 static enum restored_kfd restored_kfd_in(struct restore_session *s, int pid)
 {
 	enum restored_kfd what = RESTORED_NOTHING;
-	uint32_t ns_pid = own_ns_pid(pid);
+	uint32_t ns_pid = innermost_pid(pid);
 	struct shared_image img;
 	size_t i;
 
