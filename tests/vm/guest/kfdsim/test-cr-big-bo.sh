@@ -13,6 +13,7 @@
 # account); the self-check after the restore PASSes: every page the
 # workload wrote has its bytes, every other page of the big BO is zero, the
 # thread's BOs, queues, events, fds.
+# vm-boot: faults
 # vm-timeout: 900
 EXPECT=ok
 . /test/lib/guest.sh

@@ -10,6 +10,7 @@
 # any task exists ("index checksum mismatch"). Each byte flipped back, the
 # images are as dumped (sha256), the restore succeeds, the restored
 # process's queues run and its self-check PASSes.
+# vm-boot: faults
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }
