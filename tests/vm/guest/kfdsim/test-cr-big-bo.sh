@@ -14,7 +14,7 @@
 # workload wrote has its bytes, every other page of the big BO is zero, the
 # thread's BOs, queues, events, fds.
 # vm-boot: faults
-# vm-timeout: 900
+# vm-timeout: 1200
 EXPECT=ok
 . /test/lib/guest.sh
 

@@ -11,6 +11,7 @@
 # images are as dumped (sha256), the restore succeeds, the restored
 # process's queues run and its self-check PASSes.
 # vm-boot: faults
+# vm-timeout: 240
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }

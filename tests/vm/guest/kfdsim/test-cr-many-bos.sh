@@ -9,6 +9,7 @@
 # cleanly (the plugin took part, CRIU names a /dev/kfd or render-node fd or
 # mapping, the tree keeps running and its self-check PASSes).
 # vm-boot: cr
+# vm-timeout: 180
 EXPECT=ok
 . /test/lib/guest.sh
 
