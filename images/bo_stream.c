@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "common/errmsg.h"
+#include "common/regfile.h"
 #include "images/bo_stream.h"
 
 #define INDEX_MAGIC	  "AMDBOIX1"
@@ -805,17 +806,18 @@ static int index_read(struct gpu_job *job)
 
 static int open_image(struct gpu_job *job, const char *ext, int *fd)
 {
-	int flags = O_CLOEXEC | O_NOFOLLOW;
-	char name[64];
+	char name[64], why[128];
 
 	image_name(name, sizeof(name), job, ext);
-	if (job->dir == STREAM_DUMP)
-		flags |= O_WRONLY | O_CREAT | O_EXCL;
-	else
-		flags |= O_RDONLY;
-	*fd = openat(job->cfg->dir_fd, name, flags, 0600);
+	if (job->dir == STREAM_DUMP) {
+		*fd = openat(job->cfg->dir_fd, name,
+			     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		return *fd < 0 ? job_fail_errno(job, "", name) : 0;
+	}
+	/* a FIFO, device or link in the image directory: refused, never a blocked open */
+	*fd = regfile_open(job->cfg->dir_fd, name, why, sizeof(why));
 	if (*fd < 0)
-		return job_fail_errno(job, "", name);
+		return job_fail(job, *fd, "gpu %" PRIu32 ": %s: %s", job->gpu->gpu_id, name, why);
 	return 0;
 }
 

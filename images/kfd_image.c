@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/regfile.h"
 #include "kfd_image.h"
 #include "topology_image.h"
 
@@ -87,20 +88,20 @@ out:
 	return ret;
 }
 
-/* The whole file, if it is a regular file no larger than KFD_IMAGE_MAX_FILE. */
+/* The whole file, if it is a regular file (regfile_open) no larger than KFD_IMAGE_MAX_FILE. */
 static int read_image(int dir_fd, const char *name, uint8_t **out, size_t *out_len, char *err,
 		      size_t errlen)
 {
-	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	uint8_t *buf = NULL;
 	struct stat st;
 	size_t done = 0;
+	char why[128];
 	ssize_t n;
-	int ret;
+	int fd, ret;
 
+	fd = regfile_open(dir_fd, name, why, sizeof(why));
 	if (fd < 0)
-		return errmsg_set(err, errlen, -errno, "cannot open image %s: %s", name,
-				  strerror(errno));
+		return errmsg_set(err, errlen, fd, "cannot open image %s: %s", name, why);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KFD_IMAGE_MAX_FILE) {
 		ret = errmsg_set(err, errlen, -EINVAL,
 				 "image %s is not a regular file of at most %llu bytes", name,

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/regfile.h"
 #include "topology.h"
 
 #define TOPO_MAX_NODES	 4096
@@ -166,13 +167,14 @@ static bool parse_dec(const char *s, size_t len, uint64_t *val)
  */
 static int read_file(struct loader *ld, int dfd, const char *rel, size_t *len)
 {
+	char why[128];
 	size_t n = 0;
 	int fd, ret = 0;
 
-	fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* a FIFO or device in a (copied) tree must not block or act: refused */
+	fd = regfile_open(dfd, rel, why, sizeof(why));
 	if (fd < 0)
-		return errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: %s", ld->dir, rel,
-				  strerror(errno));
+		return errmsg_set(ld->err, ld->errlen, fd, "%s/%s: %s", ld->dir, rel, why);
 	while (n <= TOPO_MAX_FILE) {
 		ssize_t r = read(fd, ld->buf + n, TOPO_MAX_FILE + 1 - n);
 

@@ -855,7 +855,7 @@ static void properties_is_dir(const struct tmp_tree *tt, char *expect, size_t le
 	rm(tt, "nodes/1/properties");
 	tpath(path, sizeof(path), tt, "nodes/1/properties");
 	assert_int_equal(mkdir(path, 0755), 0);
-	fmt(expect, len, "/nodes/1/properties: read: ");
+	fmt(expect, len, "/nodes/1/properties: a directory, not a regular file");
 }
 
 static void huge_properties(const struct tmp_tree *tt, char *expect, size_t len)

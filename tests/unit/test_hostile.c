@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hostile image directories and sysfs trees (issue 10, section 2): each
+ * finding of the fuzzing gets a test that failed before its fix.
+ *   - a FIFO in place of any file the readers open: refused, never a hang
+ *     (the reader runs in a child with an alarm, so a hang fails the test)
+ *   - a symbolic link in place of an image: refused, saying so and naming it
+ * The checkpoint is the synthetic one of two MI308X partitions (synth_ckpt.h).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+#include "images/bo_stream.h"
+#include "images/kfd_image.h"
+#include "synth_ckpt.h"
+
+#define ID 7u
+/* A reader that has not answered after this long is taken as blocked (loaded 2-core box, ASan). */
+#define HANG_SECONDS 20
+
+static const uint32_t gpu_nodes[] = {2, 3};
+
+struct fixture {
+	char dir[64];
+	int dir_fd;
+	struct kfd_topology topo;
+	struct synth_spec spec;
+	uint32_t gpu; /* actual = user gpu_id of the first GPU */
+	uint64_t sizes[SYNTH_CONTENT_PER_GPU];
+};
+
+/* ---- fixture --------------------------------------------------------------------------- */
+
+static void remove_tree(int dir_fd)
+{
+	DIR *d = fdopendir(openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *e;
+	int sub;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!unlinkat(dir_fd, e->d_name, 0))
+			continue;
+		sub = openat(dir_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_tree(sub);
+			close(sub);
+		}
+		unlinkat(dir_fd, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char path[512], err[512];
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test-hostile-XXXXXX");
+	snprintf(path, sizeof(path), "%s/%s", fixtures_dir(), MI308X);
+	if (!mkdtemp(f->dir) || topo_load(path, &f->topo, err, sizeof(err)))
+		return -1;
+	f->dir_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	f->spec = (struct synth_spec){.topo = &f->topo,
+				      .nodes = gpu_nodes,
+				      .n_nodes = 2,
+				      .image_id = ID,
+				      .render_id = 20};
+	f->gpu = f->topo.nodes[gpu_nodes[0]].gpu_id;
+	for (size_t b = 0; b < SYNTH_CONTENT_PER_GPU; b++)
+		f->sizes[b] = synth_bo_size(0, b);
+	*state = f;
+	return f->dir_fd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	remove_tree(f->dir_fd);
+	close(f->dir_fd);
+	rmdir(f->dir);
+	topo_free(&f->topo);
+	free(f);
+	return 0;
+}
+
+static void write_checkpoint(struct fixture *f)
+{
+	char err[512];
+	int ret = synth_write_checkpoint(f->dir_fd, &f->spec, err, sizeof(err));
+
+	if (ret)
+		fail_msg("synth_write_checkpoint: %s", err);
+}
+
+static void write_text(int dir_fd, const char *name, const char *text)
+{
+	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* Replaces dir_fd/name by a FIFO (nobody ever writes to it). */
+static void make_fifo(int dir_fd, const char *name)
+{
+	unlinkat(dir_fd, name, 0);
+	assert_int_equal(mkfifoat(dir_fd, name, 0600), 0);
+}
+
+/* ---- a reader in a child, with a time limit ------------------------------------------------ */
+
+/* A reader under test: 0 if it refused as expected, else a line in why. */
+typedef int (*probe_fn)(struct fixture *f, const void *arg, char *why, size_t whylen);
+
+/*
+ * Runs probe in a child that SIGALRM kills after HANG_SECONDS: a reader that
+ * blocks fails the test instead of hanging the suite.
+ */
+static void run_bounded(struct fixture *f, probe_fn probe, const void *arg, const char *what)
+{
+	int fds[2], status = 0;
+	char why[1024] = "";
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		alarm(HANG_SECONDS);
+		if (probe(f, arg, why, sizeof(why))) {
+			n = write(fds[1], why, strlen(why));
+			_exit(n < 0 ? 3 : 1);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = 0;
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		fail_msg("%s: the reader blocked for %d s", what, HANG_SECONDS);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("%s: %s (status 0x%x)", what, why, status);
+}
+
+/* err must hold every string of the NULL-terminated list. */
+static int expect_err(int ret, const char *err, char *why, size_t whylen, ...)
+{
+	const char *s;
+	va_list ap;
+
+	if (ret >= 0) {
+		snprintf(why, whylen, "accepted (returned %d)", ret);
+		return 1;
+	}
+	va_start(ap, whylen);
+	while ((s = va_arg(ap, const char *)))
+		if (!strstr(err, s)) {
+			snprintf(why, whylen, "error lacks \"%s\": %s", s, err);
+			va_end(ap);
+			return 1;
+		}
+	va_end(ap);
+	return 0;
+}
+
+/* ---- finding 1: FIFOs ---------------------------------------------------------------------- */
+
+static int probe_process(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_process_image img;
+	char err[512] = "";
+	int ret = kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err));
+
+	if (!ret)
+		kfd_process_image_free(&img);
+	return expect_err(ret, err, why, whylen, "amdgpu-kfd-7.img", arg, NULL);
+}
+
+static int probe_render(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct render_file_image img;
+	char err[512] = "";
+	int ret = render_file_image_load(f->dir_fd, 20, &img, err, sizeof(err));
+
+	if (!ret)
+		render_file_image_free(&img);
+	return expect_err(ret, err, why, whylen, "amdgpu-render-20.img", arg, NULL);
+}
+
+/* arg: {file name, expected phrase}; both the verify and the files check refuse. */
+static int probe_bo_files(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	const char *const *s = arg;
+	char err[512] = "";
+	int ret;
+
+	ret = bo_stream_verify(f->dir_fd, ID, f->gpu, f->sizes, SYNTH_CONTENT_PER_GPU, NULL, err,
+			       sizeof(err));
+	if (expect_err(ret, err, why, whylen, s[0], s[1], NULL))
+		return 1;
+	err[0] = 0;
+	ret = bo_stream_check_files(f->dir_fd, ID, f->gpu, f->sizes, SYNTH_CONTENT_PER_GPU, err,
+				    sizeof(err));
+	return expect_err(ret, err, why, whylen, s[0], s[1], NULL);
+}
+
+static void bo_name(char *buf, size_t len, const struct fixture *f, const char *ext)
+{
+	snprintf(buf, len, "amdgpu-bo-%u-%u.%s", ID, f->gpu, ext);
+}
+
+static void test_fifo_images(void **state)
+{
+	struct fixture *f = *state;
+	char idx[64], img[64];
+	const char *idx_args[] = {idx, "FIFO"}, *img_args[] = {img, "FIFO"};
+
+	write_checkpoint(f);
+	bo_name(idx, sizeof(idx), f, "idx");
+	bo_name(img, sizeof(img), f, "img");
+	make_fifo(f->dir_fd, "amdgpu-kfd-7.img");
+	run_bounded(f, probe_process, "FIFO", "FIFO as amdgpu-kfd-7.img");
+	make_fifo(f->dir_fd, "amdgpu-render-20.img");
+	run_bounded(f, probe_render, "FIFO", "FIFO as amdgpu-render-20.img");
+	make_fifo(f->dir_fd, img);
+	run_bounded(f, probe_bo_files, img_args, "FIFO as the BO .img");
+	make_fifo(f->dir_fd, idx);
+	run_bounded(f, probe_bo_files, idx_args, "FIFO as the BO .idx");
+}
+
+/* A minimal sysfs tree: generation_id, one CPU node with a memory bank. */
+static void write_sysfs(int dir_fd)
+{
+	assert_int_equal(mkdirat(dir_fd, "sys", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes/0", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes/0/mem_banks", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes/0/mem_banks/0", 0700), 0);
+	write_text(dir_fd, "sys/generation_id", "1\n");
+	write_text(dir_fd, "sys/nodes/0/gpu_id", "0\n");
+	write_text(dir_fd, "sys/nodes/0/name", "\n");
+	write_text(dir_fd, "sys/nodes/0/properties", "cpu_cores_count 4\nsimd_count 0\n");
+	write_text(dir_fd, "sys/nodes/0/mem_banks/0/properties",
+		   "heap_type 0\nsize_in_bytes 4096\n");
+}
+
+/* arg: the sysfs file replaced by a FIFO */
+static int probe_sysfs(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_topology t;
+	char root[128], err[512] = "";
+	int ret;
+
+	snprintf(root, sizeof(root), "%s/sys", f->dir);
+	ret = topo_load(root, &t, err, sizeof(err));
+	if (!ret)
+		topo_free(&t);
+	return expect_err(ret, err, why, whylen, (const char *)arg, "FIFO", NULL);
+}
+
+static int probe_sysfs_ok(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_topology t;
+	char root[128], err[512] = "";
+	int ret;
+
+	(void)arg;
+	snprintf(root, sizeof(root), "%s/sys", f->dir);
+	ret = topo_load(root, &t, err, sizeof(err));
+	if (ret)
+		snprintf(why, whylen, "the tree does not load: %s", err);
+	else
+		topo_free(&t);
+	return ret;
+}
+
+static void test_fifo_sysfs(void **state)
+{
+	static const char *const files[] = {"generation_id", "nodes/0/gpu_id", "nodes/0/name",
+					    "nodes/0/properties", "nodes/0/mem_banks/0/properties"};
+	struct fixture *f = *state;
+	char name[128];
+
+	write_sysfs(f->dir_fd);
+	run_bounded(f, probe_sysfs_ok, NULL, "minimal sysfs tree");
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(name, sizeof(name), "sys/%s", files[i]);
+		make_fifo(f->dir_fd, name);
+		run_bounded(f, probe_sysfs, files[i], name);
+		remove_tree(f->dir_fd);
+		write_sysfs(f->dir_fd);
+	}
+}
+
+/* ---- finding 7: symbolic links ------------------------------------------------------------ */
+
+static void test_symlinked_images(void **state)
+{
+	struct fixture *f = *state;
+	char idx[64];
+	const char *idx_args[] = {idx, "symbolic links are refused"};
+
+	write_checkpoint(f);
+	/* a link to a valid image of the same directory is refused all the same */
+	assert_int_equal(renameat(f->dir_fd, "amdgpu-kfd-7.img", f->dir_fd, "real.img"), 0);
+	assert_int_equal(symlinkat("real.img", f->dir_fd, "amdgpu-kfd-7.img"), 0);
+	run_bounded(f, probe_process, "symbolic links are refused", "symlinked process image");
+	assert_int_equal(renameat(f->dir_fd, "amdgpu-render-20.img", f->dir_fd, "real-r.img"), 0);
+	assert_int_equal(symlinkat("real-r.img", f->dir_fd, "amdgpu-render-20.img"), 0);
+	run_bounded(f, probe_render, "symbolic links are refused", "symlinked render image");
+	bo_name(idx, sizeof(idx), f, "idx");
+	assert_int_equal(renameat(f->dir_fd, idx, f->dir_fd, "real.idx"), 0);
+	assert_int_equal(symlinkat("real.idx", f->dir_fd, idx), 0);
+	run_bounded(f, probe_bo_files, idx_args, "symlinked BO index");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_fifo_images),
+		T(test_fifo_sysfs),
+		T(test_symlinked_images),
+	};
+
+	return cmocka_run_group_tests_name("hostile", tests, NULL, NULL);
+}
