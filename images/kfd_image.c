@@ -354,7 +354,12 @@ void render_file_image_free(struct render_file_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-/* "<prefix><digits>.img" with a value that fits in 32 bits. */
+/*
+ * "<prefix><digits>.img" with a value that fits in 32 bits: 0 and the id;
+ * 1 when the name is not an image name at all (skipped); -EINVAL when the
+ * digits are not the one spelling kfd_image_name() writes (leading zeros:
+ * "-01" and "-001" would alias "-1").
+ */
 static int parse_image_id(const char *name, const char *prefix, uint32_t *id)
 {
 	size_t plen = strlen(prefix);
@@ -362,14 +367,16 @@ static int parse_image_id(const char *name, const char *prefix, uint32_t *id)
 	const char *p;
 
 	if (strncmp(name, prefix, plen))
-		return -1;
+		return 1;
 	for (p = name + plen; *p >= '0' && *p <= '9'; p++) {
 		v = v * 10 + (unsigned)(*p - '0');
 		if (v > UINT32_MAX)
-			return -1;
+			return 1;
 	}
 	if (p == name + plen || strcmp(p, ".img"))
-		return -1;
+		return 1;
+	if (name[plen] == '0' && p - (name + plen) > 1)
+		return -EINVAL;
 	*id = (uint32_t)v;
 	return 0;
 }
@@ -381,39 +388,59 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n)
+static int list_add(uint32_t **list, size_t *count, size_t *cap, uint32_t id)
+{
+	uint32_t *grown;
+
+	if (*count == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		grown = realloc(*list, *cap * sizeof(**list));
+		if (!grown)
+			return -ENOMEM;
+		*list = grown;
+	}
+	(*list)[(*count)++] = id;
+	return 0;
+}
+
+int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n, char *err,
+		   size_t errlen)
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t count = 0, cap = 0;
-	uint32_t *list = NULL, *grown, id;
+	uint32_t *list = NULL, id;
 	struct dirent *de;
+	int ret = 0, kind_ret;
 	DIR *dir;
 
 	*ids = NULL;
 	*n = 0;
 	if (fd < 0)
-		return -errno;
+		return errmsg_set(err, errlen, -errno, "cannot open the image directory: %s",
+				  strerror(errno));
 	dir = fdopendir(fd);
 	if (!dir) {
+		ret = errmsg_set(err, errlen, -errno, "cannot list the image directory: %s",
+				 strerror(errno));
 		close(fd);
-		return -errno;
+		return ret;
 	}
-	while ((de = readdir(dir))) {
-		if (parse_image_id(de->d_name, kind_prefix(kind), &id))
-			continue;
-		if (count == cap) {
-			cap = cap ? cap * 2 : 8;
-			grown = realloc(list, cap * sizeof(*list));
-			if (!grown) {
-				free(list);
-				closedir(dir);
-				return -ENOMEM;
-			}
-			list = grown;
-		}
-		list[count++] = id;
+	while (!ret && (de = readdir(dir))) {
+		kind_ret = parse_image_id(de->d_name, kind_prefix(kind), &id);
+		if (kind_ret < 0)
+			ret = errmsg_set(
+				err, errlen, kind_ret,
+				"%s: image id with leading zeros, a name the plugin never "
+				"writes (it would alias another image); rename or remove it",
+				de->d_name);
+		else if (!kind_ret && list_add(&list, &count, &cap, id))
+			ret = errmsg_set(err, errlen, -ENOMEM, "listing the images: no memory");
 	}
 	closedir(dir);
+	if (ret) {
+		free(list);
+		return ret;
+	}
 	if (count)
 		qsort(list, count, sizeof(*list), cmp_u32);
 	*ids = list;

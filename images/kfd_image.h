@@ -94,9 +94,13 @@ void render_file_image_free(struct render_file_image *img);
 
 /*
  * Ids of every image of `kind` in the directory, sorted ascending. Names that
- * merely look alike (other digits, extra characters) are skipped. *ids is
- * malloc'ed (NULL when *n == 0).
+ * merely look alike (other characters, ids past 32 bits) are skipped. An id
+ * spelt with leading zeros ("amdgpu-kfd-01.img": the plugin writes plain
+ * decimal, and -01 would alias -1) is refused: -EINVAL and one line in err
+ * naming it. The plugin's restore and amdgpu-criu list images by this alone.
+ * *ids is malloc'ed (NULL when *n == 0).
  */
-int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n);
+int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n, char *err,
+		   size_t errlen);
 
 #endif

@@ -26,9 +26,11 @@ static int load_images(struct restore_session *s, int dir_fd)
 	char why[512];
 	int ret;
 
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n);
-	if (ret)
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
 		return ret;
+	}
 	s->procs = calloc(n + 1, sizeof(*s->procs));
 	if (!s->procs) {
 		free(ids);
@@ -44,9 +46,11 @@ static int load_images(struct restore_session *s, int dir_fd)
 	free(ids);
 	if (ret)
 		return ret;
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_RENDER, &ids, &n);
-	if (ret)
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_RENDER, &ids, &n, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
 		return ret;
+	}
 	s->renders = calloc(n + 1, sizeof(*s->renders));
 	if (!s->renders) {
 		free(ids);

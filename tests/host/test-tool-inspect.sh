@@ -180,6 +180,17 @@ head -c 100 "$CK/amdgpu-render-10.img" >"$TMP/meta/amdgpu-render-10.img"
 error_exit "inspect of a truncated render image exits 2" inspect "$TMP/meta"
 check "the error names the render image" grep -q 'amdgpu-render-10.img' "$ERR"
 
+# ---- hostile image directories -------------------------------------------------------------
+# an id spelt with leading zeros would alias amdgpu-kfd-1.img: refused, naming the file
+cp -r "$CK" "$TMP/zeros"
+cp "$CK/amdgpu-kfd-1.img" "$TMP/zeros/amdgpu-kfd-01.img"
+error_exit "inspect of a directory with amdgpu-kfd-01.img next to -1 exits 2" inspect "$TMP/zeros"
+check "the error names amdgpu-kfd-01.img" grep -q 'amdgpu-kfd-01.img: image id with leading zeros' "$ERR"
+error_exit "check refuses it alike" check "$TMP/zeros" --sysfs "$MI308X"
+rm "$TMP/zeros/amdgpu-kfd-1.img"
+error_exit "inspect of amdgpu-kfd-01.img alone exits 2" inspect "$TMP/zeros"
+check "the error names the file the user has" bash -c "grep -q 'amdgpu-kfd-01.img' '$ERR' && ! grep -q 'amdgpu-kfd-1.img' '$ERR'"
+
 # ---- usage -----------------------------------------------------------------------------------------
 error_exit "inspect without IMGDIR exits 2" inspect
 error_exit "inspect with two directories exits 2" inspect "$CK" "$CK"

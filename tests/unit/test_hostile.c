@@ -5,6 +5,7 @@
  *   - a FIFO in place of any file the readers open: refused, never a hang
  *     (the reader runs in a child with an alarm, so a hang fails the test)
  *   - a symbolic link in place of an image: refused, saying so and naming it
+ *   - image ids with leading zeros (aliases of another id): refused, naming the file
  * The checkpoint is the synthetic one of two MI308X partitions (synth_ckpt.h).
  */
 #include <stdarg.h>
@@ -340,6 +341,59 @@ static void test_symlinked_images(void **state)
 	run_bounded(f, probe_bo_files, idx_args, "symlinked BO index");
 }
 
+/* ---- finding 4: one spelling of an image id ------------------------------------------------ */
+
+static void copy_file(int dir_fd, const char *from, const char *to)
+{
+	char buf[1 << 16];
+	int in = openat(dir_fd, from, O_RDONLY | O_CLOEXEC);
+	int out = openat(dir_fd, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+}
+
+static void test_leading_zero_ids(void **state)
+{
+	struct fixture *f = *state;
+	char err[512] = "";
+	uint32_t *ids = NULL;
+	size_t n = 0;
+
+	write_checkpoint(f);
+	/* next to the real one: the copies are not listed as the same process again */
+	copy_file(f->dir_fd, "amdgpu-kfd-7.img", "amdgpu-kfd-07.img");
+	copy_file(f->dir_fd, "amdgpu-kfd-7.img", "amdgpu-kfd-007.img");
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(ids);
+	assert_true(strstr(err, "amdgpu-kfd-07.img") || strstr(err, "amdgpu-kfd-007.img"));
+	assert_non_null(strstr(err, "leading zero"));
+	/* alone: the message names the file the user has, not amdgpu-kfd-7.img */
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-kfd-7.img", 0), 0);
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-kfd-007.img", 0), 0);
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-kfd-07.img"));
+	/* render images alike */
+	copy_file(f->dir_fd, "amdgpu-render-20.img", "amdgpu-render-020.img");
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-render-020.img"));
+	/* "0" itself is the canonical spelling of id 0 */
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-render-020.img", 0), 0);
+	copy_file(f->dir_fd, "amdgpu-render-20.img", "amdgpu-render-0.img");
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n, err, sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(ids[0], 0);
+	free(ids);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -348,6 +402,7 @@ int main(void)
 		T(test_fifo_images),
 		T(test_fifo_sysfs),
 		T(test_symlinked_images),
+		T(test_leading_zero_ids),
 	};
 
 	return cmocka_run_group_tests_name("hostile", tests, NULL, NULL);

@@ -214,13 +214,13 @@ static void test_list(void **state)
 		assert_true(fd >= 0);
 		close(fd);
 	}
-	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n), 0);
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n, NULL, 0), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(ids[0], 3);
 	assert_int_equal(ids[1], 12);
 	assert_int_equal(ids[2], UINT32_MAX);
 	free(ids);
-	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n), 0);
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n, NULL, 0), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ids[0], 4);
 	free(ids);
