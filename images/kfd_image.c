@@ -200,6 +200,11 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 				err, errlen, -EINVAL,
 				"%s: GPU %u (node %u) is missing from the recorded topology", name,
 				d->actual_gpu_id, d->node_index);
+		if (!node->is_gpu)
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GPU %u is recorded on node %u, which is not a GPU "
+					  "(simd_count 0)",
+					  name, d->actual_gpu_id, d->node_index);
 		img->device_nodes[i] = d->node_index;
 	}
 	return 0;
@@ -208,29 +213,41 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 static int check_bos(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
 {
 	const KfdProcessEntry *e = img->entry;
+	uint64_t *mapped; /* bytes of all BOs per device: in its GPU VM space */
 	size_t i;
-	int dev;
+	int dev, ret = 0;
 
 	if (e->n_bos > KFD_IMAGE_MAX_BOS)
 		return errmsg_set(err, errlen, -EINVAL, "%s: %zu BOs, more than %u", name, e->n_bos,
 				  KFD_IMAGE_MAX_BOS);
-	for (i = 0; i < e->n_bos; i++) {
+	mapped = calloc(e->n_devices + 1, sizeof(*mapped));
+	if (!mapped)
+		return errmsg_set(err, errlen, -ENOMEM, "%s: no memory", name);
+	for (i = 0; i < e->n_bos && !ret; i++) {
 		const KfdBoEntry *b = e->bos[i];
 
 		dev = kfd_process_image_device(img, b->gpu_id);
-		if (dev < 0)
-			return errmsg_set(err, errlen, -EINVAL,
-					  "%s: BO %zu belongs to unknown GPU %u", name, i,
-					  b->gpu_id);
-		if (b->size > (1ull << 48) || (b->size & 4095))
-			return errmsg_set(err, errlen, -EINVAL,
-					  "%s: BO %zu has a bad size %" PRIu64, name, i, b->size);
-		if (!kfd_bo_has_contents(b->alloc_flags))
-			continue;
-		img->device_bytes[dev] += b->size;
-		img->device_bo_count[dev]++;
+		if (dev < 0) {
+			ret = errmsg_set(err, errlen, -EINVAL,
+					 "%s: BO %zu belongs to unknown GPU %u", name, i,
+					 b->gpu_id);
+		} else if (b->size > KFD_IMAGE_MAX_GPU_VM || (b->size & 4095)) {
+			ret = errmsg_set(err, errlen, -EINVAL, "%s: BO %zu has a bad size %" PRIu64,
+					 name, i, b->size);
+		} else if (__builtin_add_overflow(mapped[dev], b->size, &mapped[dev]) ||
+			   mapped[dev] > KFD_IMAGE_MAX_GPU_VM) {
+			ret = errmsg_set(err, errlen, -EINVAL,
+					 "%s: the BOs of GPU %u up to BO %zu need more than the "
+					 "GPU's 48-bit address space (2^48 bytes)",
+					 name, b->gpu_id, i);
+		} else if (kfd_bo_has_contents(b->alloc_flags)) {
+			/* at most the mapped total: cannot overflow */
+			img->device_bytes[dev] += b->size;
+			img->device_bo_count[dev]++;
+		}
 	}
-	return 0;
+	free(mapped);
+	return ret;
 }
 
 static int check_blob(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
@@ -337,6 +354,13 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 		ret = errmsg_set(err, errlen, -EINVAL,
 				 "%s: GPU %u (node %u) is missing from the recorded "
 				 "topology",
+				 name, img->entry->actual_gpu_id, img->entry->node_index);
+		goto fail;
+	}
+	if (!node->is_gpu) {
+		ret = errmsg_set(err, errlen, -EINVAL,
+				 "%s: GPU %u is recorded on node %u, which is not a GPU "
+				 "(simd_count 0)",
 				 name, img->entry->actual_gpu_id, img->entry->node_index);
 		goto fail;
 	}

@@ -33,6 +33,14 @@
 #define KFD_IMAGE_MAX_BOS     (1u << 20)
 #define KFD_IMAGE_MAX_OBJECTS (1u << 20)
 #define KFD_IMAGE_NAME_MAX    64
+/*
+ * The GPU virtual address space of a process on one GPU (48 bits on every
+ * GPU KFD drives, GFX9 on). Each BO of a GPU is mapped at its own range of
+ * that space, so the BOs of one GPU together cannot be larger: their sum is
+ * refused past it (a bound no real GPU's VRAM + GTT comes near, and one that
+ * needs no recorded memory size: several captures have no mem_banks).
+ */
+#define KFD_IMAGE_MAX_GPU_VM (1ull << 48)
 
 enum kfd_image_kind {
 	KFD_IMAGE_PROCESS, /* amdgpu-kfd-<id>.img */

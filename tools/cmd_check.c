@@ -185,7 +185,10 @@ static int run_matcher(const struct check_inputs *in, struct match_result *res)
 	};
 	int ret = topo_match(&req, res);
 
-	if (ret < 0)
+	/* the images were validated: a source error still names where the source came from */
+	if (ret < 0 && !strncmp(res->reason, "source", 6))
+		cli_err("check: %s: the GPUs recorded in the images: %s", in->ck.dir, res->reason);
+	else if (ret < 0)
 		cli_err("check: %s", res->reason);
 	return ret;
 }

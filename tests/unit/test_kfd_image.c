@@ -366,7 +366,43 @@ static void no_gpus_but_bos(struct synth_process *p)
 	p->entry.n_bos = 1;
 }
 
+/* The recorded node of device 1 says simd_count 0: a CPU node posing as the GPU. */
+static void gpu_node_without_simds(struct synth_process *p)
+{
+	for (size_t i = 0; i < p->topo->n_nodes; i++) {
+		KfdNodeEntry *ne = p->topo->nodes[i];
+
+		if (ne->index != p->devs[1].node_index)
+			continue;
+		for (size_t k = 0; k < ne->n_props; k++)
+			if (!strcmp(ne->props[k]->key, "simd_count"))
+				ne->props[k]->value = 0;
+	}
+}
+
+/* GPU 0's six BOs of 2^48 bytes each: more than its 48-bit GPUVM address space. */
+static void bos_past_address_space(struct synth_process *p)
+{
+	for (size_t i = 0; i < SYNTH_BOS_PER_GPU; i++)
+		p->bos[i].size = 1ull << 48;
+}
+
+/* 65536 VRAM BOs of 2^48 bytes: their sum wraps a u64 to 0. */
+static void bo_sum_wraps(struct synth_process *p)
+{
+	static KfdBoEntry *many[1u << 16];
+
+	p->bos[0].size = 1ull << 48;
+	for (size_t i = 0; i < sizeof(many) / sizeof(many[0]); i++)
+		many[i] = &p->bos[0];
+	p->entry.bos = many;
+	p->entry.n_bos = sizeof(many) / sizeof(many[0]);
+}
+
 static const struct bad_process bad_processes[] = {
+	{"GPU node with simd_count 0", gpu_node_without_simds, "not a GPU"},
+	{"BOs of one GPU past 2^48 bytes", bos_past_address_space, "address space"},
+	{"65536 BOs of 2^48 bytes (sum wraps)", bo_sum_wraps, "address space"},
 	{"no GPUs, yet private data", no_gpus_but_blob, "no GPUs, yet"},
 	{"no GPUs, yet a BO", no_gpus_but_bos, "unknown GPU"},
 	{"one object too many", wrong_object_count, "does not parse"},
@@ -564,6 +600,18 @@ static void test_bad_render(void **state)
 	assert_int_equal(kfd_image_write(f->dir_fd, KFD_IMAGE_RENDER, 2, &e.base, err, sizeof(err)),
 			 0);
 	assert_int_equal(render_file_image_load(f->dir_fd, 2, &r, err, sizeof(err)), -EINVAL);
+	/* the render node's recorded GPU with simd_count 0: not a GPU */
+	e.node_index = 2;
+	for (size_t i = 0; i < e.topology->n_nodes; i++)
+		for (size_t k = 0;
+		     e.topology->nodes[i]->index == 2 && k < e.topology->nodes[i]->n_props; k++)
+			if (!strcmp(e.topology->nodes[i]->props[k]->key, "simd_count"))
+				e.topology->nodes[i]->props[k]->value = 0;
+	assert_int_equal(kfd_image_write(f->dir_fd, KFD_IMAGE_RENDER, 4, &e.base, err, sizeof(err)),
+			 0);
+	assert_int_equal(render_file_image_load(f->dir_fd, 4, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-render-4.img"));
+	assert_non_null(strstr(err, "not a GPU"));
 	topo_image_free(e.topology);
 	write_file(f->dir_fd, "amdgpu-render-3.img", (const uint8_t *)"\xff\xff\xff\xff", 4);
 	assert_int_equal(render_file_image_load(f->dir_fd, 3, &r, err, sizeof(err)), -EINVAL);
