@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bo_stream.h"
+#include "common/escape.h"
 #include "kfd_dev.h"
 #include "kfd_probe.h"
 #include "log.h"
@@ -236,6 +237,7 @@ static int check_kfd_version(void)
 static int check_kernel(struct restore_session *s, const uint32_t *usable, size_t n_usable)
 {
 	const struct kfd_process_image *misfit;
+	char release[ESCAPE_BUF];
 	const char *how = "measured";
 	struct utsname u;
 	uint32_t local;
@@ -262,8 +264,8 @@ static int check_kernel(struct restore_session *s, const uint32_t *usable, size_
 	pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has %u-byte BO "
 	       "records; this kernel (%s) takes %u-byte records (%s): restore on a kernel of the "
 	       "same family",
-	       misfit->id, misfit->entry->kernel_release, misfit->entry->bo_record_size, u.release,
-	       local, how);
+	       misfit->id, str_escape(misfit->entry->kernel_release, release, sizeof(release)),
+	       misfit->entry->bo_record_size, u.release, local, how);
 	return -EOPNOTSUPP;
 }
 

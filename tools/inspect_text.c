@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/escape.h"
 #include "ckpt.h"
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -20,7 +21,7 @@ static void print_summary(FILE *out, const struct proc_report *pr)
 {
 	const KfdProcessEntry *e = pr->img->entry;
 	const struct priv_blob_summary *b = &pr->img->blob;
-	char name[KFD_IMAGE_NAME_MAX], bytes[FMT_SHORT];
+	char name[KFD_IMAGE_NAME_MAX], bytes[FMT_SHORT], release[ESCAPE_BUF];
 	uint64_t total = 0, bos = 0;
 
 	for (size_t i = 0; i < pr->n_gpus; i++) {
@@ -30,7 +31,8 @@ static void print_summary(FILE *out, const struct proc_report *pr)
 	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, pr->img->id);
 	fprintf(out, "%s: pid %u, xnack %s\n", name, e->pid, b->xnack_mode ? "on" : "off");
 	fprintf(out, "  dumped on: kernel %s, KFD %u.%u, BO records of %u bytes\n",
-		e->kernel_release, e->kfd_major, e->kfd_minor, e->bo_record_size);
+		str_escape(e->kernel_release, release, sizeof(release)), e->kfd_major, e->kfd_minor,
+		e->bo_record_size);
 	fprintf(out, "  objects:   %u %s (%u compute, %u SDMA), %u %s, %u SVM %s\n", b->queues,
 		plural(b->queues, "queue", "queues"), b->compute_queues, b->sdma_queues, b->events,
 		plural(b->events, "event", "events"), b->svm_ranges,

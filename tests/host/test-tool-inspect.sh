@@ -191,6 +191,27 @@ rm "$TMP/zeros/amdgpu-kfd-1.img"
 error_exit "inspect of amdgpu-kfd-01.img alone exits 2" inspect "$TMP/zeros"
 check "the error names the file the user has" bash -c "grep -q 'amdgpu-kfd-01.img' '$ERR' && ! grep -q 'amdgpu-kfd-1.img' '$ERR'"
 
+# strings from an image reach the terminal escaped: no escape sequence, no line break
+CKE=$TMP/esc
+rel=$(uname -r)
+# the other family's record size, so that check refuses it by the kernel (see below)
+if [ "${rel%%.*}" -gt 6 ] || { [ "${rel%%.*}" -eq 6 ] && [ "$(echo "$rel" | cut -d. -f2 | tr -dc 0-9)" -ge 5 ]; }; then
+	esc_record=80
+else
+	esc_record=272
+fi
+check "a checkpoint with control bytes in its kernel release is written" \
+	mkckpt "$CKE" --sysfs "$MI308X" --nodes 2 --bo-record $esc_record --release "$(printf '6.1\033[2J\nfake: ok\\')"
+run inspect "$CKE"
+expect_rc 0 "inspect of that checkpoint exits 0"
+check "inspect prints no control byte" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$OUT')"
+check "inspect shows the release escaped on its line" grep -Fq 'kernel 6.1\x1b[2J\x0afake: ok\\, KFD' "$OUT"
+run inspect "$CKE" --json
+check "--json keeps the release exact" jqt '.processes[0].kernel_release == "6.1\u001b[2J\nfake: ok\\"'
+run check "$CKE"
+check "check's refusal is one line" bash -c "[ \$(wc -l <'$OUT') -eq 1 ]"
+check "check's refusal names the release escaped" grep -Fq 'kernel 6.1\x1b[2J\x0afake: ok\\, whose' "$OUT"
+
 # ---- usage -----------------------------------------------------------------------------------------
 error_exit "inspect without IMGDIR exits 2" inspect
 error_exit "inspect with two directories exits 2" inspect "$CK" "$CK"

@@ -6,6 +6,7 @@
  *     (the reader runs in a child with an alarm, so a hang fails the test)
  *   - a symbolic link in place of an image: refused, saying so and naming it
  *   - image ids with leading zeros (aliases of another id): refused, naming the file
+ *   - image strings shown as text: escaped (str_escape)
  * The checkpoint is the synthetic one of two MI308X partitions (synth_ckpt.h).
  */
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/escape.h"
 #include "fixtures.h"
 #include "images/bo_stream.h"
 #include "images/kfd_image.h"
@@ -394,15 +396,33 @@ static void test_leading_zero_ids(void **state)
 	free(ids);
 }
 
+/* ---- finding 5: image strings shown as text ------------------------------------------------- */
+
+static void test_escape(void **state)
+{
+	char buf[ESCAPE_BUF], small[8];
+
+	(void)state;
+	assert_string_equal(str_escape("6.12.48+deb13-amd64", buf, sizeof(buf)),
+			    "6.12.48+deb13-amd64");
+	assert_string_equal(str_escape("a\033[2J\nb\\\xc3\xa9", buf, sizeof(buf)),
+			    "a\\x1b[2J\\x0ab\\\\\\xc3\\xa9");
+	assert_string_equal(str_escape(NULL, buf, sizeof(buf)), "");
+	/* too long: whole escapes and "...", never a cut escape */
+	assert_string_equal(str_escape("abcdefgh", small, sizeof(small)), "abcd...");
+	assert_string_equal(str_escape("abcdefg", small, sizeof(small)), "abcdefg");
+	assert_string_equal(str_escape("ab\n\n", small, sizeof(small)), "ab...");
+	assert_string_equal(str_escape("ab\n", small, sizeof(small)), "ab\\x0a");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_fifo_images),
-		T(test_fifo_sysfs),
-		T(test_symlinked_images),
-		T(test_leading_zero_ids),
+		T(test_fifo_images),	       T(test_fifo_sysfs),
+		T(test_symlinked_images),      T(test_leading_zero_ids),
+		cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests_name("hostile", tests, NULL, NULL);
