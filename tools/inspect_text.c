@@ -173,21 +173,8 @@ static int print_tables(FILE *out, const struct proc_report *pr)
 
 /* ---- verification ------------------------------------------------------------------------ */
 
-/*
- * bo_stream's message after its "gpu N: BO i offset 0x..: " prefix (i counts
- * only the GPU's content BOs; the line names the image's BO index instead).
- */
-static const char *fault_detail(const char *err)
-{
-	const char *p = strstr(err, " offset 0x");
-
-	p = p ? strstr(p, ": ") : NULL;
-	return p ? p + 2 : err;
-}
-
 static void print_verify(FILE *out, const struct proc_report *pr)
 {
-	const KfdProcessEntry *e = pr->img->entry;
 	char bytes[FMT_SHORT];
 
 	fputc('\n', out);
@@ -201,14 +188,8 @@ static void print_verify(FILE *out, const struct proc_report *pr)
 				plural(g->content_bos, "BO", "BOs"),
 				g->content_bytes ? fmt_bytes(g->content_bytes, bytes, sizeof(bytes))
 						 : "0 B");
-		else if (v->fault.located)
-			fprintf(out,
-				"DAMAGED: BO %u (%s), byte offset %" PRIu64 " (0x%" PRIx64
-				"): %s\n",
-				v->bo, bo_kind_name(bo_kind_of(e->bos[v->bo]->alloc_flags)),
-				v->fault.bo_offset, v->fault.bo_offset, fault_detail(v->err));
 		else
-			fprintf(out, "DAMAGED: %s\n", v->err);
+			fprintf(out, "DAMAGED: %s\n", v->msg);
 	}
 }
 

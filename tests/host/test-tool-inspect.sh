@@ -137,12 +137,25 @@ check "--verify of damage writes nothing on stderr" test ! -s "$ERR"
 run inspect "$TMP/flipped" --verify --json
 expect_rc 1 "--verify --json of a flipped byte exits 1"
 check "--verify --json locates the damage" jqt '.intact == false and .processes[0].gpus[0].verify.ok == true and (.processes[0].gpus[1].verify | .ok == false and .bo_index == 7 and .bo_type == "VRAM" and .offset == 16384 and (.error | test("checksum")))'
+check "--verify --json: the error names the same BO as bo_index" jqt '.processes[0].gpus[1].verify.error | startswith("BO 7 (VRAM), byte offset 16384 (0x4000): checksum mismatch in amdgpu-bo-1-41657.img")'
+# same_words TEXTFILE JSONFILE GPU INDEX: the text's DAMAGED line says what the JSON error says
+same_words() {
+	[ "$(sed -n "s/^verify: gpu $3: DAMAGED: //p" "$1")" = "$(jq -r ".processes[0].gpus[$4].verify.error" "$2")" ]
+}
+run inspect "$TMP/flipped" --verify
+cp "$OUT" "$TMP/flipped.txt"
+run inspect "$TMP/flipped" --verify --json
+check "text and JSON give the damage in the same words" same_words "$TMP/flipped.txt" "$OUT" 41657 1
 
 cp -r "$CK" "$TMP/short"
 truncate -s 4096 "$TMP/short/amdgpu-bo-1-24248.img"
 run inspect "$TMP/short" --verify
 expect_rc 1 "--verify of a truncated data file exits 1"
 check "--verify says the data file is truncated" grep -q '^verify: gpu 24248: DAMAGED: .*amdgpu-bo-1-24248.img is truncated' "$OUT"
+check "the DAMAGED line does not repeat its gpu prefix" bash -c "! grep -q 'DAMAGED: gpu ' '$OUT'"
+cp "$OUT" "$TMP/short.txt"
+run inspect "$TMP/short" --verify --json
+check "text and JSON say the same of a truncated file" same_words "$TMP/short.txt" "$OUT" 24248 0
 cp -r "$CK" "$TMP/noidx"
 rm "$TMP/noidx/amdgpu-bo-1-41657.idx"
 run inspect "$TMP/noidx" --verify
