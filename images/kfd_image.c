@@ -189,6 +189,10 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 		if (!d->user_gpu_id || !d->actual_gpu_id)
 			return errmsg_set(err, errlen, -EINVAL, "%s: GPU %zu has gpu_id 0", name,
 					  i);
+		if (!kfd_render_minor_valid(d->render_minor))
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GPU %u has render minor %u, out of range", name,
+					  d->actual_gpu_id, d->render_minor);
 		for (j = 0; j < i; j++)
 			if (e->devices[j]->user_gpu_id == d->user_gpu_id ||
 			    e->devices[j]->actual_gpu_id == d->actual_gpu_id)
@@ -346,6 +350,11 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 	ret = topo_from_image(img->entry->topology, &img->topo, why, sizeof(why));
 	if (ret) {
 		errmsg_set(err, errlen, ret, "%s: recorded topology: %s", name, why);
+		goto fail;
+	}
+	if (!kfd_render_minor_valid(img->entry->minor)) {
+		ret = errmsg_set(err, errlen, -EINVAL, "%s: render minor %u out of range", name,
+				 img->entry->minor);
 		goto fail;
 	}
 	node = topo_node(&img->topo, img->entry->node_index);

@@ -321,6 +321,30 @@ static void test_fifo_sysfs(void **state)
 	}
 }
 
+/* A trailing slash on the root gave "...//nodes" in messages. */
+static void test_sysfs_trailing_slash(void **state)
+{
+	struct fixture *f = *state;
+	char root[128], err[512] = "", want[160];
+	struct kfd_topology t;
+
+	write_sysfs(f->dir_fd);
+	write_text(f->dir_fd, "sys/nodes/0/properties", "simd_count x\n");
+	snprintf(want, sizeof(want), "%s/sys/nodes/0/properties:", f->dir);
+	snprintf(root, sizeof(root), "%s/sys/", f->dir);
+	assert_int_equal(topo_load(root, &t, err, sizeof(err)), -EINVAL);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("'%s' does not start with '%s'", err, want);
+	snprintf(root, sizeof(root), "%s/sys///", f->dir);
+	assert_int_equal(topo_load(root, &t, err, sizeof(err)), -EINVAL);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("'%s' does not start with '%s'", err, want);
+	/* "/" stays "/" (a root of its own is not emptied) */
+	assert_true(topo_load("/", &t, err, sizeof(err)) < 0);
+	assert_null(strstr(err, "//"));
+	assert_int_equal(strncmp(err, "/nodes", 6), 0);
+}
+
 /* ---- finding 7: symbolic links ------------------------------------------------------------ */
 
 static void test_symlinked_images(void **state)
@@ -419,11 +443,16 @@ static void test_escape(void **state)
 
 int main(void)
 {
+	// clang-format off
 	const struct CMUnitTest tests[] = {
-		T(test_fifo_images),	       T(test_fifo_sysfs),
-		T(test_symlinked_images),      T(test_leading_zero_ids),
+		T(test_fifo_images),
+		T(test_fifo_sysfs),
+		T(test_sysfs_trailing_slash),
+		T(test_symlinked_images),
+		T(test_leading_zero_ids),
 		cmocka_unit_test(test_escape),
 	};
+	// clang-format on
 
 	return cmocka_run_group_tests_name("hostile", tests, NULL, NULL);
 }

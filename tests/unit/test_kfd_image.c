@@ -399,7 +399,13 @@ static void bo_sum_wraps(struct synth_process *p)
 	p->entry.n_bos = sizeof(many) / sizeof(many[0]);
 }
 
+static void device_render_minor_huge(struct synth_process *p)
+{
+	p->devs[0].render_minor = UINT32_MAX;
+}
+
 static const struct bad_process bad_processes[] = {
+	{"device render minor 2^32-1", device_render_minor_huge, "render minor"},
 	{"GPU node with simd_count 0", gpu_node_without_simds, "not a GPU"},
 	{"BOs of one GPU past 2^48 bytes", bos_past_address_space, "address space"},
 	{"65536 BOs of 2^48 bytes (sum wraps)", bo_sum_wraps, "address space"},
