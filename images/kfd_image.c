@@ -17,6 +17,7 @@
 #include "common/errmsg.h"
 #include "common/regfile.h"
 #include "kfd_image.h"
+#include "pb_precheck.h"
 #include "topology_image.h"
 
 static const char *kind_prefix(enum kfd_image_kind kind)
@@ -134,16 +135,41 @@ out:
 	return ret;
 }
 
+/* What a valid image can hold, checked on the wire before protobuf-c allocates it. */
+static const struct pb_limit wire_limits[] = {
+	{&kfd_process_entry__descriptor, "devices", KFD_IMAGE_MAX_DEVICES, "GPUs"},
+	{&kfd_process_entry__descriptor, "bos", KFD_IMAGE_MAX_BOS, "BOs"},
+	{&kfd_topology_entry__descriptor, "nodes", TOPO_IMAGE_MAX_NODES, "topology nodes"},
+	{&kfd_node_entry__descriptor, "props", TOPO_IMAGE_MAX_PROPS, "properties of a node"},
+	{&kfd_node_entry__descriptor, "io_links", TOPO_IMAGE_MAX_LINKS, "io_links of a node"},
+	{&kfd_node_entry__descriptor, "p2p_links", TOPO_IMAGE_MAX_LINKS, "p2p_links of a node"},
+};
+
+/* Unknown fields (a newer writer's) per message: as many as BOs, the largest count. */
+#define WIRE_MAX_OTHER KFD_IMAGE_MAX_BOS
+
 static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescriptor *desc, int *ret,
 		    char *err, size_t errlen)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	char why[200];
 	void *msg;
 
 	*ret = read_image(dir_fd, name, &buf, &len, err, errlen);
 	if (*ret)
 		return NULL;
+	/* memory and time stay bounded by the file's size: counts and unpacked size first */
+	*ret = pb_precheck(desc, buf, len, wire_limits,
+			   sizeof(wire_limits) / sizeof(wire_limits[0]), WIRE_MAX_OTHER, NULL, why,
+			   sizeof(why));
+	if (*ret) {
+		free(buf);
+		errmsg_set(err, errlen, *ret,
+			   "image %s is damaged or hostile (%s); the checkpoint cannot be restored",
+			   name, why);
+		return NULL;
+	}
 	msg = protobuf_c_message_unpack(desc, NULL, len, buf);
 	free(buf);
 	if (!msg)

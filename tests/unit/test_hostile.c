@@ -7,6 +7,7 @@
  *   - a symbolic link in place of an image: refused, saying so and naming it
  *   - image ids with leading zeros (aliases of another id): refused, naming the file
  *   - image strings shown as text: escaped (str_escape)
+ *   - a process image of tiny submessages: refused before protobuf-c unpacks it
  * The checkpoint is the synthetic one of two MI308X partitions (synth_ckpt.h).
  */
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -345,6 +347,164 @@ static void test_sysfs_trailing_slash(void **state)
 	assert_int_equal(strncmp(err, "/nodes", 6), 0);
 }
 
+/* ---- finding 2: memory bounded before protobuf-c unpacks ------------------------------------ */
+
+/* A growable buffer of protobuf wire bytes. */
+struct wire {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static void wire_put(struct wire *w, const void *p, size_t n)
+{
+	if (w->len + n > w->cap) {
+		w->cap = (w->len + n) * 2;
+		w->buf = realloc(w->buf, w->cap);
+		assert_non_null(w->buf);
+	}
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void wire_varint(struct wire *w, uint64_t v)
+{
+	uint8_t b;
+
+	do {
+		b = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		wire_put(w, &b, 1);
+		v >>= 7;
+	} while (v);
+}
+
+/* Field `id` (length-delimited) holding inner. */
+static void wire_sub(struct wire *w, uint32_t id, const struct wire *inner)
+{
+	wire_varint(w, (uint64_t)id << 3 | 2);
+	wire_varint(w, inner->len);
+	wire_put(w, inner->buf, inner->len);
+}
+
+/* Field `id` (varint) = v. */
+static void wire_uint(struct wire *w, uint32_t id, uint64_t v)
+{
+	wire_varint(w, (uint64_t)id << 3);
+	wire_varint(w, v);
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry (its required fields set, so that
+ * protobuf-c unpacks on) whose topology has `nodes` nodes of `props`
+ * properties each, every one {key "", value 0}: 6 bytes of wire, ~50 bytes
+ * unpacked.
+ */
+static void write_prop_bomb(struct fixture *f, size_t nodes, size_t props)
+{
+	static const uint8_t empty_prop[] = {0x22, 0x04, 0x0a, 0x00, 0x10, 0x00};
+	struct wire node = {0}, topo = {0}, entry = {0}, empty = {0};
+	int fd;
+
+	for (size_t i = 0; i < props; i++)
+		wire_put(&node, empty_prop, sizeof(empty_prop));
+	wire_uint(&node, 2, 0); /* gpu_id */
+	for (size_t i = 0; i < nodes; i++) {
+		struct wire indexed = {0};
+
+		wire_uint(&indexed, 1, i); /* index */
+		wire_put(&indexed, node.buf, node.len);
+		wire_sub(&topo, 1, &indexed); /* KfdTopologyEntry.nodes */
+		free(indexed.buf);
+	}
+	wire_uint(&entry, 1, 1);     /* kfd_major */
+	wire_uint(&entry, 2, 17);    /* kfd_minor */
+	wire_sub(&entry, 3, &empty); /* kernel_release */
+	wire_uint(&entry, 4, 272);   /* bo_record_size */
+	wire_uint(&entry, 5, 1);     /* pid */
+	wire_uint(&entry, 6, 0);     /* num_objects */
+	wire_sub(&entry, 7, &empty); /* priv_data */
+	wire_sub(&entry, 10, &topo); /* topology */
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	free(node.buf);
+	free(topo.buf);
+	free(entry.buf);
+}
+
+/*
+ * amdgpu-kfd-7.img: a valid-looking KfdProcessEntry (no GPUs) followed by n
+ * unknown fields 15 = 0 (a newer writer's, as protobuf-c sees it): 2 bytes
+ * of wire each, 25 bytes unpacked.
+ */
+static void write_unknown_bomb(struct fixture *f, size_t n)
+{
+	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0};
+	int fd;
+
+	wire_uint(&node, 1, 0); /* index */
+	wire_uint(&node, 2, 0); /* gpu_id */
+	wire_sub(&topo, 1, &node);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 10, &topo);
+	for (size_t i = 0; i < n; i++)
+		wire_uint(&entry, 15, 0);
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	free(entry.buf);
+	free(topo.buf);
+	free(node.buf);
+}
+
+/* Peak RSS of this process in KiB. */
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_maxrss;
+}
+
+/* arg: the phrase; the load must fail with it and raise the peak RSS by < 16 MiB. */
+static int probe_bounded_load(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_process_image img;
+	char err[512] = "";
+	long before = peak_rss_kib(), grown;
+	int ret = kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err));
+
+	grown = peak_rss_kib() - before;
+	if (!ret)
+		kfd_process_image_free(&img);
+	if (expect_err(ret, err, why, whylen, "amdgpu-kfd-7.img", arg, NULL))
+		return 1;
+	if (grown >= 16 << 10) {
+		snprintf(why, whylen, "peak RSS grew by %ld KiB (limit 16 MiB): %s", grown, err);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_property_bomb(void **state)
+{
+	struct fixture *f = *state;
+
+	/* one node, 400000 properties: 2.4 MB of wire, ~50 MB once unpacked */
+	write_prop_bomb(f, 1, 400000);
+	run_bounded(f, probe_bounded_load, "more than 1024", "one node with 400000 properties");
+	/* within every count limit, but 12x its size once unpacked */
+	write_unknown_bomb(f, 600000);
+	run_bounded(f, probe_bounded_load, "unpacked", "600000 unknown fields");
+}
+
 /* ---- finding 7: symbolic links ------------------------------------------------------------ */
 
 static void test_symlinked_images(void **state)
@@ -450,6 +610,7 @@ int main(void)
 		T(test_sysfs_trailing_slash),
 		T(test_symlinked_images),
 		T(test_leading_zero_ids),
+		T(test_property_bomb),
 		cmocka_unit_test(test_escape),
 	};
 	// clang-format on

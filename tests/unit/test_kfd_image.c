@@ -424,7 +424,7 @@ static const struct bad_process bad_processes[] = {
 	{"gpu_id not the topology's", gpu_id_differs_from_topology, "missing from the recorded"},
 	{"device on a CPU node", node_is_cpu, "missing from the recorded"},
 	{"oversized object count", oversized_objects, "more than"},
-	{"65 GPUs", too_many_devices, "more than KFD's 64"},
+	{"65 GPUs", too_many_devices, "more than 64 GPUs"},
 	{"BO record size 100", bad_bo_record_size, "does not parse"},
 	{"BO record size of the other kernels", other_kernels_record_size, "does not parse"},
 	{"blob version 2", blob_version, "version 2"},
