@@ -8,6 +8,7 @@
  *   - image ids with leading zeros (aliases of another id): refused, naming the file
  *   - image strings shown as text: escaped (str_escape)
  *   - a process image of tiny submessages: refused before protobuf-c unpacks it
+ *   - a sparse BO index sized for a huge BO: checked in bounded memory
  * The checkpoint is the synthetic one of two MI308X partitions (synth_ckpt.h).
  */
 #include <stdarg.h>
@@ -505,6 +506,86 @@ static void test_property_bomb(void **state)
 	run_bounded(f, probe_bounded_load, "unpacked", "600000 unknown fields");
 }
 
+/* ---- finding 3: the BO index checked in bounded memory ----------------------------------------
+ */
+
+#define BIG_BO (64ull << 30) /* 64 GiB: with 4 KiB chunks, a 64 MiB index */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * Sparse amdgpu-bo-7-<gpu>.{idx,img} for one BO of BIG_BO bytes: a valid
+ * header with 4 KiB chunks, then holes (so the index checksum is wrong);
+ * both files have the sizes that BO needs.
+ */
+static void write_big_index(struct fixture *f)
+{
+	uint8_t h[64] = "AMDBOIX1";
+	uint64_t chunks = BIG_BO / 4096;
+	char name[64];
+	int fd;
+
+	put_le32(h + 8, 1);
+	put_le32(h + 12, f->gpu);
+	put_le32(h + 16, ID);
+	put_le32(h + 20, 4096);
+	put_le32(h + 24, 1);
+	put_le64(h + 32, BIG_BO);
+	put_le64(h + 40, chunks);
+	bo_name(name, sizeof(name), f, "idx");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, h, sizeof(h)), (ssize_t)sizeof(h));
+	assert_int_equal(ftruncate(fd, (off_t)(64 + 16 + chunks * 4 + 4)), 0);
+	close(fd);
+	bo_name(name, sizeof(name), f, "img");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)BIG_BO), 0);
+	close(fd);
+}
+
+/* Verify and the files check refuse the index, growing the peak RSS by < 16 MiB. */
+static int probe_big_index(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	const uint64_t size = BIG_BO;
+	char err[512] = "";
+	long before = peak_rss_kib(), grown;
+	int ret;
+
+	(void)arg;
+	ret = bo_stream_verify(f->dir_fd, ID, f->gpu, &size, 1, NULL, err, sizeof(err));
+	if (expect_err(ret, err, why, whylen, "index checksum mismatch", NULL))
+		return 1;
+	ret = bo_stream_check_files(f->dir_fd, ID, f->gpu, &size, 1, err, sizeof(err));
+	if (expect_err(ret, err, why, whylen, "index checksum mismatch", NULL))
+		return 1;
+	grown = peak_rss_kib() - before;
+	if (grown >= 16 << 10) {
+		snprintf(why, whylen, "peak RSS grew by %ld KiB (limit 16 MiB)", grown);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_big_sparse_index(void **state)
+{
+	struct fixture *f = *state;
+
+	write_big_index(f);
+	run_bounded(f, probe_big_index, NULL, "sparse index of a 64 GiB BO");
+}
+
 /* ---- finding 7: symbolic links ------------------------------------------------------------ */
 
 static void test_symlinked_images(void **state)
@@ -611,6 +692,7 @@ int main(void)
 		T(test_symlinked_images),
 		T(test_leading_zero_ids),
 		T(test_property_bomb),
+		T(test_big_sparse_index),
 		cmocka_unit_test(test_escape),
 	};
 	// clang-format on
