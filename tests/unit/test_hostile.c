@@ -358,6 +358,8 @@ struct wire {
 
 static void wire_put(struct wire *w, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (w->len + n > w->cap) {
 		w->cap = (w->len + n) * 2;
 		w->buf = realloc(w->buf, w->cap);
