@@ -297,7 +297,8 @@ check "check maps the union of their GPUs" jqt '[.map[].src_node] == [2, 3, 4] a
 CKX=$TMP/ckx
 mkckpt "$CKX" --sysfs "$MI308X" --nodes 2 && "$MKIMAGE" --out "$CKX" --sysfs "$VEGA10" --nodes 1 --id 2
 error_exit "check of images that disagree exits 2" check "$CKX" --sysfs "$MI308X"
-check "the error names the node" grep -q 'disagree about node 1' "$ERR"
+check "the error names the node" grep -q 'disagree about node 1 ' "$ERR"
+check "the error names both images" bash -c "grep -q 'amdgpu-kfd-1.img' '$ERR' && grep -q 'amdgpu-kfd-2.img' '$ERR'"
 
 # ---- the kernel check (no --sysfs) --------------------------------------------------------------
 release=$(uname -r)
