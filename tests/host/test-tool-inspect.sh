@@ -204,6 +204,25 @@ rm "$TMP/zeros/amdgpu-kfd-1.img"
 error_exit "inspect of amdgpu-kfd-01.img alone exits 2" inspect "$TMP/zeros"
 check "the error names the file the user has" bash -c "grep -q 'amdgpu-kfd-01.img' '$ERR' && ! grep -q 'amdgpu-kfd-1.img' '$ERR'"
 
+# a FIFO or a symbolic link in place of an image: refused at once, naming the file
+# (timeout: before the fix the tool blocked in open() for ever)
+cp -r "$CK" "$TMP/fifo"
+rm "$TMP/fifo/amdgpu-kfd-1.img" && mkfifo "$TMP/fifo/amdgpu-kfd-1.img"
+timeout 60 "$TOOL" inspect "$TMP/fifo" >"$OUT" 2>"$ERR"
+RC=$?
+check "inspect with a FIFO as amdgpu-kfd-1.img exits 2, not hanging" test "$RC" -eq 2
+check "the error says FIFO and names the file" grep -q 'amdgpu-kfd-1.img: a FIFO, not a regular file' "$ERR"
+rm "$TMP/fifo/amdgpu-kfd-1.img" && cp "$CK/amdgpu-kfd-1.img" "$TMP/fifo/"
+rm "$TMP/fifo/amdgpu-bo-1-41657.idx" && mkfifo "$TMP/fifo/amdgpu-bo-1-41657.idx"
+timeout 60 "$TOOL" inspect --verify "$TMP/fifo" >"$OUT" 2>"$ERR"
+RC=$?
+check "inspect --verify with a FIFO as a BO index exits 1, not hanging" test "$RC" -eq 1
+check "the DAMAGED line names the FIFO" grep -q '^verify: gpu 41657: DAMAGED: amdgpu-bo-1-41657.idx: a FIFO' "$OUT"
+cp -r "$CK" "$TMP/link"
+mv "$TMP/link/amdgpu-kfd-1.img" "$TMP/link/real.img" && ln -s real.img "$TMP/link/amdgpu-kfd-1.img"
+error_exit "inspect of a symlinked image exits 2" inspect "$TMP/link"
+check "the error says symbolic links are refused, naming the file" grep -q 'amdgpu-kfd-1.img: a symbolic link; symbolic links are refused' "$ERR"
+
 # strings from an image reach the terminal escaped: no escape sequence, no line break
 CKE=$TMP/esc
 rel=$(uname -r)
