@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "fixtures.h"
 #include "images/bo_stream.h"
 #include "images/kfd_image.h"
+#include "images/pb_precheck.h"
 #include "synth_ckpt.h"
 
 #define ID 7u
@@ -508,6 +510,91 @@ static void test_property_bomb(void **state)
 	run_bounded(f, probe_bounded_load, "unpacked", "600000 unknown fields");
 }
 
+/* An allocator for protobuf-c that counts: live bytes at the end, and all requested. */
+struct counting {
+	uint64_t live, total;
+};
+
+static void *count_alloc(void *data, size_t size)
+{
+	struct counting *c = data;
+	size_t *p = malloc(size + sizeof(size_t));
+
+	if (!p)
+		return NULL;
+	*p = size;
+	c->live += size;
+	c->total += size;
+	return p + 1;
+}
+
+static void count_free(void *data, void *ptr)
+{
+	struct counting *c = data;
+	size_t *p = ptr;
+
+	if (!p)
+		return;
+	c->live -= p[-1];
+	free(p - 1);
+}
+
+static uint8_t *slurp_image(int dir_fd, const char *name, size_t *len)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint8_t *buf;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* pb_precheck's figure is what protobuf-c keeps allocated for the message, at least. */
+static void expect_estimate_holds(int dir_fd, const char *name, const ProtobufCMessageDescriptor *d)
+{
+	struct counting c = {0};
+	ProtobufCAllocator a = {.alloc = count_alloc, .free = count_free, .allocator_data = &c};
+	uint64_t estimate = 0;
+	size_t len;
+	uint8_t *buf = slurp_image(dir_fd, name, &len);
+	char why[256];
+	ProtobufCMessage *m;
+
+	assert_int_equal(pb_precheck(d, buf, len, NULL, 0, UINT32_MAX, &estimate, why, sizeof(why)),
+			 0);
+	m = protobuf_c_message_unpack(d, &a, len, buf);
+	assert_non_null(m);
+	print_message("# %s: %zu bytes, estimate %" PRIu64 ", kept %" PRIu64
+		      ", requested in all %" PRIu64 "\n",
+		      name, len, estimate, c.live, c.total);
+	if (c.live > estimate)
+		fail_msg("%s: protobuf-c kept %" PRIu64 " bytes, estimate %" PRIu64, name, c.live,
+			 estimate);
+	protobuf_c_message_free_unpacked(m, &a);
+	assert_int_equal(c.live, 0);
+	free(buf);
+}
+
+static void test_unpacked_estimate(void **state)
+{
+	struct fixture *f = *state;
+
+	write_checkpoint(f);
+	expect_estimate_holds(f->dir_fd, "amdgpu-kfd-7.img", &kfd_process_entry__descriptor);
+	expect_estimate_holds(f->dir_fd, "amdgpu-render-20.img", &render_file_entry__descriptor);
+	remove_tree(f->dir_fd);
+	write_prop_bomb(f, 2, 1000);
+	expect_estimate_holds(f->dir_fd, "amdgpu-kfd-7.img", &kfd_process_entry__descriptor);
+	write_unknown_bomb(f, 1000);
+	expect_estimate_holds(f->dir_fd, "amdgpu-kfd-7.img", &kfd_process_entry__descriptor);
+}
+
 /* ---- finding 3: the BO index checked in bounded memory ----------------------------------------
  */
 
@@ -694,6 +781,7 @@ int main(void)
 		T(test_symlinked_images),
 		T(test_leading_zero_ids),
 		T(test_property_bomb),
+		T(test_unpacked_estimate),
 		T(test_big_sparse_index),
 		cmocka_unit_test(test_escape),
 	};
