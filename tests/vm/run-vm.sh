@@ -58,7 +58,7 @@ stop() { # STATUS MESSAGE
 	kill -TERM $QEMU 2>/dev/null
 	sleep 2
 	kill -9 $QEMU 2>/dev/null
-	wait $QEMU 2>/dev/null
+	wait $QEMU 2>/dev/null || true
 	exit "$1"
 }
 

@@ -288,7 +288,7 @@ report_tests() {
 		"@@ test "*" end "*)
 			rc=$(echo "$line" | sed -n 's/.* rc=\([0-9]*\).*/\1/p')
 			limit=$(echo "$line" | sed -n 's/.* limit=\([0-9]*\).*/\1/p')
-			echo "# $name: $(echo "$line" | sed -n 's/.* secs=\([0-9.]*\).*/\1/p') s of its ${limit:-?} s limit"
+			echo "# $name: $(echo "$line" | sed -n 's/.* secs=\([0-9.]*\).*/\1/p') s$([ "${limit:-0}" = 0 ] || echo " of its $limit s limit")"
 			if [ "$f" -eq 0 ] && { [ "$rc" != 0 ] || [ "$p" -eq 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; }; }; then
 				why="ended with status $rc"
 				[ "$rc" != 137 ] || why="ended with status 137 (killed at its time limit of ${limit:-?} s: raise its '# vm-timeout:' line, or VM_TIMEOUT_SCALE)"
