@@ -55,9 +55,9 @@ log_size() { echo $(($(stat -c %s "$CONSOLE" 2>/dev/null || echo 0) + $(stat -c 
 
 stop() { # STATUS MESSAGE
 	echo "run-vm.sh: $2" >&2
-	kill -TERM $QEMU 2>/dev/null
+	kill -TERM $QEMU 2>/dev/null || true
 	sleep 2
-	kill -9 $QEMU 2>/dev/null
+	kill -9 $QEMU 2>/dev/null || true
 	wait $QEMU 2>/dev/null || true
 	exit "$1"
 }
