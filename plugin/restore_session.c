@@ -343,71 +343,30 @@ static int session_vram_free(void *arg, uint32_t gpu_id, uint64_t *bytes)
 	return vram_kfd_free(&s->kfd_fd, gpu_id, bytes);
 }
 
-/* The map without local GPU `node` (quiet: the caller reports). */
-static int map_without(struct restore_session *s, uint32_t *usable, size_t *n_usable, uint32_t node)
-{
-	struct match_request req = {.src = &s->src,
-				    .src_nodes = s->src_nodes,
-				    .n_src_nodes = s->n_src_nodes,
-				    .dst = &s->dst};
-	struct match_result m = {0};
-	char why[256];
-	size_t i, n = 0;
-
-	for (i = 0; i < *n_usable; i++)
-		if (usable[i] != node)
-			usable[n++] = usable[i];
-	*n_usable = n;
-	req.dst_nodes = usable;
-	req.n_dst_nodes = n;
-	if (match_checks_from_env(&req.checks, why, sizeof(why)) || topo_match(&req, &m) ||
-	    !m.compatible) {
-		match_result_free(&m);
-		return -ENODEV;
-	}
-	match_result_free(&s->map);
-	s->map = m;
-	return 0;
-}
-
 /*
- * Every local GPU of the map has the free VRAM its BOs need (vram_check.h).
- * A GPU that is too full is left out and the checkpoint mapped again, as
- * long as the others can take it; else the first shortfall is the refusal.
+ * Every local GPU of the map has the free VRAM its BOs need (vram_check.h),
+ * else the first shortfall is the refusal. (The map is not changed to avoid
+ * a full GPU: KFD needs as many GPUs as were checkpointed, so that would need
+ * a spare GPU, and a restored task in a device cgroup maps onto its own.)
  */
-static int check_vram(struct restore_session *s, uint32_t *usable, size_t n_usable)
+static int check_vram(struct restore_session *s)
 {
-	struct vram_verdict v, first = {0};
-	bool moved = false;
+	struct vram_verdict v;
 
-	for (;;) {
-		vram_check(s->procs, s->n_procs, &s->map, session_vram_free, s, &v);
-		if (v.unchecked)
-			pr_warn("free VRAM not checked on %zu local GPUs (GPU %u: %s): a full GPU "
-				"fails the restore later, in the task",
-				v.unchecked, v.unchecked_gpu, strerror(-v.unchecked_err));
-		if (!v.short_of)
-			break;
-		if (!moved)
-			first = v;
-		moved = true;
-		pr_info("local GPU %u has %" PRIu64 " bytes of VRAM free, %" PRIu64
-			" needed: trying the other GPUs",
-			v.pair.dst_gpu_id, v.free, v.need);
-		if (map_without(s, usable, &n_usable, v.pair.dst_node)) {
-			pr_err("checkpointed GPU %u (node %u) needs %" PRIu64 " bytes (%" PRIu64
-			       " MiB) of VRAM, but local GPU %u (node %u, renderD%u) has %" PRIu64
-			       " bytes (%" PRIu64 " MiB) free and no other local GPU can take it: "
-			       "free VRAM there or restore elsewhere; the images are unchanged",
-			       first.pair.src_gpu_id, first.pair.src_node, first.need,
-			       first.need >> 20, first.pair.dst_gpu_id, first.pair.dst_node,
-			       first.pair.dst_render_minor, first.free, first.free >> 20);
-			return -ENOMEM;
-		}
-	}
-	if (moved)
-		log_map(&s->map, "for free VRAM: ");
-	return 0;
+	vram_check(s->procs, s->n_procs, &s->map, session_vram_free, s, &v);
+	if (v.unchecked)
+		pr_warn("free VRAM not checked on %zu local GPUs (GPU %u: %s): a GPU too full "
+			"for the checkpoint fails the restore later, in the restored task",
+			v.unchecked, v.unchecked_gpu, strerror(-v.unchecked_err));
+	if (!v.short_of)
+		return 0;
+	pr_err("checkpointed GPU %u (node %u) needs %" PRIu64 " bytes (%" PRIu64
+	       " MiB) of VRAM, but local GPU %u (node %u, renderD%u) has %" PRIu64
+	       " bytes (%" PRIu64
+	       " MiB) free: free VRAM there or restore elsewhere; the images are unchanged",
+	       v.pair.src_gpu_id, v.pair.src_node, v.need, v.need >> 20, v.pair.dst_gpu_id,
+	       v.pair.dst_node, v.pair.dst_render_minor, v.free, v.free >> 20);
+	return -ENOMEM;
 }
 
 /*
@@ -490,7 +449,7 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	if (!ret)
 		ret = map_gpus(s, usable, n_usable);
 	if (!ret)
-		ret = check_vram(s, usable, n_usable);
+		ret = check_vram(s);
 	free(usable);
 	if (!ret)
 		ret = create_shared(s);

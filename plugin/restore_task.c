@@ -198,8 +198,12 @@ static int kfd_restore_op(struct kfd_restore *r)
 
 	if (ret)
 		pr_err("KFD RESTORE of pid %u (file %u) failed: %s; this restore is aborted "
-		       "(KFD cannot retry it)",
-		       e->pid, r->img->id, strerror(-ret));
+		       "(KFD cannot retry it)%s",
+		       e->pid, r->img->id, strerror(-ret),
+		       ret == -ENOMEM ? ": a GPU or the system is out of memory (another process "
+					"may have taken VRAM since the check); nothing is left "
+					"behind, retry when memory is free"
+				      : "");
 	return ret;
 }
 
@@ -280,8 +284,12 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 		ret = bo_stream_restore(&cfg, gpus, n, why, sizeof(why));
 	shared_copy_slot_put(s->shared, slot);
 	if (ret)
-		pr_err("pid %u: BO contents: %s; the checkpoint's data is damaged",
-		       r->img->entry->pid, why);
+		pr_err("pid %u: BO contents: %s; %s", r->img->entry->pid, why,
+		       ret == -EBADMSG ? "the checkpoint's data is damaged"
+		       : ret == -ENOMEM
+			       ? "out of memory: the restore left nothing behind, retry it when "
+				 "memory is free"
+			       : "the restore left nothing behind");
 out:
 	for (i = 0; gpus && i < n; i++) {
 		for (j = 0; j < gpus[i].bo_count; j++)
