@@ -13,12 +13,24 @@
 #include <unistd.h>
 
 #include "bo_stream.h"
+#include "ckpt_complete.h"
 #include "kfd_dev.h"
 #include "kfd_probe.h"
 #include "log.h"
 #include "restore.h"
 #include "topology_image.h"
 #include "vram_check.h"
+
+/* A dump that was cut short is refused, naming what it left (ckpt_complete.h). */
+static int check_complete(int dir_fd)
+{
+	char why[512];
+	int ret = ckpt_check_complete(dir_fd, why, sizeof(why));
+
+	if (ret)
+		pr_err("%s; the images are unchanged", why);
+	return ret;
+}
 
 static int load_images(struct restore_session *s, int dir_fd)
 {
@@ -431,7 +443,9 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
-	ret = load_images(s, dir_fd);
+	ret = check_complete(dir_fd);
+	if (!ret)
+		ret = load_images(s, dir_fd);
 	if (ret)
 		return ret;
 	if (!s->n_procs && !s->n_renders)
