@@ -15,7 +15,7 @@ struct paused {
 	int fd; /* our duplicate of the target's /dev/kfd file */
 	uint32_t file_id;
 	uint32_t pid; /* as PROCESS_INFO saw it */
-	struct dump_guard guard;
+	struct guardian guard;
 };
 
 struct pause_list {
@@ -82,7 +82,7 @@ static void guard(struct paused *p)
 	pid_t leader = 0;
 	int ret;
 
-	p->guard = DUMP_GUARD_NONE;
+	p->guard = GUARDIAN_NONE;
 	ret = find_file_holder(p->fd, p->pid, &leader);
 	if (ret == 1)
 		ret = dump_guard_start(&p->guard, p->fd, leader, p->pid);
@@ -144,7 +144,7 @@ int pause_list_release(struct pause_list *list)
 		} else {
 			pr_info("unpaused the GPU queues of pid %u (file %u)", p->pid, p->file_id);
 		}
-		dump_guard_stand_down(&p->guard);
+		guardian_stand_down(&p->guard);
 		close(p->fd);
 	}
 	free(list->items);

@@ -18,6 +18,7 @@
 #include "kfd_probe.h"
 #include "log.h"
 #include "restore.h"
+#include "restore_guard.h"
 #include "topology_image.h"
 #include "vram_check.h"
 
@@ -435,6 +436,17 @@ static int create_shared(struct restore_session *s)
 	return s->shared ? 0 : -errno;
 }
 
+/* Before any task exists: a guardian for the tasks, should the master die. */
+static void start_guard(struct restore_session *s)
+{
+	int ret = restore_guard_start(&s->guard, s->shared);
+
+	if (ret)
+		pr_warn("no guardian (%s): if criu is killed during the restore, its half-restored "
+			"tasks stay behind",
+			strerror(-ret));
+}
+
 int restore_session_init(struct restore_session *s, int dir_fd)
 {
 	uint32_t *usable = NULL;
@@ -443,6 +455,7 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
+	s->guard = GUARDIAN_NONE;
 	ret = check_complete(dir_fd);
 	if (!ret)
 		ret = load_images(s, dir_fd);
@@ -467,6 +480,8 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	free(usable);
 	if (!ret)
 		ret = create_shared(s);
+	if (!ret)
+		start_guard(s);
 	if (!ret)
 		pr_info("restoring %zu GPU processes and %zu render-node files", s->n_procs,
 			s->n_renders);
@@ -520,9 +535,11 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 	topo_free(&s->src);
 	topo_free(&s->dst);
 	match_result_free(&s->map);
+	guardian_stand_down(&s->guard);
 	shared_state_destroy(s->shared);
 	if (s->kfd_fd >= 0)
 		kfd_dev_put();
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
+	s->guard = GUARDIAN_NONE;
 }
