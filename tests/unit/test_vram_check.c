@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "plugin/kfd_ioctl.h"
-#include "plugin/vram_check.h"
+#include "images/vram_check.h"
 
 #define VRAM KFD_IOC_ALLOC_MEM_FLAGS_VRAM
 #define GTT  KFD_IOC_ALLOC_MEM_FLAGS_GTT

@@ -54,7 +54,20 @@ refused() {
 	[ "$TAP_FAILED" -eq 0 ] || keep "$img/restore.log"
 }
 
+# tool_check NAME STATUS REGEX: amdgpu-criu check exits STATUS, prints REGEX
+tool_check() {
+	local rc
+	amdgpu-criu check "$img" >"$WORK/check.out" 2>&1
+	rc=$?
+	sed 's/^/# check: /' "$WORK/check.out"
+	check "$1: amdgpu-criu check exits $2 (status $rc)" test "$rc" -eq "$2"
+	check "$1: ... saying /$3/" grep -qE "$3" "$WORK/check.out"
+}
+tool_check fits 0 '^devices: /dev/kfd'
+check "fits: free VRAM was checked (no note)" eval '! grep -q "free VRAM not checked" "$WORK/check.out"'
+
 echo 48 >"$LIMIT"
+tool_check full 1 '^not compatible: checkpointed GPU [0-9]+ \(node [0-9]+\) needs [0-9]+ bytes \(6[4-9] MiB\) of VRAM, but local GPU [0-9]+ .* has [0-9]+ bytes \([0-9]+ MiB\) free'
 rm -f "$img/restore.log"
 criu_restore "$img"
 rc=$?

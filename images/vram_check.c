@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "kfd_ioctl.h"
+#include <linux/kfd_ioctl.h>
 #include "vram_check.h"
 
 #define VRAM_PAGE 4096ull

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Does the checkpoint's VRAM fit the local GPUs it was mapped onto? Asked by
- * the CRIU master before any task exists, so that a node whose GPUs are too
- * full refuses the restore in one line, with the images untouched, instead
- * of a RESTORE failing with ENOMEM half-way in a restored task.
+ * the CRIU master before any task exists (plugin/restore_session.c), so that
+ * a node whose GPUs are too full refuses the restore in one line, with the
+ * images untouched, instead of a RESTORE failing with ENOMEM half-way in a
+ * restored task; and by `amdgpu-criu check` when it can open /dev/kfd.
  *
  * Need: per local GPU, the page-aligned sizes of the VRAM BOs that RESTORE
  * will allocate there, summed over every process of the checkpoint (KFD
