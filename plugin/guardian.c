@@ -4,9 +4,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +16,7 @@
 #include "guardian.h"
 
 #define GUARDIAN_DONE_BYTE 'D'
-#define GUARDIAN_MAX_KEEP  6
+#define GUARDIAN_MAX_KEEP  7
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -61,22 +63,37 @@ void guardian_kmsg(const char *fmt, ...)
 	close(fd);
 }
 
-static void guardian_main(int *keep, size_t n_keep, int done_rd, int (*orphaned)(void *), void *arg)
+/* Was the stand-down byte written (non-blocking read of what is there)? */
+static bool stood_down(int done_rd)
+{
+	char c = 0;
+	ssize_t n;
+
+	fcntl(done_rd, F_SETFL, O_NONBLOCK);
+	do
+		n = read(done_rd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1 && c == GUARDIAN_DONE_BYTE;
+}
+
+/*
+ * Waits until CRIU has ended: EOF on the done pipe, or (when CRIU's children
+ * still hold copies of its write end) CRIU's pidfd becoming readable.
+ */
+static void guardian_main(int *keep, size_t n_keep, int done_rd, int criu_pidfd,
+			  int (*orphaned)(void *), void *arg)
 {
 	static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2};
-	ssize_t n;
+	struct pollfd p[2] = {{.fd = done_rd, .events = POLLIN},
+			      {.fd = criu_pidfd, .events = POLLIN}};
 	size_t i;
-	char c;
 
 	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		signal(ignored[i], SIG_IGN);
 	close_all_but(keep, n_keep);
-	do
-		n = read(done_rd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n == 1 && c == GUARDIAN_DONE_BYTE)
-		_exit(0);
-	_exit(orphaned(arg));
+	while (poll(p, criu_pidfd >= 0 ? 2 : 1, -1) < 0 && errno == EINTR)
+		;
+	_exit(stood_down(done_rd) ? 0 : orphaned(arg));
 }
 
 int guardian_start(struct guardian *g, const int *keep, size_t n_keep, int (*orphaned)(void *arg),
@@ -87,7 +104,7 @@ int guardian_start(struct guardian *g, const int *keep, size_t n_keep, int (*orp
 	size_t i;
 
 	*g = GUARDIAN_NONE;
-	if (n_keep > GUARDIAN_MAX_KEEP - 2)
+	if (n_keep > GUARDIAN_MAX_KEEP - 3)
 		return -EINVAL;
 	if (pipe2(done, O_CLOEXEC))
 		return -errno;
@@ -102,13 +119,17 @@ int guardian_start(struct guardian *g, const int *keep, size_t n_keep, int (*orp
 	all[n_keep + 1] = ex[1];
 	child = fork();
 	if (!child) {
+		/* CRIU's pidfd (Linux 5.3+; else the pipe alone tells) */
+		int pidfd = (int)syscall(SYS_pidfd_open, getppid(), 0);
+
+		all[n_keep + 2] = pidfd;
 		close(done[1]);
 		close(ex[0]);
 		setsid();
 		child = fork();
 		if (child)
 			_exit(child < 0 ? 1 : 0);
-		guardian_main(all, n_keep + 2, done[0], orphaned, arg);
+		guardian_main(all, n_keep + 3, done[0], pidfd, orphaned, arg);
 	}
 	close(done[0]);
 	close(ex[1]);

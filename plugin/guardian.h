@@ -9,11 +9,12 @@
  * same way). The guardian is forked from CRIU, detached (double fork: not
  * CRIU's child; its own session, so a terminal's SIGINT does not reach it;
  * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1/2 ignored), keeps only
- * the fds it is given and its two pipe ends, and waits. Only CRIU holds the
- * "done" pipe's write end (close-on-exec; restored tasks close inherited fds
- * first thing), so when CRIU ends, however, the guardian reads EOF: after a
- * stand-down byte it exits; without one it runs its `orphaned` callback,
- * then exits. The guardian's exit closes the "exit" pipe, which
+ * the fds it is given, its two pipe ends and a pidfd of CRIU, and waits.
+ * Only CRIU holds the "done" pipe's write end (close-on-exec; restored tasks
+ * close inherited fds first thing), so when CRIU ends, however, the guardian
+ * reads EOF, or CRIU's pidfd says it has exited (should a child of CRIU still
+ * hold a copy of the pipe): after a stand-down byte it exits; without one it
+ * runs its `orphaned` callback, then exits. The guardian's exit closes the "exit" pipe, which
  * guardian_stand_down() waits for.
  */
 #ifndef AMDGPU_CRIU_GUARDIAN_H
