@@ -11,15 +11,20 @@
  * checkpointers report.
  *
  * How: the master starts the guardian in the plugin's init hook, before any
- * task exists. Every task CRIU forks afterwards inherits the plugin's shared
- * mapping (shared_state.h) until its restorer replaces all its mappings with
- * the application's, just before the application runs. So a process that
- * still maps that very mapping (same address, same shmem inode) is a task of
- * this restore that has not finished; if the master ends without standing
- * the guardian down (its exit hook does, at the end of every restore,
- * successful or not), the guardian kills every such process (SIGKILL,
- * repeated until none is left, at most GUARD_KILL_ROUNDS scans) and says so
- * in the kernel log. Tasks past their restorer are left alone.
+ * task exists. If the master ends without standing it down (its exit hook
+ * does, at the end of every restore, successful or not), the guardian kills
+ * (SIGKILL) and says so in the kernel log:
+ * - every process that still maps the plugin's shared mapping (same address,
+ *   same shmem inode; shared_state.h): every task CRIU forked inherits it
+ *   and keeps it until its restorer replaces all its mappings with the
+ *   application's, so these are the tasks of this restore not yet past
+ *   their restorer (scans repeated until none is left, at most
+ *   GUARD_KILL_ROUNDS);
+ * - every task whose /dev/kfd file was restored (DONE in the shared state)
+ *   but whose RESUME the master never did: it would run with its GPU
+ *   queues stopped. Found by its PID, when it is in the guardian's own PID
+ *   namespace (a task in a nested one that is past its restorer is beyond
+ *   its reach: a limit).
  */
 #ifndef AMDGPU_CRIU_RESTORE_GUARD_H
 #define AMDGPU_CRIU_RESTORE_GUARD_H
@@ -29,7 +34,9 @@
 #define GUARD_KILL_ROUNDS  50
 #define GUARD_KILL_POLL_MS 20
 
-/* marker: the start of the shared mapping every restored task inherits. 0 or -errno. */
-int restore_guard_start(struct guardian *g, const void *marker);
+struct shared_state;
+
+/* shared: the restore's shared state, which every restored task inherits. 0 or -errno. */
+int restore_guard_start(struct guardian *g, struct shared_state *shared);
 
 #endif

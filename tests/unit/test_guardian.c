@@ -26,6 +26,7 @@
 
 #include "plugin/guardian.h"
 #include "plugin/restore_guard.h"
+#include "plugin/shared_state.h"
 
 static char marker[64];
 
@@ -153,25 +154,39 @@ static int killed_by(pid_t pid, int ms)
 	return -1;
 }
 
+/* A task of image `id` (its own pid) whose file was restored, resumed or not. */
+static void record_done(struct shared_state *sh, uint32_t id, pid_t pid, bool resumed)
+{
+	uint64_t deadline = shared_deadline(5000);
+
+	assert_int_equal(shared_image_begin(sh, id, (uint32_t)pid, deadline), 0);
+	assert_int_equal(shared_image_end(sh, id, 0, 0, 0, deadline), 0);
+	if (resumed)
+		assert_int_equal(shared_image_resumed(sh, id, deadline), 0);
+}
+
 static void restore_guard_kills_unfinished_tasks_only(void **state)
 {
+	static const uint32_t ids[] = {11, 12};
 	int pipefd[2], status;
-	pid_t criu, tasks[2];
+	pid_t criu, tasks[4];
 
 	(void)state;
 	assert_int_equal(pipe(pipefd), 0);
 	criu = fork();
 	assert_true(criu >= 0);
 	if (!criu) {
-		size_t len = 4096;
-		void *shared =
-			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		struct shared_state *sh = shared_state_create(ids, 2);
 		struct guardian g;
 
-		if (shared == MAP_FAILED || restore_guard_start(&g, shared))
+		if (!sh || restore_guard_start(&g, sh))
 			_exit(2);
-		tasks[0] = sleeper(NULL, 0);	 /* a task mid-restore */
-		tasks[1] = sleeper(shared, len); /* a task whose restorer ran */
+		tasks[0] = sleeper(NULL, 0);	     /* mid-restore */
+		tasks[1] = sleeper(sh, sizeof(*sh)); /* restored, never resumed */
+		tasks[2] = sleeper(sh, sizeof(*sh)); /* restored and resumed */
+		tasks[3] = sleeper(sh, sizeof(*sh)); /* not ours at all */
+		record_done(sh, 11, tasks[1], false);
+		record_done(sh, 12, tasks[2], true);
 		if (write(pipefd[1], tasks, sizeof(tasks)) != sizeof(tasks))
 			_exit(3);
 		_exit(0); /* the master dies */
@@ -182,13 +197,18 @@ static void restore_guard_kills_unfinished_tasks_only(void **state)
 	assert_int_equal(waitpid(criu, &status, 0), criu);
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(killed_by(tasks[0], 10000), SIGKILL);
-	assert_int_equal(killed_by(tasks[1], 300), -1);
-	kill(tasks[1], SIGKILL);
-	assert_int_equal(killed_by(tasks[1], 5000), SIGKILL);
+	assert_int_equal(killed_by(tasks[1], 10000), SIGKILL);
+	assert_int_equal(killed_by(tasks[2], 300), -1);
+	assert_int_equal(killed_by(tasks[3], 10), -1);
+	kill(tasks[2], SIGKILL);
+	kill(tasks[3], SIGKILL);
+	assert_int_equal(killed_by(tasks[2], 5000), SIGKILL);
+	assert_int_equal(killed_by(tasks[3], 5000), SIGKILL);
 }
 
 static void restore_guard_stood_down_kills_nothing(void **state)
 {
+	static const uint32_t ids[] = {11};
 	int pipefd[2], status;
 	pid_t criu, task;
 
@@ -197,11 +217,10 @@ static void restore_guard_stood_down_kills_nothing(void **state)
 	criu = fork();
 	assert_true(criu >= 0);
 	if (!criu) {
-		void *shared =
-			mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		struct shared_state *sh = shared_state_create(ids, 1);
 		struct guardian g;
 
-		if (shared == MAP_FAILED || restore_guard_start(&g, shared))
+		if (!sh || restore_guard_start(&g, sh))
 			_exit(2);
 		task = sleeper(NULL, 0);
 		if (write(pipefd[1], &task, sizeof(task)) != sizeof(task))
