@@ -131,7 +131,7 @@ criu dump -t "$pid" -D "$img" -v4 -o dump.log &
 cpid=$!
 if wait_until 120 eval 'ls "$img"/amdgpu-bo-*.img >/dev/null 2>&1'; then
 	# shellcheck disable=SC2046
-	kill -9 $(criu_pids)
+	kill -9 $(criu_pids | sort -rn) # the guardian (forked later: higher pid) first
 	wait "$cpid"
 	check "control: without the guardian the queues stay stopped" eval '! wait_until 5 kfd_running "$pid"'
 else
