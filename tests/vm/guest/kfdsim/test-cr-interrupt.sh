@@ -11,11 +11,12 @@
 # the half-written image directory is refused as incomplete by `amdgpu-criu
 # inspect --verify` and by `criu restore`. Negative control: criu and the
 # guardian both killed, the application stays paused.
-# Then `criu restore` of a complete checkpoint (a 1 GiB BO) is killed at
+# Then `criu restore` of a complete checkpoint (a 256 MiB BO) is killed at
 # three stages: right after the master's checks, while the task writes the
 # BO contents (its KFD process exists), and once the task has restored its
-# files (before RESUME). After each: no restored task, criu or KFD process
-# is left, the pid is free, no kfdsim file open, every image file as
+# files (before RESUME). After each: the restore's guardian
+# (plugin/restore_guard.h) kills the tasks CRIU left: no restored task,
+# criu or KFD process is left, the pid is free, no kfdsim file open, every image file as
 # dumped; last, the restore of the same images succeeds and PASSes.
 # vm-boot: faults
 # vm-timeout: 600
@@ -45,6 +46,9 @@ criu_pids() {
 		[ "$(cat "$p/comm" 2>/dev/null)" = criu ] && alive "${p#/proc/}" && echo "${p#/proc/}"
 	done
 }
+# a background job of a script has SIGINT ignored: sigdfl resets it
+SIGDFL=/test/bin/sigdfl
+[ -x "$SIGDFL" ] || SIGDFL=
 guardian_lines() { dmesg | grep -c "amdgpu_plugin: criu died during the dump of pid $1; unpaused"; }
 
 if ! GPU_READY_SECS=300 gpu_start intr --gpus 1 --big-bo 2048M --render-fds; then
@@ -79,7 +83,8 @@ cut() {
 	rm -rf "$img"
 	mkdir -p "$img"
 	lines=$(guardian_lines "$pid")
-	criu dump -t "$pid" -D "$img" -v4 -o dump.log &
+	# sigdfl: a background job of this shell would have SIGINT ignored
+	$SIGDFL criu dump -t "$pid" -D "$img" -v4 -o dump.log &
 	cpid=$!
 	if ! wait_until 120 eval 'ls "$img"/amdgpu-bo-*.img >/dev/null 2>&1'; then
 		fail "$sig: the BO contents never started streaming"
@@ -142,8 +147,8 @@ gpu_gone "$pid"
 rm -rf "$img"
 check "intr: no workload, criu or KFD process left" gpu_no_strays
 
-# restore killed at each stage
-if ! GPU_READY_SECS=300 gpu_start rk --gpus 1 --big-bo 1024M; then
+# restore killed at each stage (a 256 MiB BO: its contents take a while)
+if ! GPU_READY_SECS=300 gpu_start rk --gpus 1 --big-bo 256M; then
 	fail "rk: workload ready"
 	tap_done
 	exit
@@ -174,6 +179,14 @@ kill_restore() {
 		fail "$name: the stage was reached"
 	fi
 	wait "$cpid"
+	# the guardian kills what the master left; a task busy in the kernel
+	# (populating a BO) dies when it leaves it
+	if wait_until 60 eval '[ -z "$(criu_pids)" ] && ! pidof zdtm-gpu-basic >/dev/null'; then
+		ok "$name: the tasks ended, $(secs "$t" "$(now)") s after the kill"
+	else
+		fail "$name: the tasks ended"
+	fi
+	dmesg | grep 'amdgpu_plugin: criu died during the restore' | tail -1 | sed 's/^/# /'
 	check "$name: no restored task, criu or KFD process left" gpu_no_strays
 	[ "$TAP_FAILED" -eq 0 ] || { diag "ps: $(ps -o pid,stat,comm 2>/dev/null | tr '\n' ';')"; kfd_holders | sed 's/^/# holder: /'; }
 	check "$name: the pid is free again" wait_until 10 eval '[ ! -d /proc/$pid ]'

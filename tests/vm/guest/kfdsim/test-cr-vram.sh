@@ -1,8 +1,10 @@
 #!/bin/sh
 # A restore onto GPUs with less free VRAM than the checkpoint needs. One GPU
-# process with a 64 MiB VRAM BO (--gpus 1 --big-bo 64M, the built-in
-# machine's two 64 GiB GPUs) is dumped; then kfdsim's VRAM budget per GPU
+# process with a 64 MiB VRAM BO besides its other VRAM BOs (--gpus 1
+# --big-bo 64M: 124 MiB of VRAM; the built-in machine's two 64 GiB GPUs) is
+# dumped; `amdgpu-criu check` says it fits; then kfdsim's VRAM budget per GPU
 # (vram_limit_mb) is lowered to 48 MiB, as if other clients held the rest:
+# - `amdgpu-criu check` says not compatible, naming GPUs and bytes;
 # - refused by the CRIU master before any task exists, in one line naming
 #   the checkpointed and the local GPU, the bytes needed and the bytes free
 #   (as KFD's AVAILABLE_MEMORY says); nothing left, images untouched;
@@ -39,13 +41,14 @@ check "vram: the dumped process is gone" gpu_gone "$pid"
 check "vram: no KFD process left" wait_until 10 kfd_no_processes
 gpu_img_sums "$img" >"$WORK/sums"
 
-# refused NAME REGEX: CRIU failed, exactly one plugin error line matching
-# REGEX, nothing left, every image file as dumped
+# refused NAME REGEX [ONE]: CRIU failed, a plugin error line matches REGEX
+# (ONE: it is the only one), nothing left, every image file as dumped. (A
+# failure in the restored task has its own line and the master's summary.)
 refused() {
 	local name=$1 want=$2
 	grep 'amdgpu_plugin: Error: ' "$img/restore.log" >"$WORK/errors"
 	sed 's/^/# /' "$WORK/errors"
-	check "$name: the plugin says why in one line" test "$(wc -l <"$WORK/errors")" -eq 1
+	[ -z "${3:-}" ] || check "$name: the plugin says why in one line" test "$(wc -l <"$WORK/errors")" -eq 1
 	check "$name: ... matching /$want/" grep -qE "$want" "$WORK/errors"
 	check "$name: no restored task, criu or KFD process left" gpu_no_strays
 	check "$name: the pid is free again" wait_until 10 eval '[ ! -d /proc/$pid ]'
@@ -67,13 +70,13 @@ tool_check fits 0 '^devices: /dev/kfd'
 check "fits: free VRAM was checked (no note)" eval '! grep -q "free VRAM not checked" "$WORK/check.out"'
 
 echo 48 >"$LIMIT"
-tool_check full 1 '^not compatible: checkpointed GPU [0-9]+ \(node [0-9]+\) needs [0-9]+ bytes \(6[4-9] MiB\) of VRAM, but local GPU [0-9]+ .* has [0-9]+ bytes \([0-9]+ MiB\) free'
+tool_check full 1 '^not compatible: checkpointed GPU [0-9]+ \(node [0-9]+\) needs [0-9]+ bytes \([0-9]+ MiB\) of VRAM, but local GPU [0-9]+ .* has [0-9]+ bytes \([0-9]+ MiB\) free'
 rm -f "$img/restore.log"
 criu_restore "$img"
 rc=$?
 check "full: restore refused (status $rc)" test "$rc" -ne 0
 check "full: refused by the master, before any task exists" grep -q 'amdgpu_plugin: initialised for restore (failed)' "$img/restore.log"
-refused full 'checkpointed GPU [0-9]+ \(node [0-9]+\) needs [0-9]+ bytes \(6[4-9] MiB\) of VRAM, but local GPU [0-9]+ \(node [0-9]+, renderD[0-9]+\) has [0-9]+ bytes \([0-9]+ MiB\) free'
+refused full 'checkpointed GPU [0-9]+ \(node [0-9]+\) needs [0-9]+ bytes \([0-9]+ MiB\) of VRAM, but local GPU [0-9]+ \(node [0-9]+, renderD[0-9]+\) has [0-9]+ bytes \([0-9]+ MiB\) free' one
 
 rm -f "$img/restore.log"
 kfd_inject "available_memory entry EIO 0"
