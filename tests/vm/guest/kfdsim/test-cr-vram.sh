@@ -15,7 +15,7 @@
 #   "gem_mmap entry ENOMEM": no pages): the same;
 # then the restore of the same images succeeds and the self-check PASSes.
 # vm-boot: faults
-# vm-timeout: 360
+# vm-timeout: 180
 . /test/lib/guest.sh
 
 LIMIT=/sys/module/kfdsim/parameters/vram_limit_mb
