@@ -882,3 +882,16 @@ int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const 
 {
 	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, false, NULL, err, errlen);
 }
+
+void bo_stream_remove(int dir_fd, uint32_t image_id, uint32_t gpu_id)
+{
+	static const char *const exts[] = {"img", "idx"};
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "amdgpu-bo-%" PRIu32 "-%" PRIu32 ".%s", image_id,
+			 gpu_id, exts[i]);
+		unlinkat(dir_fd, name, 0);
+	}
+}

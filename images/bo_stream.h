@@ -174,4 +174,7 @@ int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint6
 int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
 			  uint32_t bo_count, char *err, size_t errlen);
 
+/* Removes the files of one GPU's images (those that exist); for a dump that fails later. */
+void bo_stream_remove(int dir_fd, uint32_t image_id, uint32_t gpu_id);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "common/errmsg.h"
 #include "common/regfile.h"
+#include "ckpt_complete.h"
 #include "kfd_image.h"
 #include "pb_precheck.h"
 #include "topology_image.h"
@@ -60,18 +61,26 @@ static int write_full(int fd, const uint8_t *buf, size_t len)
 int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const ProtobufCMessage *msg,
 		    char *err, size_t errlen)
 {
-	char name[KFD_IMAGE_NAME_MAX];
+	char name[KFD_IMAGE_NAME_MAX], part[KFD_IMAGE_NAME_MAX + sizeof(CKPT_PART_SUFFIX)];
 	size_t len = protobuf_c_message_get_packed_size(msg);
 	uint8_t *buf = malloc(len ? len : 1);
 	int fd = -1, ret;
 
 	kfd_image_name(name, sizeof(name), kind, id);
+	snprintf(part, sizeof(part), "%s%s", name, CKPT_PART_SUFFIX);
 	if (!buf)
 		return errmsg_set(err, errlen, -ENOMEM, "%s: no memory for %zu bytes", name, len);
 	protobuf_c_message_pack(msg, buf);
-	fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* the image must not exist yet; written as .part, renamed once synced (ckpt_complete.h) */
+	ret = kfd_image_exists(dir_fd, kind, id);
+	if (ret != -ENOENT) {
+		ret = errmsg_set(err, errlen, ret ? ret : -EEXIST, "cannot create %s: %s", name,
+				 strerror(ret ? -ret : EEXIST));
+		goto out;
+	}
+	fd = openat(dir_fd, part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		ret = errmsg_set(err, errlen, -errno, "cannot create %s: %s", name,
+		ret = errmsg_set(err, errlen, -errno, "cannot create %s: %s", part,
 				 strerror(errno));
 		goto out;
 	}
@@ -80,8 +89,13 @@ int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const Pro
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
+	if (!ret && renameat2(dir_fd, part, dir_fd, name, RENAME_NOREPLACE))
+		ret = -errno;
+	/* the rename durable too; file systems that cannot sync a directory say EINVAL */
+	if (!ret && fsync(dir_fd) && errno != EINVAL && errno != EROFS)
+		ret = -errno;
 	if (ret) {
-		unlinkat(dir_fd, name, 0);
+		unlinkat(dir_fd, part, 0);
 		errmsg_set(err, errlen, ret, "cannot write %s: %s", name, strerror(-ret));
 	}
 out:

@@ -353,6 +353,29 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	return ret;
 }
 
+/* -EEXIST (logged) when the process image of file id is there already. */
+static int check_image_free(struct dump_session *s, uint32_t id)
+{
+	char name[KFD_IMAGE_NAME_MAX];
+	int ret = kfd_image_exists(s->dir_fd, KFD_IMAGE_PROCESS, id);
+
+	if (ret == -ENOENT)
+		return 0;
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, id);
+	ret = ret ? ret : -EEXIST;
+	pr_err("cannot create %s: %s", name, strerror(-ret));
+	return ret;
+}
+
+/* The BO contents files this dump wrote for file id (its process image failed). */
+static void remove_contents(struct dump_session *s, const struct checkpoint *c, uint32_t id)
+{
+	uint32_t d;
+
+	for (d = 0; d < c->args.num_devices; d++)
+		bo_stream_remove(s->dir_fd, id, c->devices[d].user_gpu_id);
+}
+
 int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 {
 	struct checkpoint c = {0};
@@ -383,11 +406,21 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 			goto out;
 		}
 	}
+	/*
+	 * The process image last, once the contents are synced: it marks this
+	 * process's files complete (ckpt_complete.h); an image that exists
+	 * already is refused before anything is written.
+	 */
 	ret = check_buckets(s, &c);
 	if (!ret)
-		ret = write_process_image(s, &c, id);
+		ret = check_image_free(s, id);
 	if (!ret)
 		ret = dump_contents(s, &c, id, &bytes);
+	if (!ret) {
+		ret = write_process_image(s, &c, id);
+		if (ret)
+			remove_contents(s, &c, id);
+	}
 	if (ret)
 		goto out;
 	usec = clock_usec() - start;

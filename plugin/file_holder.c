@@ -114,3 +114,27 @@ int find_second_file(int our_fd, const struct held_file *known, size_t n_known, 
 	closedir(proc);
 	return found;
 }
+
+int find_file_holder(int our_fd, uint32_t ns_pid, pid_t *holder)
+{
+	struct dirent *de;
+	int found = 0;
+	DIR *proc;
+	pid_t pid;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while (!found && (de = readdir(proc))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = atoi(de->d_name);
+		if (pid == getpid() || innermost_pid(pid) != ns_pid)
+			continue;
+		found = holds(dirfd(proc), pid, our_fd);
+		if (found)
+			*holder = pid;
+	}
+	closedir(proc);
+	return found;
+}

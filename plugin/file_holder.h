@@ -46,4 +46,11 @@ struct held_file {
 int find_second_file(int our_fd, const struct held_file *known, size_t n_known, size_t *which,
 		     pid_t *holder);
 
+/*
+ * The process, other than the caller, that holds our_fd and whose PID in its
+ * own namespace is ns_pid: its PID in the caller's namespace in *holder.
+ * 1 found, 0 not, -errno when /proc cannot be read.
+ */
+int find_file_holder(int our_fd, uint32_t ns_pid, pid_t *holder);
+
 #endif

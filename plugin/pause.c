@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dump_guard.h"
 #include "file_holder.h"
 #include "kfd_ioctl.h"
 #include "log.h"
@@ -14,6 +15,7 @@ struct paused {
 	int fd; /* our duplicate of the target's /dev/kfd file */
 	uint32_t file_id;
 	uint32_t pid; /* as PROCESS_INFO saw it */
+	struct guardian guard;
 };
 
 struct pause_list {
@@ -74,6 +76,24 @@ static int check_second_file(const struct pause_list *list, int target_fd, uint3
 	return -EEXIST;
 }
 
+/* A guardian for p (dump_guard.h); without one the dump goes on, with a warning. */
+static void guard(struct paused *p)
+{
+	pid_t leader = 0;
+	int ret;
+
+	p->guard = GUARDIAN_NONE;
+	ret = find_file_holder(p->fd, p->pid, &leader);
+	if (ret == 1)
+		ret = dump_guard_start(&p->guard, p->fd, leader, p->pid);
+	else if (!ret)
+		ret = -ESRCH;
+	if (ret)
+		pr_warn("pid %u (file %u): no guardian (%s): if criu is killed before the dump "
+			"ends, the process's GPU queues stay stopped",
+			p->pid, p->file_id, strerror(-ret));
+}
+
 int pause_process(struct pause_list *list, int target_fd, uint32_t file_id,
 		  struct kfd_ioctl_criu_args *args)
 {
@@ -96,8 +116,8 @@ int pause_process(struct pause_list *list, int target_fd, uint32_t file_id,
 		close(dup_fd);
 		return ret;
 	}
-	list->items[list->n++] =
-		(struct paused){.fd = dup_fd, .file_id = file_id, .pid = args->pid};
+	list->items[list->n] = (struct paused){.fd = dup_fd, .file_id = file_id, .pid = args->pid};
+	guard(&list->items[list->n++]);
 	return 0;
 }
 
@@ -124,6 +144,7 @@ int pause_list_release(struct pause_list *list)
 		} else {
 			pr_info("unpaused the GPU queues of pid %u (file %u)", p->pid, p->file_id);
 		}
+		guardian_stand_down(&p->guard);
 		close(p->fd);
 	}
 	free(list->items);

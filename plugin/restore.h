@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "kfd_image.h"
+#include "guardian.h"
 #include "match.h"
 #include "render_fds.h"
 #include "shared_state.h"
@@ -43,7 +44,8 @@ struct restore_session {
 	struct kfd_topology dst; /* this node, as the CRIU master sees it */
 	struct match_result map; /* checkpointed GPU -> local GPU */
 	struct shared_state *shared;
-	int kfd_fd; /* a kfd_dev reference for RESUME, taken at the first one; -1 */
+	struct guardian guard; /* ends the tasks if the master dies (restore_guard.h) */
+	int kfd_fd;	       /* a kfd_dev reference for RESUME, taken at the first one; -1 */
 	uint32_t resumed;
 
 	/* state of one restored task (after the fork, private to it) */

@@ -14,11 +14,25 @@
 
 #include "bo_stream.h"
 #include "common/escape.h"
+#include "ckpt_complete.h"
 #include "kfd_dev.h"
 #include "kfd_probe.h"
 #include "log.h"
 #include "restore.h"
+#include "restore_guard.h"
 #include "topology_image.h"
+#include "vram_check.h"
+
+/* A dump that was cut short is refused, naming what it left (ckpt_complete.h). */
+static int check_complete(int dir_fd)
+{
+	char why[512];
+	int ret = ckpt_check_complete(dir_fd, why, sizeof(why));
+
+	if (ret)
+		pr_err("%s; the images are unchanged", why);
+	return ret;
+}
 
 static int load_images(struct restore_session *s, int dir_fd)
 {
@@ -333,6 +347,47 @@ static int map_gpus(struct restore_session *s, const uint32_t *usable, size_t n_
 	return ret;
 }
 
+/* vram_free_fn on the session's /dev/kfd reference, taken at the first need. */
+static int session_vram_free(void *arg, uint32_t gpu_id, uint64_t *bytes)
+{
+	struct restore_session *s = arg;
+	int fd;
+
+	if (s->kfd_fd < 0) {
+		fd = kfd_dev_get();
+		if (fd < 0)
+			return fd;
+		s->kfd_fd = fd;
+	}
+	return vram_kfd_free(&s->kfd_fd, gpu_id, bytes);
+}
+
+/*
+ * Every local GPU of the map has the free VRAM its BOs need (vram_check.h),
+ * else the first shortfall is the refusal. (The map is not changed to avoid
+ * a full GPU: KFD needs as many GPUs as were checkpointed, so that would need
+ * a spare GPU, and a restored task in a device cgroup maps onto its own.)
+ */
+static int check_vram(struct restore_session *s)
+{
+	struct vram_verdict v;
+
+	vram_check(s->procs, s->n_procs, &s->map, session_vram_free, s, &v);
+	if (v.unchecked)
+		pr_warn("free VRAM not checked on %zu local GPUs (GPU %u: %s): a GPU too full "
+			"for the checkpoint fails the restore later, in the restored task",
+			v.unchecked, v.unchecked_gpu, strerror(-v.unchecked_err));
+	if (!v.short_of)
+		return 0;
+	pr_err("checkpointed GPU %u (node %u) needs %" PRIu64 " bytes (%" PRIu64
+	       " MiB) of VRAM, but local GPU %u (node %u, renderD%u) has %" PRIu64
+	       " bytes (%" PRIu64
+	       " MiB) free: free VRAM there or restore elsewhere; the images are unchanged",
+	       v.pair.src_gpu_id, v.pair.src_node, v.need, v.need >> 20, v.pair.dst_gpu_id,
+	       v.pair.dst_node, v.pair.dst_render_minor, v.free, v.free >> 20);
+	return -ENOMEM;
+}
+
 /*
  * The BO contents files of every process image are there and whole (index
  * checksum, sizes): a missing or cut file is refused now, before any task
@@ -387,6 +442,17 @@ static int create_shared(struct restore_session *s)
 	return s->shared ? 0 : -errno;
 }
 
+/* Before any task exists: a guardian for the tasks, should the master die. */
+static void start_guard(struct restore_session *s)
+{
+	int ret = restore_guard_start(&s->guard, s->shared);
+
+	if (ret)
+		pr_warn("no guardian (%s): if criu is killed during the restore, its half-restored "
+			"tasks stay behind",
+			strerror(-ret));
+}
+
 int restore_session_init(struct restore_session *s, int dir_fd)
 {
 	uint32_t *usable = NULL;
@@ -395,7 +461,10 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
-	ret = load_images(s, dir_fd);
+	s->guard = GUARDIAN_NONE;
+	ret = check_complete(dir_fd);
+	if (!ret)
+		ret = load_images(s, dir_fd);
 	if (ret)
 		return ret;
 	if (!s->n_procs && !s->n_renders)
@@ -412,9 +481,13 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 		ret = check_kernel(s, usable, n_usable);
 	if (!ret)
 		ret = map_gpus(s, usable, n_usable);
+	if (!ret)
+		ret = check_vram(s);
 	free(usable);
 	if (!ret)
 		ret = create_shared(s);
+	if (!ret)
+		start_guard(s);
 	if (!ret)
 		pr_info("restoring %zu GPU processes and %zu render-node files", s->n_procs,
 			s->n_renders);
@@ -468,9 +541,11 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 	topo_free(&s->src);
 	topo_free(&s->dst);
 	match_result_free(&s->map);
+	guardian_stand_down(&s->guard);
 	shared_state_destroy(s->shared);
 	if (s->kfd_fd >= 0)
 		kfd_dev_put();
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
+	s->guard = GUARDIAN_NONE;
 }

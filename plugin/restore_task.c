@@ -198,8 +198,12 @@ static int kfd_restore_op(struct kfd_restore *r)
 
 	if (ret)
 		pr_err("KFD RESTORE of pid %u (file %u) failed: %s; this restore is aborted "
-		       "(KFD cannot retry it)",
-		       e->pid, r->img->id, strerror(-ret));
+		       "(KFD cannot retry it)%s",
+		       e->pid, r->img->id, strerror(-ret),
+		       ret == -ENOMEM ? ": a GPU or the system is out of memory (another process "
+					"may have taken VRAM since the check); nothing is left "
+					"behind, retry when memory is free"
+				      : "");
 	return ret;
 }
 
@@ -280,8 +284,12 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 		ret = bo_stream_restore(&cfg, gpus, n, why, sizeof(why));
 	shared_copy_slot_put(s->shared, slot);
 	if (ret)
-		pr_err("pid %u: BO contents: %s; the checkpoint's data is damaged",
-		       r->img->entry->pid, why);
+		pr_err("pid %u: BO contents: %s; %s", r->img->entry->pid, why,
+		       ret == -EBADMSG ? "the checkpoint's data is damaged"
+		       : ret == -ENOMEM
+			       ? "out of memory: the restore left nothing behind, retry it when "
+				 "memory is free"
+			       : "the restore left nothing behind");
 out:
 	for (i = 0; gpus && i < n; i++) {
 		for (j = 0; j < gpus[i].bo_count; j++)
@@ -540,7 +548,7 @@ enum restored_kfd {
 	RESTORED_GPUS,
 };
 
-static enum restored_kfd restored_kfd_in(struct restore_session *s, int pid)
+static enum restored_kfd restored_kfd_in(struct restore_session *s, int pid, uint32_t *image_id)
 {
 	enum restored_kfd what = RESTORED_NOTHING;
 	uint32_t ns_pid = innermost_pid(pid);
@@ -551,6 +559,7 @@ static enum restored_kfd restored_kfd_in(struct restore_session *s, int pid)
 		if (shared_image_get(s->shared, s->procs[i].id, &img, shared_deadline(5000)) ||
 		    img.state != SHARED_IMAGE_DONE || img.pid != ns_pid)
 			continue;
+		*image_id = img.id;
 		if (s->procs[i].entry->n_devices)
 			return RESTORED_GPUS;
 		what = RESTORED_FILE_ONLY;
@@ -581,14 +590,17 @@ int restore_resume(struct restore_session *s, int pid)
 {
 	struct kfd_ioctl_criu_args args = {.pid = (uint32_t)pid, .op = KFD_CRIU_OP_RESUME};
 	enum restored_kfd what;
+	uint32_t image_id = 0;
 	int ret;
 
 	if (!s->active || !s->n_procs)
 		return -ENOTSUP;
-	what = restored_kfd_in(s, pid);
+	what = restored_kfd_in(s, pid, &image_id);
 	/* no RESTORE ran in its KFD process (no GPUs): nothing to resume, and KFD would refuse */
-	if (what == RESTORED_FILE_ONLY)
+	if (what == RESTORED_FILE_ONLY) {
+		shared_image_resumed(s->shared, image_id, shared_deadline(SHARED_LOCK_WAIT_MS));
 		return 0;
+	}
 	if (s->kfd_fd < 0) { /* released in restore_session_fini() */
 		s->kfd_fd = kfd_dev_get();
 		if (s->kfd_fd < 0) {
@@ -605,6 +617,8 @@ int restore_resume(struct restore_session *s, int pid)
 		return 0;
 	if (ret)
 		return resume_failed(pid, ret);
+	if (what == RESTORED_GPUS) /* the restore guardian leaves it alone now */
+		shared_image_resumed(s->shared, image_id, shared_deadline(SHARED_LOCK_WAIT_MS));
 	s->resumed++;
 	pr_info("resumed the GPU queues of pid %d", pid);
 	return 0;

@@ -142,6 +142,20 @@ int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t by
 	return ret;
 }
 
+int shared_image_resumed(struct shared_state *s, uint32_t id, uint64_t deadline_ms)
+{
+	struct shared_image *img;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	img = find(s, id);
+	if (img)
+		img->resumed = 1;
+	pthread_mutex_unlock(&s->lock);
+	return img ? 0 : -ENOENT;
+}
+
 int shared_image_get(struct shared_state *s, uint32_t id, struct shared_image *out,
 		     uint64_t deadline_ms)
 {

@@ -43,12 +43,13 @@ enum shared_image_state {
 };
 
 struct shared_image {
-	uint32_t id;	/* CRIU file id of the /dev/kfd file */
-	uint32_t state; /* enum shared_image_state */
-	int32_t error;	/* -errno when FAILED */
-	uint32_t pid;	/* restoring task, as it sees itself */
-	uint64_t bytes; /* BO contents written */
-	uint64_t usec;	/* time in the task's restore */
+	uint32_t id;	  /* CRIU file id of the /dev/kfd file */
+	uint32_t state;	  /* enum shared_image_state */
+	int32_t error;	  /* -errno when FAILED */
+	uint32_t pid;	  /* restoring task, as it sees itself */
+	uint64_t bytes;	  /* BO contents written */
+	uint64_t usec;	  /* time in the task's restore */
+	uint32_t resumed; /* the master's RESUME of its task succeeded */
 };
 
 struct shared_state {
@@ -68,6 +69,9 @@ int shared_image_begin(struct shared_state *s, uint32_t id, uint32_t pid, uint64
 /* Task: RESTORING -> DONE (error 0) or FAILED. */
 int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t bytes, uint64_t usec,
 		     uint64_t deadline_ms);
+
+/* Master: the task of DONE record `id` was resumed (RESUME succeeded). */
+int shared_image_resumed(struct shared_state *s, uint32_t id, uint64_t deadline_ms);
 
 /* A copy slot (index in *slot), waiting until deadline_ms (CLOCK_REALTIME, ms). */
 int shared_copy_slot_take(struct shared_state *s, uint64_t deadline_ms, int *slot);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ckpt_complete.h"
 #include "cli.h"
 #include "ckpt.h"
 
@@ -70,8 +71,14 @@ static int load_all(const char *cmd, struct ckpt *ck)
 {
 	uint32_t *proc_ids = NULL, *render_ids = NULL;
 	size_t n_proc = 0, n_render = 0;
+	char err[1024];
 	int ret;
 
+	ret = ckpt_check_complete(ck->dir_fd, err, sizeof(err));
+	if (ret) {
+		cli_err("%s: %s: %s", cmd, ck->dir, err);
+		return ret;
+	}
 	ret = list_images(cmd, ck, KFD_IMAGE_PROCESS, &proc_ids, &n_proc);
 	ret = ret ?: list_images(cmd, ck, KFD_IMAGE_RENDER, &render_ids, &n_render);
 	if (!ret && !n_proc && !n_render) {

@@ -7,19 +7,25 @@
  * matched onto the local topology with the plugin's matcher; the answer is
  * printed like `match`, with the devices the restored process must see.
  * Without --sysfs the running kernel must also take the images' private data
- * layout (BO record size).
+ * layout (BO record size), and each local GPU of the map must have the free
+ * VRAM the checkpoint's BOs need there (KFD's AVAILABLE_MEMORY, as the
+ * plugin checks it: images/vram_check.h); without access to /dev/kfd that
+ * check is skipped, and the output says so.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "common/escape.h"
 #include "ckpt.h"
 #include "match.h"
+#include "vram_check.h"
 
 struct check_opts {
 	const char *dir;
@@ -194,6 +200,43 @@ static int run_matcher(const struct check_inputs *in, struct match_result *res)
 	return ret;
 }
 
+/*
+ * Free VRAM on the map's local GPUs (this host only). A GPU too full makes
+ * the result "not compatible" with the plugin's reason; *how is "ok",
+ * "failed" or "not checked: WHY" (static or in buf).
+ */
+static void check_vram(const struct check_inputs *in, struct match_result *res, const char **how,
+		       char *buf, size_t len)
+{
+	struct vram_verdict v;
+	int fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(buf, len, "not checked: cannot open /dev/kfd: %s", strerror(errno));
+		*how = buf;
+		return;
+	}
+	vram_check(in->ck.procs, in->ck.n_procs, res, vram_kfd_free, &fd, &v);
+	close(fd);
+	*how = "ok";
+	if (v.unchecked) {
+		snprintf(buf, len, "not checked on %zu GPUs: GPU %u: AVAILABLE_MEMORY: %s",
+			 v.unchecked, v.unchecked_gpu, strerror(-v.unchecked_err));
+		*how = buf;
+	}
+	if (!v.short_of)
+		return;
+	*how = "failed";
+	res->compatible = false;
+	snprintf(res->reason, sizeof(res->reason),
+		 "checkpointed GPU %u (node %u) needs %llu bytes (%llu MiB) of VRAM, but local GPU "
+		 "%u (node %u, renderD%u) has %llu bytes (%llu MiB) free",
+		 v.pair.src_gpu_id, v.pair.src_node, (unsigned long long)v.need,
+		 (unsigned long long)v.need >> 20, v.pair.dst_gpu_id, v.pair.dst_node,
+		 v.pair.dst_render_minor, (unsigned long long)v.free,
+		 (unsigned long long)v.free >> 20);
+}
+
 /* ---- output -------------------------------------------------------------------------------- */
 
 static const char skipped_note[] = "--sysfs given: the kernel check (private data layout) "
@@ -237,7 +280,8 @@ static int print_devices_text(const struct match_result *res)
 	return 0;
 }
 
-static int print_text(const struct check_opts *opts, const struct match_result *res)
+static int print_text(const struct check_opts *opts, const struct match_result *res,
+		      const char *vram_check)
 {
 	int ret = match_print_text("check", res);
 
@@ -245,6 +289,8 @@ static int print_text(const struct check_opts *opts, const struct match_result *
 		ret = print_devices_text(res);
 	if (!ret && opts->sysfs)
 		printf("note: %s\n", skipped_note);
+	if (!ret && strncmp(vram_check, "not checked", 11) == 0)
+		printf("note: free VRAM %s\n", vram_check);
 	return ret;
 }
 
@@ -281,7 +327,7 @@ static struct json_object *expose_json(const struct match_result *res)
 }
 
 static int print_json(const struct check_opts *opts, const struct match_result *res,
-		      const char *kernel_check)
+		      const char *kernel_check, const char *vram_check)
 {
 	struct json_object *doc = match_result_json(res);
 	int ret = doc ? 0 : -ENOMEM;
@@ -289,6 +335,7 @@ static int print_json(const struct check_opts *opts, const struct match_result *
 	if (res->compatible)
 		ret = ret ?: json_put(doc, "expose", expose_json(res));
 	ret = ret ?: json_put_str(doc, "kernel_check", kernel_check);
+	ret = ret ?: json_put_str(doc, "vram_check", vram_check);
 	if (opts->sysfs)
 		ret = ret ?: json_put_str(doc, "note", skipped_note);
 	if (ret)
@@ -300,9 +347,10 @@ static int print_json(const struct check_opts *opts, const struct match_result *
 }
 
 static int print_result(const struct check_opts *opts, const struct match_result *res,
-			const char *kernel_check)
+			const char *kernel_check, const char *vram_check)
 {
-	int ret = opts->json ? print_json(opts, res, kernel_check) : print_text(opts, res);
+	int ret = opts->json ? print_json(opts, res, kernel_check, vram_check)
+			     : print_text(opts, res, vram_check);
 
 	if (ret)
 		return CLI_EXIT_USAGE;
@@ -314,21 +362,24 @@ static int print_result(const struct check_opts *opts, const struct match_result
 static int run_check(const struct check_opts *opts, struct check_inputs *in)
 {
 	struct match_result res = {0};
-	const char *kernel_check = "skipped";
+	const char *kernel_check = "skipped", *vram_check = "not checked: --sysfs given";
 	int status = CLI_EXIT_USAGE;
+	char vram_buf[256];
 
 	if (!opts->sysfs) {
 		if (check_kernel(&in->ck, &res))
 			goto out;
 		kernel_check = res.compatible ? "ok" : "failed";
 		if (!res.compatible) {
-			status = print_result(opts, &res, kernel_check);
+			status = print_result(opts, &res, kernel_check, "skipped");
 			goto out;
 		}
 	}
 	if (load_destination(opts, in) || run_matcher(in, &res) < 0)
 		goto out;
-	status = print_result(opts, &res, kernel_check);
+	if (!opts->sysfs && res.compatible)
+		check_vram(in, &res, &vram_check, vram_buf, sizeof(vram_buf));
+	status = print_result(opts, &res, kernel_check, vram_check);
 out:
 	match_result_free(&res);
 	return status;

@@ -266,6 +266,7 @@ check "check maps the GPUs onto themselves" grep -Eq '^ +2 +24248 +renderD128 +2
 check "check names the render nodes to expose" grep -q '^expose: renderD128 renderD129 (nodes 2,3)$' "$OUT"
 check "check names the devices with nodes and gpu_ids" grep -q '^devices: /dev/kfd /dev/dri/renderD128 (node 2, gpu_id 24248) /dev/dri/renderD129 (node 3, gpu_id 41657)$' "$OUT"
 check "check with --sysfs notes the skipped kernel check" grep -q '^note: .*kernel check.*skipped' "$OUT"
+check "check with --sysfs says free VRAM was not checked" grep -q '^note: free VRAM not checked: --sysfs given$' "$OUT"
 
 run check "$CK" --sysfs "$MI308X" --to-nodes 18-21 --json
 expect_rc 0 "check onto other partitions (--to-nodes 18-21) exits 0"
@@ -273,6 +274,7 @@ check "check --json prints one JSON document" one_json
 check "check --json maps into 18-21" jqt '.compatible == true and ([.map[].dst_node] | all(. >= 18 and . <= 21)) and ([.map[].src_node] == [2, 3])'
 check "check --json lists the devices to expose" jqt '[.expose[] | .render_device] == ["/dev/dri/renderD160", "/dev/dri/renderD161"] and [.expose[].gpu_id] == [23332, 42789]'
 check "check --json says the kernel check was skipped" jqt '.kernel_check == "skipped" and (.note | test("skipped"))'
+check "check --json says free VRAM was not checked" jqt '.vram_check == "not checked: --sysfs given"'
 
 # the MI210 copy: an xGMI pair of hive A
 CK210=$TMP/ck210

@@ -70,11 +70,16 @@ static void kfdsim_drm_postclose(struct drm_device *dev, struct drm_file *file)
 static int kfdsim_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
 	struct kfdsim_gem *gem = to_kfdsim_gem(obj);
+	int ret;
 
 	if (gem->kfd_flags & (KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |
 			      KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
 			      KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
 		return -EPERM;
+	/* "gem_mmap entry ENOMEM": the shmem pages cannot be had */
+	ret = kfdsim_inject("gem_mmap", "entry");
+	if (ret)
+		return ret;
 	return drm_gem_shmem_object_mmap(obj, vma);
 }
 

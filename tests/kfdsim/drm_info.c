@@ -120,7 +120,7 @@ static u64 gtt_size(void)
 
 static u64 cpu_visible_vram(const struct kfdsim_node *n)
 {
-	return n->large_bar ? n->vram_size : min_t(u64, n->vram_size, 256ULL << 20);
+	return n->large_bar ? kfdsim_vram_budget(n) : min_t(u64, kfdsim_vram_budget(n), 256ULL << 20);
 }
 
 static u64 vram_used(const struct kfdsim_node *n)
@@ -279,13 +279,13 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		len = sizeof(v->dev_info);
 		break;
 	case AMDGPU_INFO_VRAM_GTT:
-		v->vram_gtt.vram_size = n->vram_size;
+		v->vram_gtt.vram_size = kfdsim_vram_budget(n);
 		v->vram_gtt.vram_cpu_accessible_size = cpu_visible_vram(n);
 		v->vram_gtt.gtt_size = gtt_size();
 		len = sizeof(v->vram_gtt);
 		break;
 	case AMDGPU_INFO_MEMORY:
-		fill_heap(&v->mem.vram, n->vram_size, vram_used(n));
+		fill_heap(&v->mem.vram, kfdsim_vram_budget(n), vram_used(n));
 		fill_heap(&v->mem.cpu_accessible_vram, cpu_visible_vram(n),
 			  n->large_bar ? vram_used(n) : 0);
 		fill_heap(&v->mem.gtt, gtt_size(), 0);

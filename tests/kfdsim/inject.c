@@ -22,6 +22,8 @@
  *     resume         entry lookup (ESRCH) svm (SVM ranges applied)
  *     evict          gpu             per pdd in queue eviction
  *     restore_queues gpu             per pdd in queue restore
+ *     gem_mmap       entry           CPU mapping of a BO through its render
+ *                                    node (ENOMEM: no pages for it)
  *   (a device count mismatch: "restore devices EINVAL", or a RESTORE with
  *   another num_devices.)
  *

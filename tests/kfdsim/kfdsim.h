@@ -546,6 +546,7 @@ void kfdsim_chardev_fini(void);
 extern struct device *kfdsim_device;
 
 /* kfdsim_main.c */
+u64 kfdsim_vram_budget(const struct kfdsim_node *dev);
 extern struct mutex kfdsim_mem_lock;	/* node->vram_used */
 
 #endif /* KFDSIM_H */

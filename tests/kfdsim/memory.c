@@ -38,6 +38,24 @@
 DEFINE_MUTEX(kfdsim_mem_lock);
 static u64 system_mem_used;
 
+/*
+ * Real VRAM is finite: a GPU's KFD budget is its bank's size, or less with
+ * vram_limit_mb (MiB, 0 = the bank), which models a smaller GPU or VRAM that
+ * other clients (graphics, another driver user) hold. Writable at run time;
+ * lowering it below what is allocated makes AVAILABLE_MEMORY 0 and every
+ * further VRAM ALLOC (also CRIU RESTORE's) fail with ENOMEM, as in amdgpu.
+ */
+static unsigned long vram_limit_mb;
+module_param(vram_limit_mb, ulong, 0644);
+MODULE_PARM_DESC(vram_limit_mb, "VRAM budget per GPU in MiB (0: the memory bank's size)");
+
+u64 kfdsim_vram_budget(const struct kfdsim_node *dev)
+{
+	u64 limit = (u64)READ_ONCE(vram_limit_mb) << 20;
+
+	return limit && limit < dev->vram_size ? limit : dev->vram_size;
+}
+
 static u64 total_mem(void)
 {
 	return (u64)totalram_pages() << PAGE_SHIFT;
@@ -66,7 +84,7 @@ int kfdsim_reserve_mem_limit(struct kfdsim_node *dev, u64 size, u32 flags)
 
 	mutex_lock(&kfdsim_mem_lock);
 	if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) {
-		if (dev->vram_used + size + reserved_for_pt() > dev->vram_size)
+		if (dev->vram_used + size + reserved_for_pt() > kfdsim_vram_budget(dev))
 			ret = -ENOMEM;
 		else
 			dev->vram_used += size;
@@ -96,7 +114,7 @@ u64 kfdsim_available_memory(struct kfdsim_node *dev)
 	s64 avail;
 
 	mutex_lock(&kfdsim_mem_lock);
-	avail = dev->vram_size - dev->vram_used - reserved_for_pt();
+	avail = kfdsim_vram_budget(dev) - dev->vram_used - reserved_for_pt();
 	mutex_unlock(&kfdsim_mem_lock);
 	if (avail < 0)
 		avail = 0;

@@ -114,6 +114,7 @@ build_guest_bins() { # KROOT DEST
 	mkdir -p "$2"
 	uapi_includes "$1" "$WORKDIR/include"
 	gcc "${cflags[@]}" -o "$2/vmcounter" "$HERE/guest/vmcounter.c"
+	gcc "${cflags[@]}" -o "$2/sigdfl" "$HERE/guest/sigdfl.c"
 	gcc "${cflags[@]}" -I "$WORKDIR/include" -o "$2/kfdprobe" "$HERE/guest/kfdprobe.c"
 }
 
