@@ -159,3 +159,5 @@ distclean: clean
 -include tests/vm/vm.mk
 # `make bench`: BO streaming throughput next to this host's limits.
 -include tests/bench/bench.mk
+# `make fuzz`: libFuzzer targets for the readers of untrusted input.
+-include tests/fuzz/fuzz.mk

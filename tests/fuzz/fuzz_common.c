@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/* Helpers of the fuzz targets (see fuzz_common.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz_common.h"
+#include "fuzz_tree.h"
+
+static char scratch_path[256];
+
+static void remove_scratch(void)
+{
+	if (scratch_path[0])
+		fuzz_scratch_remove(scratch_path);
+}
+
+const char *fuzz_scratch(void)
+{
+	if (!scratch_path[0]) {
+		fuzz_scratch_make(scratch_path, sizeof(scratch_path));
+		atexit(remove_scratch);
+	}
+	return scratch_path;
+}
+
+int fuzz_scratch_fd(void)
+{
+	int fd = open(fuzz_scratch(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		fuzz_fail("cannot open %s: %s", fuzz_scratch(), strerror(errno));
+	return fd;
+}
+
+void fuzz_put_file(const char *name, const uint8_t *data, size_t len)
+{
+	int dir_fd = fuzz_scratch_fd();
+	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ssize_t n;
+
+	if (fd < 0)
+		fuzz_fail("cannot create %s/%s: %s", fuzz_scratch(), name, strerror(errno));
+	while (len) {
+		n = write(fd, data, len);
+		if (n <= 0)
+			fuzz_fail("cannot write %s/%s: %s", fuzz_scratch(), name, strerror(errno));
+		data += n;
+		len -= (size_t)n;
+	}
+	close(fd);
+	close(dir_fd);
+}
+
+void fuzz_done(void)
+{
+	fuzz_scratch_clear(fuzz_scratch());
+}
+
+void fuzz_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fuzz: invariant broken: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void fuzz_check_errmsg(const char *err, const char *what)
+{
+	FUZZ_ASSERT(err[0], "a failure without a message");
+	FUZZ_ASSERT(!strchr(err, '\n'), "message of more than one line: %s", err);
+	FUZZ_ASSERT(!what || strstr(err, what), "message does not name %s: %s", what, err);
+}
