@@ -125,7 +125,7 @@ TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=
 
 # Not for -j: deps and vm-deps may both call apt.
 check: deps vm-deps
-	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin
+	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin fuzz-build
 	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS) $(VM_TESTS)
 
 $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)

@@ -11,6 +11,8 @@
  *          bit 2  bo_stream_check_files() (else bo_stream_verify())
  *          bit 3  no .idx file;  bit 4  no .img file
  *          bit 5  gpu_id and image_id from bytes 4..11 (else from the index)
+ *          bit 6  the .idx is a FIFO;  bit 7  the .img is a FIFO (only with
+ *                 FUZZ_STRICT=1, fuzz_common.h)
  *   1  u8  number of BO sizes that follow (at most 32)
  *   2  u16 index length (little-endian; clamped to what is there)
  *   4  u32 gpu_id, 8 u32 image_id (used with bit 5)
@@ -26,6 +28,7 @@
 
 #include "bo_stream.h"
 #include "fuzz_common.h"
+#include "fuzz_tree.h"
 
 #define MAX_SIZES   32u
 #define MAX_IDX_BOS 64u
@@ -38,6 +41,8 @@ enum {
 	NO_INDEX = 8,
 	NO_DATA = 16,
 	IDS_FROM_HEADER = 32,
+	INDEX_FIFO = 64,
+	DATA_FIFO = 128,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -127,10 +132,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sizes[i] = le(data + HEADER + 8 * i, 8);
 	}
 	snprintf(name, sizeof(name), "amdgpu-bo-%u-%u.idx", image_id, gpu_id);
-	if (!(flags & NO_INDEX))
+	if ((flags & INDEX_FIFO) && fuzz_strict())
+		fuzz_put_fifo(name);
+	else if (!(flags & NO_INDEX))
 		fuzz_put_file(name, idx, idx_len);
 	snprintf(name, sizeof(name), "amdgpu-bo-%u-%u.img", image_id, gpu_id);
-	if (!(flags & NO_DATA))
+	if ((flags & DATA_FIFO) && fuzz_strict())
+		fuzz_put_fifo(name);
+	else if (!(flags & NO_DATA))
 		fuzz_put_file(name, data + at + idx_len, size - at - idx_len);
 	dir_fd = fuzz_scratch_fd();
 	if (flags & CHECK_FILES)

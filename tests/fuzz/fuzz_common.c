@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz_common.h"
@@ -56,6 +57,22 @@ void fuzz_put_file(const char *name, const uint8_t *data, size_t len)
 	close(dir_fd);
 }
 
+bool fuzz_strict(void)
+{
+	const char *v = getenv("FUZZ_STRICT");
+
+	return v && !strcmp(v, "1");
+}
+
+void fuzz_put_fifo(const char *name)
+{
+	int dir_fd = fuzz_scratch_fd();
+
+	if (mkfifoat(dir_fd, name, 0600))
+		fuzz_fail("cannot make FIFO %s/%s: %s", fuzz_scratch(), name, strerror(errno));
+	close(dir_fd);
+}
+
 void fuzz_done(void)
 {
 	fuzz_scratch_clear(fuzz_scratch());
@@ -78,4 +95,10 @@ void fuzz_check_errmsg(const char *err, const char *what)
 	FUZZ_ASSERT(err[0], "a failure without a message");
 	FUZZ_ASSERT(!strchr(err, '\n'), "message of more than one line: %s", err);
 	FUZZ_ASSERT(!what || strstr(err, what), "message does not name %s: %s", what, err);
+	/*
+	 * libFuzzer's -timeout alarm interrupts a blocked system call (no
+	 * SA_RESTART): an EINTR here means the reader blocked, e.g. opening a
+	 * FIFO, which outside the fuzzer blocks for ever.
+	 */
+	FUZZ_ASSERT(!strstr(err, strerror(EINTR)), "the reader blocked until interrupted: %s", err);
 }

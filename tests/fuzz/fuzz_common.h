@@ -24,6 +24,19 @@ int fuzz_scratch_fd(void);
 /* Writes data[0..len-1] as the regular file `name` (0600) in the scratch directory. */
 void fuzz_put_file(const char *name, const uint8_t *data, size_t len);
 
+/*
+ * FUZZ_STRICT=1 in the environment: inputs may also exercise the issue 10
+ * defects that are being fixed (FIFOs in place of files, image ids with
+ * leading zeros, recorded GPUs without SIMDs). Off by default, as fuzzing
+ * would find them at once and nothing else; the replay of the committed
+ * reproducers (tests/host/test-fuzz.sh) turns it on. Once they are fixed,
+ * this becomes the default.
+ */
+bool fuzz_strict(void);
+
+/* Makes `name` a FIFO in the scratch directory (targets call it only if fuzz_strict()). */
+void fuzz_put_fifo(const char *name);
+
 /* Empties the scratch directory (after each input). */
 void fuzz_done(void);
 
@@ -36,7 +49,10 @@ __attribute__((noreturn, format(printf, 1, 2))) void fuzz_fail(const char *fmt, 
 			fuzz_fail(__VA_ARGS__);                                                    \
 	} while (0)
 
-/* A failing reader's message: non-empty, one line, naming `what` (NULL: anything). */
+/*
+ * A failing reader's message: non-empty, one line, naming `what` (NULL:
+ * anything), and not caused by a blocked system call (EINTR).
+ */
 void fuzz_check_errmsg(const char *err, const char *what);
 
 #endif

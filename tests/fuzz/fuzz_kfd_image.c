@@ -2,21 +2,28 @@
 /*
  * Fuzz target: the metadata image loader (images/kfd_image.h).
  *
- * Input: one byte choosing the image (bit 0 clear: amdgpu-kfd-1.img, a
- * KfdProcessEntry; set: amdgpu-render-1.img, a RenderFileEntry), then the
- * file's bytes. The file is written into the scratch directory and loaded
- * as the plugin and the tool load it.
+ * Input: one byte choosing the image, then the file's bytes.
+ *   bit 0     clear: amdgpu-kfd-1.img, a KfdProcessEntry;
+ *             set: amdgpu-render-1.img, a RenderFileEntry
+ *   bits 1-2  that many leading zeros in the id ("amdgpu-kfd-01.img"): the
+ *             listing must not offer an id whose image is not there
+ *   bit 3     the file is a FIFO
+ * (bits 1-3 only with FUZZ_STRICT=1, fuzz_common.h)
+ * The file is written into the scratch directory, listed, and loaded (when
+ * its name is canonical) as the plugin and the tool load it.
  * Invariants on an image that loads: every device is an accessible node of
- * the recorded topology with its gpu_id, every BO belongs to a device, the
- * image fits the layout of its own BO record size, per-device content
- * counts and bytes add up (no wrap-around), and the private blob's record
- * size is the detected one. A refusal has a one-line message naming the
- * file.
+ * the recorded topology with its gpu_id (and SIMDs, with FUZZ_STRICT=1), every BO belongs to a
+ * device, the image fits the layout of its own BO record size, per-device content counts and bytes
+ * add up (no wrap-around), and the private blob's record size is the detected one. A refusal has a
+ * one-line message naming the file.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "fuzz_tree.h"
 #include "kfd_image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +37,8 @@ static void check_devices(const struct kfd_process_image *img)
 
 		FUZZ_ASSERT(n && n->accessible && n->gpu_id == e->devices[i]->actual_gpu_id,
 			    "device %zu is not its recorded node", i);
+		FUZZ_ASSERT(!fuzz_strict() || n->props.simd_count,
+			    "device %zu: recorded node %u has no SIMDs: not a GPU", i, n->index);
 		FUZZ_ASSERT(kfd_process_image_device(img, e->devices[i]->user_gpu_id) == (int)i,
 			    "device %zu is not found by its user gpu_id", i);
 	}
@@ -105,25 +114,44 @@ static void load(int dir_fd, enum kfd_image_kind kind)
 	}
 }
 
+/* Every id kfd_image_list() gives is an image under its canonical name. */
+static void check_list(int dir_fd, enum kfd_image_kind kind, bool canonical)
+{
+	uint32_t *ids;
+	size_t n;
+
+	FUZZ_ASSERT(!kfd_image_list(dir_fd, kind, &ids, &n), "listing fails");
+	for (size_t i = 0; i < n; i++)
+		FUZZ_ASSERT(!kfd_image_exists(dir_fd, kind, ids[i]) ||
+				    kfd_image_exists(dir_fd, kind, ids[i]) == -EINVAL,
+			    "image id %u is listed, but there is no such image", ids[i]);
+	FUZZ_ASSERT(!canonical || (n == 1 && ids[0] == 1), "the image is not listed");
+	free(ids);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum kfd_image_kind kind;
 	char name[KFD_IMAGE_NAME_MAX];
-	uint32_t *ids;
-	size_t n;
+	unsigned int zeros;
+	bool fifo;
 	int dir_fd;
 
 	if (!size)
 		return 0;
 	kind = data[0] & 1 ? KFD_IMAGE_RENDER : KFD_IMAGE_PROCESS;
-	kfd_image_name(name, sizeof(name), kind, 1);
-	fuzz_put_file(name, data + 1, size - 1);
+	zeros = fuzz_strict() ? (data[0] >> 1) & 3 : 0;
+	fifo = (data[0] & 8) && fuzz_strict();
+	snprintf(name, sizeof(name), "%s%.*s1.img",
+		 kind == KFD_IMAGE_RENDER ? "amdgpu-render-" : "amdgpu-kfd-", (int)zeros, "000");
+	if (fifo)
+		fuzz_put_fifo(name);
+	else
+		fuzz_put_file(name, data + 1, size - 1);
 	dir_fd = fuzz_scratch_fd();
-	FUZZ_ASSERT(!kfd_image_exists(dir_fd, kind, 1), "%s is not found", name);
-	FUZZ_ASSERT(!kfd_image_list(dir_fd, kind, &ids, &n) && n == 1 && ids[0] == 1,
-		    "%s is not listed", name);
-	free(ids);
-	load(dir_fd, kind);
+	check_list(dir_fd, kind, !zeros);
+	if (!zeros)
+		load(dir_fd, kind);
 	close(dir_fd);
 	fuzz_done();
 	return 0;

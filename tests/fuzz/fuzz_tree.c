@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "fuzz_tree.h"
 
 void fuzz_scratch_make(char *path, size_t len)
@@ -156,8 +157,8 @@ static void make_parents(int dir_fd, const char *name)
 
 static void write_file(int dir_fd, const struct entry *e, long long size)
 {
-	int fd = openat(dir_fd, e->name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-			0600);
+	int fd =
+		openat(dir_fd, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	size_t done = 0;
 	ssize_t n;
 
@@ -212,6 +213,8 @@ static void make_entry(int dir_fd, const struct entry *e, bool fifo_ok)
 	long long size;
 
 	make_parents(dir_fd, e->name);
+	/* a repeated name replaces the earlier entry (never open a FIFO made before) */
+	unlinkat(dir_fd, e->name, 0);
 	if (!e->kind[0]) {
 		write_file(dir_fd, e, -1);
 	} else if (!strcmp(e->kind, "dir")) {
@@ -229,8 +232,7 @@ static void make_entry(int dir_fd, const struct entry *e, bool fifo_ok)
 
 void fuzz_tree_write(const char *dir, const uint8_t *data, size_t len)
 {
-	const char *fifo = getenv("FUZZ_TREE_FIFO");
-	bool fifo_ok = fifo && !strcmp(fifo, "1");
+	bool fifo_ok = fuzz_strict();
 	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	unsigned int made = 0;
 	struct entry e;

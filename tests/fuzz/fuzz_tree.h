@@ -25,9 +25,8 @@
  *   symlink     a symbolic link whose target is the content without its
  *               final newline; only relative targets without ".." are made,
  *               so nothing outside the tree can be reached
- *   fifo        a named pipe, made only when the environment has
- *               FUZZ_TREE_FIFO=1 (a FIFO blocks readers that open it without
- *               O_NONBLOCK: issue 10 finding 1)
+ *   fifo        a named pipe, made only if fuzz_strict() (fuzz_common.h:
+ *               a FIFO blocks readers that open it without O_NONBLOCK)
  * NAME is a relative path; parent directories are made as needed. Names with
  * empty, "." or ".." components, absolute names, names longer than
  * FUZZ_TREE_MAX_NAME and entries past FUZZ_TREE_MAX_ENTRIES are skipped, as

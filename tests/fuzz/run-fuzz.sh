@@ -63,7 +63,7 @@ for t in "$@"; do
 	else
 		found=1
 		art=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
-		what=$(grep -m1 -E '^SUMMARY: |^==[0-9]+==ERROR: |fuzz: invariant broken|ALARM: working on the last Unit|out-of-memory' "$log")
+		what=$(fuzz_reason "$log")
 		result="FOUND (rc $rc): ${what:-see $log}; reproducer: ${art:-none}"
 	fi
 	printf '%-22s %10s %9s %7s %7s %7s  %s\n' "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" \

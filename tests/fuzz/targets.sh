@@ -19,10 +19,16 @@ fuzz_max_len() {
 	esac
 }
 
-# fuzz_opts TARGET: the options every run of TARGET gets
+# fuzz_opts TARGET: the options every run of TARGET gets (the file-tree
+# targets get tree.dict: the encoding's markers, sysfs names and keys)
 fuzz_opts() {
+	local here
+	here=$(dirname "${BASH_SOURCE[0]}")
 	echo "-max_len=$(fuzz_max_len "$1") -timeout=$FUZZ_TIMEOUT -rss_limit_mb=$FUZZ_RSS_MB" \
 		"-malloc_limit_mb=$FUZZ_RSS_MB -close_fd_mask=3 -print_final_stats=1"
+	case "$1" in
+	fuzz_topology_parse | fuzz_tool) echo "-dict=$here/tree.dict" ;;
+	esac
 }
 
 # Reproducers under tests/fuzz/regressions/<target>/ that still fail on this
@@ -31,4 +37,13 @@ fuzz_opts() {
 # is fixed, delete the line.
 fuzz_known() { # ROOT TARGET FILE -> status 0 if listed
 	grep -qx "$2/$3" <(sed 's/[[:space:]]*#.*//' "$1/tests/fuzz/regressions/KNOWN" 2>/dev/null)
+}
+
+FUZZ_ALL_TARGETS="fuzz_kfd_image fuzz_priv_blob fuzz_topology_image fuzz_bo_stream
+	fuzz_topology_parse fuzz_tool"
+
+# fuzz_reason LOG: the line of a libFuzzer log that says what was found
+fuzz_reason() {
+	grep -m1 'fuzz: invariant broken' "$1" ||
+		grep -m1 -E '^==[0-9]+==ERROR: |ALARM: working on the last Unit|out-of-memory|^SUMMARY: ' "$1"
 }
