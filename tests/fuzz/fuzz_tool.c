@@ -13,12 +13,16 @@
  * Each input runs
  *   inspect --verify IMG, inspect --json --verify IMG,
  *   check IMG --sysfs SYSFS, check IMG --sysfs SYSFS --json
- * and every one must end with exit status 0, 1 or 2 (sanitizers and leak
- * detection watch the rest). The tool prints; run with -close_fd_mask=3.
+ * and every one must end with exit status 0, 1 or 2 and leave the tree as
+ * it was: names, types, sizes and modification times (inspect and check
+ * only read). Sanitizers and leak detection watch the rest. The tool
+ * prints; run with -close_fd_mask=3.
  */
+#include <ftw.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fuzz_common.h"
 #include "fuzz_tree.h"
@@ -27,6 +31,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int amdgpu_criu_main(int argc, char *argv[]);
 
 #define MAX_ARGS 8
+
+/* FNV-1a over every entry's path, mode, size and mtime: what a change would alter. */
+static uint64_t tree_hash;
+
+static void hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		tree_hash = (tree_hash ^ *b++) * 0x100000001b3ull;
+}
+
+static int hash_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)type;
+	(void)ftw;
+	hash_bytes(path, strlen(path) + 1);
+	hash_bytes(&st->st_mode, sizeof(st->st_mode));
+	hash_bytes(&st->st_size, sizeof(st->st_size));
+	hash_bytes(&st->st_mtim, sizeof(st->st_mtim));
+	return 0;
+}
+
+static uint64_t snapshot(const char *dir)
+{
+	tree_hash = 0xcbf29ce484222325ull;
+	FUZZ_ASSERT(!nftw(dir, hash_entry, 16, FTW_PHYS), "cannot walk %s", dir);
+	return tree_hash;
+}
 
 static void run(const char *img, const char *sysfs, const char *const *args)
 {
@@ -57,12 +90,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{"amdgpu-criu", "check", "IMG", "--sysfs", "SYSFS", "--json", NULL},
 	};
 	char img[280], sysfs[280];
+	uint64_t before;
 
 	snprintf(img, sizeof(img), "%s/img", fuzz_scratch());
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs", fuzz_scratch());
 	fuzz_tree_write(fuzz_scratch(), data, size);
+	before = snapshot(fuzz_scratch());
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		run(img, sysfs, cmds[i]);
+	FUZZ_ASSERT(snapshot(fuzz_scratch()) == before, "the tool changed the image or sysfs tree");
 	fuzz_done();
 	return 0;
 }
