@@ -61,3 +61,33 @@ fuzz-build: $(addprefix $(FUZZ_DIR)/,$(FUZZ_ALL)) $(FUZZ_DIR)/seeds.stamp
 fuzz: fuzz-build
 	FUZZ_DIR=$(FUZZ_DIR) FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) \
 		tests/fuzz/run-fuzz.sh $(FUZZ_TARGETS)
+
+# `make fuzz-coverage`: line and branch coverage of the library sources by
+# each target's corpus (build/fuzz/corpus/<target> and the seeds), measured
+# with clang's source-based coverage (needs llvm-cov and llvm-profdata:
+# Debian's llvm-14, not installed by install-deps). Report per target:
+# $(FUZZ_DIR)/coverage/<target>.txt.
+FUZZ_COV_FLAGS := -fprofile-instr-generate -fcoverage-mapping
+FUZZ_COV_CFLAGS = $(subst $(FUZZ_SAN),,$(subst -O1,-O0,$(FUZZ_CFLAGS))) $(FUZZ_COV_FLAGS)
+cobj = $(patsubst %.c,$(FUZZ_DIR)/cov-obj/%.o,$(1))
+FUZZ_COV_LIB = $(call cobj,$(LIB_SRC) $(FUZZ_HELPERS)) $(FUZZ_DIR)/cov-obj/gen/amdgpu_plugin.pb-c.o
+
+$(FUZZ_DIR)/cov-obj/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) $(if $(filter $(FUZZ_TOOL_MAIN),$<),-Dmain=amdgpu_criu_main \
+		-Wno-missing-prototypes) -c $< -o $@
+$(FUZZ_DIR)/cov-obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) -w -c $< -o $@
+$(FUZZ_DIR)/cov/fuzz_tool: $(FUZZ_DIR)/cov-obj/tests/fuzz/fuzz_tool.o $(call cobj,$(TOOLS_SRC)) \
+		$(FUZZ_COV_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_COV_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lpthread
+$(FUZZ_DIR)/cov/fuzz_%: $(FUZZ_DIR)/cov-obj/tests/fuzz/fuzz_%.o $(FUZZ_COV_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_COV_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lpthread
+.SECONDARY: $(call cobj,$(addprefix tests/fuzz/,$(addsuffix .c,$(FUZZ_ALL))))
+
+.PHONY: fuzz-coverage
+fuzz-coverage: $(addprefix $(FUZZ_DIR)/cov/,$(FUZZ_TARGETS)) $(FUZZ_DIR)/seeds.stamp
+	FUZZ_DIR=$(FUZZ_DIR) tests/fuzz/coverage.sh $(FUZZ_TARGETS)
