@@ -13,6 +13,16 @@
 #include "fuzz_tree.h"
 
 static char scratch_path[256];
+/* The real stderr, kept before libFuzzer's -close_fd_mask closes it. */
+static int report_fd = -1;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	report_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	return 0;
+}
 
 static void remove_scratch(void)
 {
@@ -80,13 +90,14 @@ void fuzz_done(void)
 
 void fuzz_fail(const char *fmt, ...)
 {
+	int fd = report_fd >= 0 ? report_fd : 2;
 	va_list ap;
 
-	fputs("fuzz: invariant broken: ", stderr);
+	dprintf(fd, "fuzz: invariant broken: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vdprintf(fd, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	dprintf(fd, "\n");
 	abort();
 }
 

@@ -40,6 +40,12 @@ void fuzz_put_fifo(const char *name);
 /* Empties the scratch directory (after each input). */
 void fuzz_done(void);
 
+/*
+ * libFuzzer's hook, defined here for every target: keeps a copy of stderr
+ * for fuzz_fail() before -close_fd_mask=3 silences the target's output.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
 /* A broken invariant: one line on stderr, then abort() so that libFuzzer keeps the input. */
 __attribute__((noreturn, format(printf, 1, 2))) void fuzz_fail(const char *fmt, ...);
 
