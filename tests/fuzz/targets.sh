@@ -39,6 +39,8 @@ fuzz_known() { # ROOT TARGET FILE -> status 0 if listed
 	grep -qx "$2/$3" <(sed 's/[[:space:]]*#.*//' "$1/tests/fuzz/regressions/KNOWN" 2>/dev/null)
 }
 
+# The same list as FUZZ_ALL in tests/fuzz/fuzz.mk.
+# shellcheck disable=SC2034 # used by the scripts that source this file
 FUZZ_ALL_TARGETS="fuzz_kfd_image fuzz_priv_blob fuzz_topology_image fuzz_bo_stream
 	fuzz_topology_parse fuzz_tool"
 
