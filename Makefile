@@ -5,10 +5,13 @@
 #   make vm-check / vm-amdgpu-check   only the kfdsim VM suite / the real-amdgpu VM suite
 #   make install    plugin into $(CRIU_PLUGIN_DIR), tool into $(PREFIX)/bin (honours DESTDIR)
 #
-# Downloads (trixie's criu with its plugin header, VM kernels) are cached in
-# $(CACHE), outside the repository.
+# Downloads (trixie's criu with its plugin header, VM kernels, private apt
+# lists) are cached in $(CACHE), outside the repository: `make CACHE=DIR`, or
+# AMDGPU_CRIU_CACHE=DIR in the environment. Every script reads it as
+# AMDGPU_CRIU_CACHE, which make exports (`make cache-paths` shows them).
 
-CACHE          ?= $(HOME)/.cache/amdgpu-criu
+CACHE          ?= $(or $(AMDGPU_CRIU_CACHE),$(HOME)/.cache/amdgpu-criu)
+export AMDGPU_CRIU_CACHE := $(CACHE)
 SHARED         ?= $(abspath ../shared)
 PREFIX         ?= /usr/local
 CRIU_PLUGIN_DIR ?= /usr/lib/criu
@@ -48,7 +51,7 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all products deps criu42 check demo install uninstall clean distclean format
+.PHONY: all products deps criu42 check demo install uninstall clean distclean format cache-paths
 # The sub-make re-reads this file after the dependencies are installed, so
 # that pkg-config flags are right on a fresh machine.
 all: deps
@@ -69,6 +72,12 @@ deps: $(DEPS_STAMP) criu42
 criu42: $(DEPS_STAMP)
 	@test -x $(CRIU42) || scripts/fetch-criu-testing.sh $(CRIU42_DIR) || \
 		echo "make deps: WARNING: no criu 4.2 from Debian testing; the 4.2 tests are skipped" >&2
+
+# Where each consumer of the cache puts its downloads (tests/host/test-cache-dir.sh).
+cache-paths:
+	@echo "make $(CACHE)"
+	@echo "scripts $$AMDGPU_CRIU_CACHE"
+	@echo "vm $$(bash -c '. tests/vm/lib.sh && echo "$$VM_CACHE"')"
 
 $(CRIU_INC)/criu-plugin.h:
 	@echo "missing CRIU plugin header: run 'make deps' (fetches trixie's criu into $(CRIU_DIR))" >&2; exit 1

@@ -14,7 +14,6 @@
  * restore), which also closes each BO's fd once it is done with it. Whatever
  * is left open is closed by the caller's thread after all threads are joined.
  */
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -25,43 +24,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "common/errmsg.h"
+#include "common/fullio.h"
+#include "images/bo_index.h"
+#include "common/regfile.h"
 #include "images/bo_stream.h"
+#include "images/staging_ring.h"
 
-#define INDEX_MAGIC	  "AMDBOIX1"
-#define INDEX_VERSION	  1u
-#define INDEX_HEADER_SIZE 64u
-#define INDEX_BO_SIZE	  16u
-#define INDEX_CRC_SIZE	  4u
-#define FILE_PAGE	  4096u
-#define ERR_LEN		  256
+#define FILE_PAGE 4096u
+#define ERR_LEN	  RING_MSG_LEN
 
 enum stream_dir { STREAM_DUMP, STREAM_RESTORE };
-
-struct staging_slot {
-	uint8_t *buf;
-	uint32_t len;
-	uint32_t bo_index;
-	uint64_t bo_off;
-	uint64_t file_off;
-	uint64_t chunk_index;
-	bool zero; /* all bytes zero (dump: nothing to write) */
-};
-
-/* Single-producer single-consumer ring; `error` stops both sides. */
-struct staging_ring {
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	struct staging_slot *slots;
-	uint32_t depth;
-	uint64_t filled;  /* slots handed to the consumer so far */
-	uint64_t drained; /* slots the consumer gave back so far */
-	bool producer_done;
-	int error; /* first error of the GPU, 0 if none */
-	char msg[ERR_LEN];
-};
 
 /* The BO currently open on the BO side of a GPU's pipeline. */
 struct open_bo {
@@ -77,8 +51,9 @@ struct gpu_job {
 	uint32_t chunk_size;
 	uint64_t data_bytes;
 	uint64_t chunk_count;
-	uint32_t *crcs;	   /* chunk_count checksums */
-	uint32_t zero_crc; /* of chunk_size zero bytes, once zero_crc_known */
+	uint32_t *crcs; /* dump: chunk_count checksums, written to the index at the end */
+	struct bo_index_crcs *index_crcs; /* restore: the index's, read on demand */
+	uint32_t zero_crc;		  /* of chunk_size zero bytes, once zero_crc_known */
 	bool zero_crc_known;
 	/* restore: a chunk of zeros for holes (calloc'd, never written: its
 	 * pages stay the kernel's zero page), NULL until the first hole */
@@ -100,18 +75,11 @@ struct gpu_job {
 __attribute__((format(printf, 3, 4))) static int job_fail(struct gpu_job *job, int err,
 							  const char *fmt, ...)
 {
-	struct staging_ring *r = &job->ring;
 	va_list ap;
 
-	pthread_mutex_lock(&r->lock);
-	if (!r->error) {
-		r->error = err;
-		va_start(ap, fmt);
-		vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
-		va_end(ap);
-	}
-	pthread_cond_broadcast(&r->changed);
-	pthread_mutex_unlock(&r->lock);
+	va_start(ap, fmt);
+	ring_failv(&job->ring, err, fmt, ap);
+	va_end(ap);
 	return err;
 }
 
@@ -126,12 +94,7 @@ static int job_fail_errno(struct gpu_job *job, const char *what, const char *nam
 
 static int job_error(struct gpu_job *job)
 {
-	int err;
-
-	pthread_mutex_lock(&job->ring.lock);
-	err = job->ring.error;
-	pthread_mutex_unlock(&job->ring.lock);
-	return err;
+	return ring_error(&job->ring);
 }
 
 /* ---- checksums ---------------------------------------------------------------------- */
@@ -139,7 +102,7 @@ static int job_error(struct gpu_job *job)
 /* zlib's CRC-32 (the same polynomial as gzip and PNG), one per chunk. */
 static uint32_t checksum(const void *buf, size_t len)
 {
-	return (uint32_t)crc32_z(crc32_z(0, NULL, 0), buf, len);
+	return bo_index_crc32(0, buf, len);
 }
 
 static const uint8_t zero_page[FILE_PAGE];
@@ -160,113 +123,20 @@ static bool is_zero(const uint8_t *p, size_t len)
  * chunk's is computed once per GPU): zero chunks cost no CRC pass. */
 static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
 {
-	uLong crc = crc32_z(0, NULL, 0);
+	uint32_t crc = 0;
 	uint32_t n, left;
 
 	if (len == job->chunk_size && job->zero_crc_known)
 		return job->zero_crc;
 	for (left = len; left; left -= n) {
 		n = left < FILE_PAGE ? left : FILE_PAGE;
-		crc = crc32_z(crc, zero_page, n);
+		crc = bo_index_crc32(crc, zero_page, n);
 	}
 	if (len == job->chunk_size) {
 		job->zero_crc = (uint32_t)crc;
 		job->zero_crc_known = true;
 	}
-	return (uint32_t)crc;
-}
-
-/* ---- staging ring --------------------------------------------------------------------- */
-
-static int ring_init(struct staging_ring *r)
-{
-	memset(r, 0, sizeof(*r));
-	if (pthread_mutex_init(&r->lock, NULL))
-		return -ENOMEM;
-	if (pthread_cond_init(&r->changed, NULL)) {
-		pthread_mutex_destroy(&r->lock);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int ring_alloc(struct staging_ring *r, uint32_t depth, uint32_t chunk_size)
-{
-	uint32_t i;
-
-	r->slots = calloc(depth, sizeof(*r->slots));
-	if (!r->slots)
-		return -ENOMEM;
-	r->depth = depth;
-	for (i = 0; i < depth; i++)
-		if (posix_memalign((void **)&r->slots[i].buf, FILE_PAGE, chunk_size))
-			return -ENOMEM;
-	return 0;
-}
-
-/* Also after a failed ring_alloc(), which leaves the slots it did not fill NULL. */
-static void ring_destroy(struct staging_ring *r)
-{
-	uint32_t i;
-
-	for (i = 0; r->slots && i < r->depth; i++)
-		free(r->slots[i].buf);
-	free(r->slots);
-	r->slots = NULL;
-	pthread_cond_destroy(&r->changed);
-	pthread_mutex_destroy(&r->lock);
-}
-
-/* Producer: the next empty slot, NULL once the ring has failed. */
-static struct staging_slot *ring_claim(struct staging_ring *r)
-{
-	struct staging_slot *s = NULL;
-
-	pthread_mutex_lock(&r->lock);
-	while (!r->error && r->filled - r->drained == r->depth)
-		pthread_cond_wait(&r->changed, &r->lock);
-	if (!r->error)
-		s = &r->slots[r->filled % r->depth];
-	pthread_mutex_unlock(&r->lock);
-	return s;
-}
-
-static void ring_publish(struct staging_ring *r)
-{
-	pthread_mutex_lock(&r->lock);
-	r->filled++;
-	pthread_cond_broadcast(&r->changed);
-	pthread_mutex_unlock(&r->lock);
-}
-
-static void ring_finish(struct staging_ring *r)
-{
-	pthread_mutex_lock(&r->lock);
-	r->producer_done = true;
-	pthread_cond_broadcast(&r->changed);
-	pthread_mutex_unlock(&r->lock);
-}
-
-/* Consumer: the next full slot, NULL at the end or once the ring has failed. */
-static struct staging_slot *ring_take(struct staging_ring *r)
-{
-	struct staging_slot *s = NULL;
-
-	pthread_mutex_lock(&r->lock);
-	while (!r->error && r->filled == r->drained && !r->producer_done)
-		pthread_cond_wait(&r->changed, &r->lock);
-	if (!r->error && r->filled != r->drained)
-		s = &r->slots[r->drained % r->depth];
-	pthread_mutex_unlock(&r->lock);
-	return s;
-}
-
-static void ring_release(struct staging_ring *r)
-{
-	pthread_mutex_lock(&r->lock);
-	r->drained++;
-	pthread_cond_broadcast(&r->changed);
-	pthread_mutex_unlock(&r->lock);
+	return crc;
 }
 
 /* ---- the BO side ----------------------------------------------------------------------- */
@@ -319,79 +189,33 @@ static void image_name(char *buf, size_t len, const struct gpu_job *job, const c
 		 job->gpu->gpu_id, ext);
 }
 
-static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-/* -ENODATA if the file ends before len bytes. */
-static int pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	uint8_t *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = pread(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENODATA;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* ---- chunk layout ----------------------------------------------------------------------- */
 
-static uint64_t chunks_of(uint64_t size, uint32_t chunk_size)
+/* The job's index layout (the file name is the caller's buffer). */
+static struct bo_index_layout job_index(const struct gpu_job *job, const char *name)
 {
-	return size / chunk_size + (size % chunk_size != 0);
+	return (struct bo_index_layout){.gpu_id = job->gpu->gpu_id,
+					.image_id = job->cfg->image_id,
+					.chunk_size = job->chunk_size,
+					.bo_count = job->gpu->bo_count,
+					.bos = job->gpu->bos,
+					.name = name,
+					.data_bytes = job->data_bytes,
+					.chunk_count = job->chunk_count};
 }
 
 /* Sums the BO sizes and chunk counts; -EOVERFLOW on absurd sizes. */
 static int job_layout(struct gpu_job *job)
 {
-	const struct bo_stream_gpu *g = job->gpu;
-	uint64_t bytes = 0, chunks = 0;
-	uint32_t i;
+	struct bo_index_layout l = job_index(job, "");
+	char msg[ERR_LEN];
+	int ret = bo_index_layout(&l, msg, sizeof(msg));
 
-	for (i = 0; i < g->bo_count; i++) {
-		if (g->bos[i].size > INT64_MAX - bytes)
-			return job_fail(job, -EOVERFLOW, "gpu %" PRIu32 ": BO sizes overflow",
-					g->gpu_id);
-		bytes += g->bos[i].size;
-		chunks += chunks_of(g->bos[i].size, job->chunk_size);
-	}
-	if (chunks > SIZE_MAX / INDEX_CRC_SIZE - g->bo_count - INDEX_HEADER_SIZE)
-		return job_fail(job, -EOVERFLOW, "gpu %" PRIu32 ": too many chunks", g->gpu_id);
-	job->data_bytes = bytes;
-	job->chunk_count = chunks;
+	if (ret)
+		return job_fail(job, ret, "%s", msg);
+	job->data_bytes = l.data_bytes;
+	job->chunk_count = l.chunk_count;
 	return 0;
-}
-
-static size_t index_size(const struct gpu_job *job)
-{
-	return INDEX_HEADER_SIZE + (size_t)job->gpu->bo_count * INDEX_BO_SIZE +
-	       (size_t)job->chunk_count * INDEX_CRC_SIZE + INDEX_CRC_SIZE;
 }
 
 /* Walks the chunks in file order: fills the position fields of the next slot. */
@@ -501,7 +325,7 @@ static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
 
 static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 {
-	uint32_t crc;
+	uint32_t crc, expected;
 	char name[64];
 	int ret = 0;
 
@@ -520,14 +344,20 @@ static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 				": reading %s at 0x%" PRIx64 ": %s",
 				job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
 				ret == -ENODATA ? "file truncated" : strerror(-ret));
+	ret = bo_index_crc_get(job->index_crcs, s->chunk_index, &expected);
+	if (ret)
+		return job_fail(job, ret,
+				"gpu %" PRIu32 ": reading the checksum of chunk %" PRIu64
+				" from the index: %s",
+				job->gpu->gpu_id, s->chunk_index, strerror(-ret));
 	crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
-	if (crc != job->crcs[s->chunk_index])
+	if (crc != expected)
 		return job_fail(job, -EBADMSG,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": checksum mismatch in %s (chunk at 0x%" PRIx64
 				", crc32 0x%08" PRIx32 ", expected 0x%08" PRIx32 ")",
 				job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off, crc,
-				job->crcs[s->chunk_index]);
+				expected);
 	return 0;
 }
 
@@ -636,186 +466,79 @@ static void job_join(struct gpu_job *job)
 	job->producer_running = job->consumer_running = false;
 }
 
-/* ---- index file ---------------------------------------------------------------------- */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static void index_encode(const struct gpu_job *job, uint8_t *buf, size_t len)
-{
-	const struct bo_stream_gpu *g = job->gpu;
-	uint8_t *p = buf + INDEX_HEADER_SIZE;
-	uint64_t off = 0, i;
-
-	memset(buf, 0, INDEX_HEADER_SIZE);
-	memcpy(buf, INDEX_MAGIC, 8);
-	put32(buf + 8, INDEX_VERSION);
-	put32(buf + 12, g->gpu_id);
-	put32(buf + 16, job->cfg->image_id);
-	put32(buf + 20, job->chunk_size);
-	put32(buf + 24, g->bo_count);
-	put64(buf + 32, job->data_bytes);
-	put64(buf + 40, job->chunk_count);
-	for (i = 0; i < g->bo_count; i++, p += INDEX_BO_SIZE) {
-		put64(p, g->bos[i].size);
-		put64(p + 8, off);
-		off += g->bos[i].size;
-	}
-	for (i = 0; i < job->chunk_count; i++, p += INDEX_CRC_SIZE)
-		put32(p, job->crcs[i]);
-	put32(p, checksum(buf, len - INDEX_CRC_SIZE));
-}
+/* ---- index file (bo_index.c) ---------------------------------------------------------- */
 
 /* Consumer thread of a dump, after the last chunk: index, then durability. */
 static int write_index(struct gpu_job *job)
 {
-	size_t len = index_size(job);
-	uint8_t *buf = malloc(len);
-	char name[64];
+	char name[64], msg[ERR_LEN];
+	struct bo_index_layout l;
 	int ret;
 
 	image_name(name, sizeof(name), job, "idx");
-	if (!buf)
-		return job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory for %s", job->gpu->gpu_id,
-				name);
-	index_encode(job, buf, len);
-	ret = pwrite_full(job->index_fd, buf, len, 0);
-	free(buf);
-	if (!ret && job->cfg->sync && (fdatasync(job->data_fd) || fdatasync(job->index_fd)))
-		ret = -errno;
+	l = job_index(job, name);
+	ret = bo_index_write(job->index_fd, &l, job->crcs, msg, sizeof(msg));
 	if (ret)
-		return job_fail(job, ret, "gpu %" PRIu32 ": writing %s: %s", job->gpu->gpu_id, name,
-				strerror(-ret));
+		return job_fail(job, ret, "%s", msg);
+	if (job->cfg->sync && (fdatasync(job->data_fd) || fdatasync(job->index_fd)))
+		return job_fail(job, -errno, "gpu %" PRIu32 ": writing %s: %s", job->gpu->gpu_id,
+				name, strerror(errno));
 	return 0;
 }
 
-static int index_check_header(struct gpu_job *job, const uint8_t *h, const char *name)
+/* The index header: chunk size and layout, the index file's size. */
+static int index_read_header(struct gpu_job *job)
 {
-	const struct bo_stream_gpu *g = job->gpu;
-	uint32_t chunk = get32(h + 20);
-
-	if (memcmp(h, INDEX_MAGIC, 8) || get32(h + 8) != INDEX_VERSION)
-		return job_fail(job, -EINVAL, "gpu %" PRIu32 ": %s: not a BO index (version 1)",
-				g->gpu_id, name);
-	if (get32(h + 12) != g->gpu_id || get32(h + 16) != job->cfg->image_id)
-		return job_fail(job, -EINVAL,
-				"gpu %" PRIu32 ": %s: recorded for gpu %" PRIu32 " image %" PRIu32,
-				g->gpu_id, name, get32(h + 12), get32(h + 16));
-	if (!chunk || chunk % FILE_PAGE || chunk > BO_STREAM_MAX_CHUNK)
-		return job_fail(job, -EINVAL, "gpu %" PRIu32 ": %s: bad chunk size %" PRIu32,
-				g->gpu_id, name, chunk);
-	if (get32(h + 24) != g->bo_count)
-		return job_fail(job, -EINVAL,
-				"gpu %" PRIu32 ": %s: %" PRIu32 " BOs recorded, %" PRIu32
-				" expected",
-				g->gpu_id, name, get32(h + 24), g->bo_count);
-	job->chunk_size = chunk;
-	return 0;
-}
-
-/* The rest of the index against the layout computed from the caller's BO sizes. */
-static int index_check_body(struct gpu_job *job, const uint8_t *buf, size_t len, const char *name)
-{
-	const struct bo_stream_gpu *g = job->gpu;
-	const uint8_t *p = buf + INDEX_HEADER_SIZE;
-	uint64_t off = 0, i;
-
-	if (get32(buf + len - INDEX_CRC_SIZE) != checksum(buf, len - INDEX_CRC_SIZE))
-		return job_fail(job, -EBADMSG, "gpu %" PRIu32 ": %s: index checksum mismatch",
-				g->gpu_id, name);
-	if (get64(buf + 32) != job->data_bytes || get64(buf + 40) != job->chunk_count)
-		return job_fail(job, -EINVAL, "gpu %" PRIu32 ": %s: sizes do not match the BOs",
-				g->gpu_id, name);
-	for (i = 0; i < g->bo_count; i++, p += INDEX_BO_SIZE) {
-		if (get64(p) != g->bos[i].size || get64(p + 8) != off)
-			return job_fail(job, -EINVAL,
-					"gpu %" PRIu32 ": %s: BO %" PRIu64
-					" recorded with size 0x%" PRIx64 ", expected 0x%" PRIx64,
-					g->gpu_id, name, i, get64(p), g->bos[i].size);
-		off += g->bos[i].size;
-	}
-	for (i = 0; i < job->chunk_count; i++, p += INDEX_CRC_SIZE)
-		job->crcs[i] = get32(p);
-	return 0;
-}
-
-static int index_read(struct gpu_job *job)
-{
-	uint8_t header[INDEX_HEADER_SIZE], *buf = NULL;
-	struct stat st;
-	char name[64];
-	size_t len;
+	char name[64], msg[ERR_LEN];
+	struct bo_index_layout l;
 	int ret;
 
 	image_name(name, sizeof(name), job, "idx");
-	ret = pread_full(job->index_fd, header, sizeof(header), 0);
+	l = job_index(job, name);
+	ret = bo_index_read_header(job->index_fd, &l, msg, sizeof(msg));
 	if (ret)
-		return job_fail(job, ret == -ENODATA ? -EINVAL : ret, "gpu %" PRIu32 ": %s: %s",
-				job->gpu->gpu_id, name,
-				ret == -ENODATA ? "file truncated" : strerror(-ret));
-	ret = index_check_header(job, header, name);
-	if (!ret)
-		ret = job_layout(job);
+		return job_fail(job, ret, "%s", msg);
+	job->chunk_size = l.chunk_size;
+	job->data_bytes = l.data_bytes;
+	job->chunk_count = l.chunk_count;
+	return 0;
+}
+
+/* The whole index, streamed; then its chunk checksums are read on demand. */
+static int index_check(struct gpu_job *job)
+{
+	char name[64], msg[ERR_LEN];
+	struct bo_index_layout l;
+	int ret;
+
+	image_name(name, sizeof(name), job, "idx");
+	l = job_index(job, name);
+	ret = bo_index_check(job->index_fd, &l, msg, sizeof(msg));
 	if (ret)
-		return ret;
-	len = index_size(job);
-	if (fstat(job->index_fd, &st))
-		return job_fail_errno(job, "", name);
-	if ((uint64_t)st.st_size != len)
-		return job_fail(job, -EINVAL, "gpu %" PRIu32 ": %s: %jd bytes, expected %zu",
-				job->gpu->gpu_id, name, (intmax_t)st.st_size, len);
-	job->crcs = malloc(job->chunk_count ? job->chunk_count * INDEX_CRC_SIZE : 1);
-	buf = malloc(len);
-	ret = buf && job->crcs ? pread_full(job->index_fd, buf, len, 0) : -ENOMEM;
-	if (ret)
-		ret = job_fail(job, ret, "gpu %" PRIu32 ": %s: %s", job->gpu->gpu_id, name,
-			       strerror(-ret));
-	else
-		ret = index_check_body(job, buf, len, name);
-	free(buf);
-	return ret;
+		return job_fail(job, ret, "%s", msg);
+	job->index_crcs = malloc(sizeof(*job->index_crcs));
+	if (!job->index_crcs)
+		return job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
+	bo_index_crcs_init(job->index_crcs, job->index_fd, &l);
+	return 0;
 }
 
 /* ---- per-GPU setup ---------------------------------------------------------------------- */
 
 static int open_image(struct gpu_job *job, const char *ext, int *fd)
 {
-	int flags = O_CLOEXEC | O_NOFOLLOW;
-	char name[64];
+	char name[64], why[128];
 
 	image_name(name, sizeof(name), job, ext);
-	if (job->dir == STREAM_DUMP)
-		flags |= O_WRONLY | O_CREAT | O_EXCL;
-	else
-		flags |= O_RDONLY;
-	*fd = openat(job->cfg->dir_fd, name, flags, 0600);
+	if (job->dir == STREAM_DUMP) {
+		*fd = openat(job->cfg->dir_fd, name,
+			     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		return *fd < 0 ? job_fail_errno(job, "", name) : 0;
+	}
+	/* a FIFO, device or link in the image directory: refused, never a blocked open */
+	*fd = regfile_open(job->cfg->dir_fd, name, why, sizeof(why));
 	if (*fd < 0)
-		return job_fail_errno(job, "", name);
+		return job_fail(job, *fd, "gpu %" PRIu32 ": %s: %s", job->gpu->gpu_id, name, why);
 	return 0;
 }
 
@@ -842,7 +565,7 @@ static int job_prepare_dump(struct gpu_job *job)
 
 	if (ret)
 		return ret;
-	job->crcs = malloc(job->chunk_count ? job->chunk_count * INDEX_CRC_SIZE : 1);
+	job->crcs = malloc(job->chunk_count ? job->chunk_count * sizeof(*job->crcs) : 1);
 	if (!job->crcs)
 		return job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
 	ret = open_image(job, "img", &job->data_fd);
@@ -859,16 +582,19 @@ static int job_prepare_dump(struct gpu_job *job)
 	return 0;
 }
 
+/* Cheap checks first (sizes), the index's checksum streamed last. */
 static int job_prepare_restore(struct gpu_job *job)
 {
 	int ret = open_image(job, "idx", &job->index_fd);
 
 	if (!ret)
-		ret = index_read(job);
+		ret = index_read_header(job);
 	if (!ret)
 		ret = open_image(job, "img", &job->data_fd);
 	if (!ret)
 		ret = check_data_size(job);
+	if (!ret)
+		ret = index_check(job);
 	return ret;
 }
 
@@ -1033,6 +759,7 @@ static void stream_teardown(struct stream *st, bool failed)
 		close_fd(&job->data_fd);
 		close_fd(&job->index_fd);
 		free(job->crcs);
+		free(job->index_crcs);
 		free(job->zeros);
 		ring_destroy(&job->ring);
 	}
@@ -1137,6 +864,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	close_fd(&job.data_fd);
 	close_fd(&job.index_fd);
 	free(job.crcs);
+	free(job.index_crcs);
 	free(job.zeros);
 	ring_destroy(&job.ring);
 	free(gpu.bos);

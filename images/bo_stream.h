@@ -2,8 +2,9 @@
 /*
  * Streaming of buffer-object (BO) contents between GPU memory and image files.
  *
- * This header is the whole contract of the module (bo_stream.c, bo_copy_cpu.c,
- * bo_checksum.c).
+ * This header is the whole contract of the module (bo_stream.c: the
+ * pipelines; bo_index.c: the index file; staging_ring.c: the per-GPU ring;
+ * bo_copy_cpu.c: the CPU copy engine).
  *
  * Dump: for every GPU, one thread copies the GPU's BOs, in order, through a
  * copy engine into a ring of `ring_depth` staging chunks of `chunk_size`
@@ -38,6 +39,9 @@
  *          .  u32 CRC-32 of all the preceding bytes of the index
  * Restore refuses an index or data file that does not match the BO sizes the
  * caller passes (from its own metadata), exactly, before touching any BO.
+ * Both files are checked in bounded memory whatever their size: the sizes
+ * first, then the index streamed (its own checksum), its chunk checksums
+ * read on demand (bo_index.h).
  * image_id tells apart the images of several processes (or KFD files) using
  * the same GPU in one checkpoint (e.g. the CRIU file id).
  *

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/regfile.h"
 #include "kfd_image.h"
+#include "pb_precheck.h"
 #include "topology_image.h"
 
 static const char *kind_prefix(enum kfd_image_kind kind)
@@ -87,20 +89,20 @@ out:
 	return ret;
 }
 
-/* The whole file, if it is a regular file no larger than KFD_IMAGE_MAX_FILE. */
+/* The whole file, if it is a regular file (regfile_open) no larger than KFD_IMAGE_MAX_FILE. */
 static int read_image(int dir_fd, const char *name, uint8_t **out, size_t *out_len, char *err,
 		      size_t errlen)
 {
-	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	uint8_t *buf = NULL;
 	struct stat st;
 	size_t done = 0;
+	char why[128];
 	ssize_t n;
-	int ret;
+	int fd, ret;
 
+	fd = regfile_open(dir_fd, name, why, sizeof(why));
 	if (fd < 0)
-		return errmsg_set(err, errlen, -errno, "cannot open image %s: %s", name,
-				  strerror(errno));
+		return errmsg_set(err, errlen, fd, "cannot open image %s: %s", name, why);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KFD_IMAGE_MAX_FILE) {
 		ret = errmsg_set(err, errlen, -EINVAL,
 				 "image %s is not a regular file of at most %llu bytes", name,
@@ -133,16 +135,41 @@ out:
 	return ret;
 }
 
+/* What a valid image can hold, checked on the wire before protobuf-c allocates it. */
+static const struct pb_limit wire_limits[] = {
+	{&kfd_process_entry__descriptor, "devices", KFD_IMAGE_MAX_DEVICES, "GPUs"},
+	{&kfd_process_entry__descriptor, "bos", KFD_IMAGE_MAX_BOS, "BOs"},
+	{&kfd_topology_entry__descriptor, "nodes", TOPO_IMAGE_MAX_NODES, "topology nodes"},
+	{&kfd_node_entry__descriptor, "props", TOPO_IMAGE_MAX_PROPS, "properties of a node"},
+	{&kfd_node_entry__descriptor, "io_links", TOPO_IMAGE_MAX_LINKS, "io_links of a node"},
+	{&kfd_node_entry__descriptor, "p2p_links", TOPO_IMAGE_MAX_LINKS, "p2p_links of a node"},
+};
+
+/* Unknown fields (a newer writer's) per message: as many as BOs, the largest count. */
+#define WIRE_MAX_OTHER KFD_IMAGE_MAX_BOS
+
 static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescriptor *desc, int *ret,
 		    char *err, size_t errlen)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	char why[200];
 	void *msg;
 
 	*ret = read_image(dir_fd, name, &buf, &len, err, errlen);
 	if (*ret)
 		return NULL;
+	/* memory and time stay bounded by the file's size: counts and unpacked size first */
+	*ret = pb_precheck(desc, buf, len, wire_limits,
+			   sizeof(wire_limits) / sizeof(wire_limits[0]), WIRE_MAX_OTHER, NULL, why,
+			   sizeof(why));
+	if (*ret) {
+		free(buf);
+		errmsg_set(err, errlen, *ret,
+			   "image %s is damaged or hostile (%s); the checkpoint cannot be restored",
+			   name, why);
+		return NULL;
+	}
 	msg = protobuf_c_message_unpack(desc, NULL, len, buf);
 	free(buf);
 	if (!msg)
@@ -188,6 +215,10 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 		if (!d->user_gpu_id || !d->actual_gpu_id)
 			return errmsg_set(err, errlen, -EINVAL, "%s: GPU %zu has gpu_id 0", name,
 					  i);
+		if (!kfd_render_minor_valid(d->render_minor))
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GPU %u has render minor %u, out of range", name,
+					  d->actual_gpu_id, d->render_minor);
 		for (j = 0; j < i; j++)
 			if (e->devices[j]->user_gpu_id == d->user_gpu_id ||
 			    e->devices[j]->actual_gpu_id == d->actual_gpu_id)
@@ -199,6 +230,11 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 				err, errlen, -EINVAL,
 				"%s: GPU %u (node %u) is missing from the recorded topology", name,
 				d->actual_gpu_id, d->node_index);
+		if (!node->is_gpu)
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GPU %u is recorded on node %u, which is not a GPU "
+					  "(simd_count 0)",
+					  name, d->actual_gpu_id, d->node_index);
 		img->device_nodes[i] = d->node_index;
 	}
 	return 0;
@@ -207,29 +243,41 @@ static int check_devices(struct kfd_process_image *img, const char *name, char *
 static int check_bos(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
 {
 	const KfdProcessEntry *e = img->entry;
+	uint64_t *mapped; /* bytes of all BOs per device: in its GPU VM space */
 	size_t i;
-	int dev;
+	int dev, ret = 0;
 
 	if (e->n_bos > KFD_IMAGE_MAX_BOS)
 		return errmsg_set(err, errlen, -EINVAL, "%s: %zu BOs, more than %u", name, e->n_bos,
 				  KFD_IMAGE_MAX_BOS);
-	for (i = 0; i < e->n_bos; i++) {
+	mapped = calloc(e->n_devices + 1, sizeof(*mapped));
+	if (!mapped)
+		return errmsg_set(err, errlen, -ENOMEM, "%s: no memory", name);
+	for (i = 0; i < e->n_bos && !ret; i++) {
 		const KfdBoEntry *b = e->bos[i];
 
 		dev = kfd_process_image_device(img, b->gpu_id);
-		if (dev < 0)
-			return errmsg_set(err, errlen, -EINVAL,
-					  "%s: BO %zu belongs to unknown GPU %u", name, i,
-					  b->gpu_id);
-		if (b->size > (1ull << 48) || (b->size & 4095))
-			return errmsg_set(err, errlen, -EINVAL,
-					  "%s: BO %zu has a bad size %" PRIu64, name, i, b->size);
-		if (!kfd_bo_has_contents(b->alloc_flags))
-			continue;
-		img->device_bytes[dev] += b->size;
-		img->device_bo_count[dev]++;
+		if (dev < 0) {
+			ret = errmsg_set(err, errlen, -EINVAL,
+					 "%s: BO %zu belongs to unknown GPU %u", name, i,
+					 b->gpu_id);
+		} else if (b->size > KFD_IMAGE_MAX_GPU_VM || (b->size & 4095)) {
+			ret = errmsg_set(err, errlen, -EINVAL, "%s: BO %zu has a bad size %" PRIu64,
+					 name, i, b->size);
+		} else if (__builtin_add_overflow(mapped[dev], b->size, &mapped[dev]) ||
+			   mapped[dev] > KFD_IMAGE_MAX_GPU_VM) {
+			ret = errmsg_set(err, errlen, -EINVAL,
+					 "%s: the BOs of GPU %u up to BO %zu need more than the "
+					 "GPU's 48-bit address space (2^48 bytes)",
+					 name, b->gpu_id, i);
+		} else if (kfd_bo_has_contents(b->alloc_flags)) {
+			/* at most the mapped total: cannot overflow */
+			img->device_bytes[dev] += b->size;
+			img->device_bo_count[dev]++;
+		}
 	}
-	return 0;
+	free(mapped);
+	return ret;
 }
 
 static int check_blob(struct kfd_process_image *img, const char *name, char *err, size_t errlen)
@@ -330,12 +378,24 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 		errmsg_set(err, errlen, ret, "%s: recorded topology: %s", name, why);
 		goto fail;
 	}
+	if (!kfd_render_minor_valid(img->entry->minor)) {
+		ret = errmsg_set(err, errlen, -EINVAL, "%s: render minor %u out of range", name,
+				 img->entry->minor);
+		goto fail;
+	}
 	node = topo_node(&img->topo, img->entry->node_index);
 	if (!node || !node->accessible || node->gpu_id != img->entry->actual_gpu_id ||
 	    !img->entry->actual_gpu_id) {
 		ret = errmsg_set(err, errlen, -EINVAL,
 				 "%s: GPU %u (node %u) is missing from the recorded "
 				 "topology",
+				 name, img->entry->actual_gpu_id, img->entry->node_index);
+		goto fail;
+	}
+	if (!node->is_gpu) {
+		ret = errmsg_set(err, errlen, -EINVAL,
+				 "%s: GPU %u is recorded on node %u, which is not a GPU "
+				 "(simd_count 0)",
 				 name, img->entry->actual_gpu_id, img->entry->node_index);
 		goto fail;
 	}
@@ -353,7 +413,12 @@ void render_file_image_free(struct render_file_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-/* "<prefix><digits>.img" with a value that fits in 32 bits. */
+/*
+ * "<prefix><digits>.img" with a value that fits in 32 bits: 0 and the id;
+ * 1 when the name is not an image name at all (skipped); -EINVAL when the
+ * digits are not the one spelling kfd_image_name() writes (leading zeros:
+ * "-01" and "-001" would alias "-1").
+ */
 static int parse_image_id(const char *name, const char *prefix, uint32_t *id)
 {
 	size_t plen = strlen(prefix);
@@ -361,14 +426,16 @@ static int parse_image_id(const char *name, const char *prefix, uint32_t *id)
 	const char *p;
 
 	if (strncmp(name, prefix, plen))
-		return -1;
+		return 1;
 	for (p = name + plen; *p >= '0' && *p <= '9'; p++) {
 		v = v * 10 + (unsigned)(*p - '0');
 		if (v > UINT32_MAX)
-			return -1;
+			return 1;
 	}
 	if (p == name + plen || strcmp(p, ".img"))
-		return -1;
+		return 1;
+	if (name[plen] == '0' && p - (name + plen) > 1)
+		return -EINVAL;
 	*id = (uint32_t)v;
 	return 0;
 }
@@ -380,39 +447,59 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n)
+static int list_add(uint32_t **list, size_t *count, size_t *cap, uint32_t id)
+{
+	uint32_t *grown;
+
+	if (*count == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		grown = realloc(*list, *cap * sizeof(**list));
+		if (!grown)
+			return -ENOMEM;
+		*list = grown;
+	}
+	(*list)[(*count)++] = id;
+	return 0;
+}
+
+int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n, char *err,
+		   size_t errlen)
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t count = 0, cap = 0;
-	uint32_t *list = NULL, *grown, id;
+	uint32_t *list = NULL, id;
 	struct dirent *de;
+	int ret = 0, kind_ret;
 	DIR *dir;
 
 	*ids = NULL;
 	*n = 0;
 	if (fd < 0)
-		return -errno;
+		return errmsg_set(err, errlen, -errno, "cannot open the image directory: %s",
+				  strerror(errno));
 	dir = fdopendir(fd);
 	if (!dir) {
+		ret = errmsg_set(err, errlen, -errno, "cannot list the image directory: %s",
+				 strerror(errno));
 		close(fd);
-		return -errno;
+		return ret;
 	}
-	while ((de = readdir(dir))) {
-		if (parse_image_id(de->d_name, kind_prefix(kind), &id))
-			continue;
-		if (count == cap) {
-			cap = cap ? cap * 2 : 8;
-			grown = realloc(list, cap * sizeof(*list));
-			if (!grown) {
-				free(list);
-				closedir(dir);
-				return -ENOMEM;
-			}
-			list = grown;
-		}
-		list[count++] = id;
+	while (!ret && (de = readdir(dir))) {
+		kind_ret = parse_image_id(de->d_name, kind_prefix(kind), &id);
+		if (kind_ret < 0)
+			ret = errmsg_set(
+				err, errlen, kind_ret,
+				"%s: image id with leading zeros, a name the plugin never "
+				"writes (it would alias another image); rename or remove it",
+				de->d_name);
+		else if (!kind_ret && list_add(&list, &count, &cap, id))
+			ret = errmsg_set(err, errlen, -ENOMEM, "listing the images: no memory");
 	}
 	closedir(dir);
+	if (ret) {
+		free(list);
+		return ret;
+	}
 	if (count)
 		qsort(list, count, sizeof(*list), cmp_u32);
 	*ids = list;

@@ -33,6 +33,14 @@
 #define KFD_IMAGE_MAX_BOS     (1u << 20)
 #define KFD_IMAGE_MAX_OBJECTS (1u << 20)
 #define KFD_IMAGE_NAME_MAX    64
+/*
+ * The GPU virtual address space of a process on one GPU (48 bits on every
+ * GPU KFD drives, GFX9 on). Each BO of a GPU is mapped at its own range of
+ * that space, so the BOs of one GPU together cannot be larger: their sum is
+ * refused past it (a bound no real GPU's VRAM + GTT comes near, and one that
+ * needs no recorded memory size: several captures have no mem_banks).
+ */
+#define KFD_IMAGE_MAX_GPU_VM (1ull << 48)
 
 enum kfd_image_kind {
 	KFD_IMAGE_PROCESS, /* amdgpu-kfd-<id>.img */
@@ -94,9 +102,13 @@ void render_file_image_free(struct render_file_image *img);
 
 /*
  * Ids of every image of `kind` in the directory, sorted ascending. Names that
- * merely look alike (other digits, extra characters) are skipped. *ids is
- * malloc'ed (NULL when *n == 0).
+ * merely look alike (other characters, ids past 32 bits) are skipped. An id
+ * spelt with leading zeros ("amdgpu-kfd-01.img": the plugin writes plain
+ * decimal, and -01 would alias -1) is refused: -EINVAL and one line in err
+ * naming it. The plugin's restore and amdgpu-criu list images by this alone.
+ * *ids is malloc'ed (NULL when *n == 0).
  */
-int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n);
+int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n, char *err,
+		   size_t errlen);
 
 #endif

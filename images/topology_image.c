@@ -15,6 +15,7 @@
  * checked against TOPO_IMAGE_MAX_NODES.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,6 +322,11 @@ static int props_from_entries(const KfdNodeEntry *ne, struct kfd_node *nd, struc
 					  ne->index, kfd_prop_name((enum kfd_prop)p));
 		prop_set(&nd->props, (enum kfd_prop)p, pe->value);
 	}
+	if (!kfd_render_minor_valid(nd->props.drm_render_minor))
+		return errmsg_set(m->buf, m->len, -EINVAL,
+				  "topology image: node %u: drm_render_minor %" PRIu64
+				  " out of range",
+				  ne->index, nd->props.drm_render_minor);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bo_stream.h"
+#include "common/escape.h"
 #include "kfd_dev.h"
 #include "kfd_probe.h"
 #include "log.h"
@@ -26,9 +27,11 @@ static int load_images(struct restore_session *s, int dir_fd)
 	char why[512];
 	int ret;
 
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n);
-	if (ret)
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
 		return ret;
+	}
 	s->procs = calloc(n + 1, sizeof(*s->procs));
 	if (!s->procs) {
 		free(ids);
@@ -44,9 +47,11 @@ static int load_images(struct restore_session *s, int dir_fd)
 	free(ids);
 	if (ret)
 		return ret;
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_RENDER, &ids, &n);
-	if (ret)
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_RENDER, &ids, &n, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
 		return ret;
+	}
 	s->renders = calloc(n + 1, sizeof(*s->renders));
 	if (!s->renders) {
 		free(ids);
@@ -232,6 +237,7 @@ static int check_kfd_version(void)
 static int check_kernel(struct restore_session *s, const uint32_t *usable, size_t n_usable)
 {
 	const struct kfd_process_image *misfit;
+	char release[ESCAPE_BUF];
 	const char *how = "measured";
 	struct utsname u;
 	uint32_t local;
@@ -258,8 +264,8 @@ static int check_kernel(struct restore_session *s, const uint32_t *usable, size_
 	pr_err("checkpoint file %u comes from kernel %s, whose KFD private data has %u-byte BO "
 	       "records; this kernel (%s) takes %u-byte records (%s): restore on a kernel of the "
 	       "same family",
-	       misfit->id, misfit->entry->kernel_release, misfit->entry->bo_record_size, u.release,
-	       local, how);
+	       misfit->id, str_escape(misfit->entry->kernel_release, release, sizeof(release)),
+	       misfit->entry->bo_record_size, u.release, local, how);
 	return -EOPNOTSUPP;
 }
 

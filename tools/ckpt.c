@@ -58,10 +58,11 @@ static int load_renders(const char *cmd, struct ckpt *ck, const uint32_t *ids, s
 static int list_images(const char *cmd, struct ckpt *ck, enum kfd_image_kind kind, uint32_t **ids,
 		       size_t *n)
 {
-	int ret = kfd_image_list(ck->dir_fd, kind, ids, n);
+	char err[512];
+	int ret = kfd_image_list(ck->dir_fd, kind, ids, n, err, sizeof(err));
 
 	if (ret)
-		cli_err("%s: %s: cannot list the directory: %s", cmd, ck->dir, strerror(-ret));
+		cli_err("%s: %s: %s", cmd, ck->dir, err);
 	return ret;
 }
 

@@ -74,7 +74,13 @@ struct gpu_verify {
 	int ret;		      /* 0: intact */
 	uint32_t bo;		      /* image BO index of the fault (fault.located) */
 	struct bo_stream_fault fault; /* bo_index: among this GPU's content BOs */
-	char err[512];
+	char err[512];		      /* bo_stream's words: its own BO numbering */
+	/*
+	 * What text and JSON both show: the damage in the image's terms, without
+	 * the GPU (their line or object names it), e.g. "BO 7 (VRAM), byte
+	 * offset 16384 (0x4000): checksum mismatch in ...".
+	 */
+	char msg[640];
 };
 
 struct gpu_report {

@@ -7,33 +7,60 @@
  * each of them; images that disagree are refused.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "ckpt.h"
 #include "images/topology_image.h"
 
+/* An image of the directory by its position: processes first, then render files. */
+static void image_file(const struct ckpt *ck, size_t image, char *buf, size_t len)
+{
+	if (image < ck->n_procs)
+		kfd_image_name(buf, len, KFD_IMAGE_PROCESS, ck->procs[image].id);
+	else
+		kfd_image_name(buf, len, KFD_IMAGE_RENDER, ck->renders[image - ck->n_procs].id);
+}
+
+/* cli_err() for two images that disagree, naming both files. */
+static int disagree(const char *cmd, const struct ckpt *ck, size_t a, size_t b, const char *what)
+{
+	char fa[KFD_IMAGE_NAME_MAX], fb[KFD_IMAGE_NAME_MAX];
+
+	image_file(ck, a, fa, sizeof(fa));
+	image_file(ck, b, fb, sizeof(fb));
+	cli_err("%s: %s: %s and %s disagree %s (images of different dumps?)", cmd, ck->dir, fa, fb,
+		what);
+	return -EINVAL;
+}
+
 struct gpu_set {
 	uint32_t *gpu_ids;
 	uint32_t *nodes;
+	size_t *images; /* where each came from first */
 	size_t n, cap;
 };
 
-static int gpu_set_add(const char *cmd, struct gpu_set *s, uint32_t gpu_id, uint32_t node)
+static int gpu_set_add(const char *cmd, const struct ckpt *ck, struct gpu_set *s, size_t image,
+		       uint32_t gpu_id, uint32_t node)
 {
+	char what[128];
+
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->gpu_ids[i] == gpu_id && s->nodes[i] == node)
 			return 0;
 		if (s->gpu_ids[i] == gpu_id || s->nodes[i] == node) {
-			cli_err("%s: the images disagree: GPU %u is node %u in one and GPU %u is "
-				"node %u in another",
-				cmd, s->gpu_ids[i], s->nodes[i], gpu_id, node);
-			return -EINVAL;
+			snprintf(what, sizeof(what),
+				 "(GPU %u is node %u in the first, GPU %u node %u in the second)",
+				 s->gpu_ids[i], s->nodes[i], gpu_id, node);
+			return disagree(cmd, ck, s->images[i], image, what);
 		}
 	}
 	if (s->n == s->cap) /* sized for every device of every image up front */
 		return -ENOMEM;
 	s->gpu_ids[s->n] = gpu_id;
+	s->images[s->n] = image;
 	s->nodes[s->n++] = node;
 	return 0;
 }
@@ -46,18 +73,24 @@ static int collect_gpus(const char *cmd, const struct ckpt *ck, struct gpu_set *
 		const KfdProcessEntry *e = ck->procs[p].entry;
 
 		for (size_t d = 0; !ret && d < e->n_devices; d++)
-			ret = gpu_set_add(cmd, s, e->devices[d]->actual_gpu_id,
+			ret = gpu_set_add(cmd, ck, s, p, e->devices[d]->actual_gpu_id,
 					  e->devices[d]->node_index);
 	}
 	for (size_t r = 0; !ret && r < ck->n_renders; r++)
-		ret = gpu_set_add(cmd, s, ck->renders[r].entry->actual_gpu_id,
+		ret = gpu_set_add(cmd, ck, s, ck->n_procs + r, ck->renders[r].entry->actual_gpu_id,
 				  ck->renders[r].entry->node_index);
 	return ret;
 }
 
-/* Adds the node entries of one image, first image wins; the same index must be the same GPU. */
-static int merge_nodes(const char *cmd, const KfdTopologyEntry *t, KfdNodeEntry **out, size_t *n)
+/*
+ * Adds the node entries of image `image`, first image wins; the same index
+ * must be the same GPU. owner[j]: the image out[j] came from.
+ */
+static int merge_nodes(const char *cmd, const struct ckpt *ck, size_t image,
+		       const KfdTopologyEntry *t, KfdNodeEntry **out, size_t *owner, size_t *n)
 {
+	char what[128];
+
 	for (size_t i = 0; i < t->n_nodes; i++) {
 		KfdNodeEntry *ne = t->nodes[i];
 		size_t j;
@@ -65,11 +98,12 @@ static int merge_nodes(const char *cmd, const KfdTopologyEntry *t, KfdNodeEntry 
 		for (j = 0; j < *n && out[j]->index != ne->index; j++)
 			;
 		if (j == *n) {
+			owner[*n] = image;
 			out[(*n)++] = ne;
 		} else if (out[j]->gpu_id != ne->gpu_id) {
-			cli_err("%s: the images disagree about node %u (gpu_id %u and %u)", cmd,
-				ne->index, out[j]->gpu_id, ne->gpu_id);
-			return -EINVAL;
+			snprintf(what, sizeof(what), "about node %u (gpu_id %u and %u)", ne->index,
+				 out[j]->gpu_id, ne->gpu_id);
+			return disagree(cmd, ck, owner[j], image, what);
 		}
 	}
 	return 0;
@@ -90,13 +124,16 @@ static int merge_topology(const char *cmd, const struct ckpt *ck, struct kfd_top
 {
 	KfdTopologyEntry merged = KFD_TOPOLOGY_ENTRY__INIT;
 	KfdNodeEntry **nodes = calloc(count_entries(ck, true) + 1, sizeof(*nodes));
+	size_t *owner = calloc(count_entries(ck, true) + 1, sizeof(*owner));
 	char err[512];
-	int ret = nodes ? 0 : -ENOMEM;
+	int ret = nodes && owner ? 0 : -ENOMEM;
 
 	for (size_t p = 0; !ret && p < ck->n_procs; p++)
-		ret = merge_nodes(cmd, ck->procs[p].entry->topology, nodes, &merged.n_nodes);
+		ret = merge_nodes(cmd, ck, p, ck->procs[p].entry->topology, nodes, owner,
+				  &merged.n_nodes);
 	for (size_t r = 0; !ret && r < ck->n_renders; r++)
-		ret = merge_nodes(cmd, ck->renders[r].entry->topology, nodes, &merged.n_nodes);
+		ret = merge_nodes(cmd, ck, ck->n_procs + r, ck->renders[r].entry->topology, nodes,
+				  owner, &merged.n_nodes);
 	if (ret == -ENOMEM)
 		cli_err("%s: out of memory", cmd);
 	if (!ret) {
@@ -106,6 +143,7 @@ static int merge_topology(const char *cmd, const struct ckpt *ck, struct kfd_top
 			cli_err("%s: %s: recorded topologies: %s", cmd, ck->dir, err);
 	}
 	free(nodes);
+	free(owner);
 	return ret;
 }
 
@@ -125,11 +163,13 @@ int ckpt_source_build(const char *cmd, const struct ckpt *ck, struct ckpt_source
 	*src = (struct ckpt_source){0};
 	set.gpu_ids = calloc(cap + 1, sizeof(*set.gpu_ids));
 	set.nodes = calloc(cap + 1, sizeof(*set.nodes));
-	ret = set.gpu_ids && set.nodes ? collect_gpus(cmd, ck, &set) : -ENOMEM;
+	set.images = calloc(cap + 1, sizeof(*set.images));
+	ret = set.gpu_ids && set.nodes && set.images ? collect_gpus(cmd, ck, &set) : -ENOMEM;
 	if (ret == -ENOMEM)
 		cli_err("%s: out of memory", cmd);
 	ret = ret ?: merge_topology(cmd, ck, &src->topo);
 	free(set.gpu_ids);
+	free(set.images);
 	if (ret) {
 		free(set.nodes);
 		ckpt_source_free(src);

@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 
 #include "cli.h"
+#include "common/escape.h"
 #include "ckpt.h"
 #include "match.h"
 
@@ -105,7 +106,7 @@ static int parse_check_opts(int argc, char *argv[], struct check_opts *opts)
 static int check_kernel(const struct ckpt *ck, struct match_result *res)
 {
 	const struct kfd_process_image *misfit;
-	char name[KFD_IMAGE_NAME_MAX];
+	char name[KFD_IMAGE_NAME_MAX], release[ESCAPE_BUF];
 	struct utsname u;
 	uint32_t local;
 
@@ -126,8 +127,8 @@ static int check_kernel(const struct ckpt *ck, struct match_result *res)
 	snprintf(res->reason, sizeof(res->reason),
 		 "%s was dumped on kernel %s, whose private data has %u-byte BO records; this "
 		 "kernel (%s) takes %u-byte records",
-		 name, misfit->entry->kernel_release, misfit->entry->bo_record_size, u.release,
-		 local);
+		 name, str_escape(misfit->entry->kernel_release, release, sizeof(release)),
+		 misfit->entry->bo_record_size, u.release, local);
 	return 0;
 }
 
@@ -185,7 +186,10 @@ static int run_matcher(const struct check_inputs *in, struct match_result *res)
 	};
 	int ret = topo_match(&req, res);
 
-	if (ret < 0)
+	/* the images were validated: a source error still names where the source came from */
+	if (ret < 0 && !strncmp(res->reason, "source", 6))
+		cli_err("check: %s: the GPUs recorded in the images: %s", in->ck.dir, res->reason);
+	else if (ret < 0)
 		cli_err("check: %s", res->reason);
 	return ret;
 }

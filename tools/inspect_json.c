@@ -42,7 +42,7 @@ static struct json_object *verify_json(const struct proc_report *pr, const struc
 
 	ret = ret ?: json_put_bool(o, "ok", v->ret == 0);
 	if (v->ret) {
-		ret = ret ?: json_put_str(o, "error", v->err);
+		ret = ret ?: json_put_str(o, "error", v->msg);
 		ret = ret ?: json_put_opt_u64(o, "bo_index", v->bo, v->fault.located);
 		ret = ret
 			      ?: json_put_opt_str(

@@ -5,6 +5,8 @@
  * intact (bo_stream_verify: index, sizes, every chunk's CRC-32).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <linux/kfd_ioctl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,38 @@ static uint32_t collect_content(const KfdProcessEntry *e, const struct gpu_repor
 	return n;
 }
 
+/* The rest of s after prefix, or s itself when it does not start so. */
+static const char *after(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(s, prefix, n) ? s : s + n;
+}
+
+/*
+ * v->msg from bo_stream's v->err: that starts "gpu N: " and, for damage in
+ * one chunk, "BO i offset 0x..: " where i counts only this GPU's content
+ * BOs. The message names the image's BO index (bo_index in JSON) instead.
+ */
+static void describe_damage(const KfdProcessEntry *e, const struct gpu_report *g,
+			    struct gpu_verify *v)
+{
+	char prefix[96];
+	const char *rest;
+
+	snprintf(prefix, sizeof(prefix), "gpu %u: ", g->dev->user_gpu_id);
+	rest = after(v->err, prefix);
+	if (!v->fault.located) {
+		snprintf(v->msg, sizeof(v->msg), "%s", rest);
+		return;
+	}
+	snprintf(prefix, sizeof(prefix), "BO %u offset 0x%" PRIx64 ": ", v->fault.bo_index,
+		 v->fault.bo_offset);
+	snprintf(v->msg, sizeof(v->msg), "BO %u (%s), byte offset %" PRIu64 " (0x%" PRIx64 "): %s",
+		 v->bo, bo_kind_name(bo_kind_of(e->bos[v->bo]->alloc_flags)), v->fault.bo_offset,
+		 v->fault.bo_offset, after(rest, prefix));
+}
+
 /* -ENOMEM, or 0 with the outcome in g->verify. */
 static int verify_gpu(const struct ckpt *ck, const struct kfd_process_image *img,
 		      struct gpu_report *g)
@@ -100,6 +134,8 @@ static int verify_gpu(const struct ckpt *ck, const struct kfd_process_image *img
 					  &v->fault, v->err, sizeof(v->err));
 	if (v->ret && v->fault.located)
 		v->bo = index[v->fault.bo_index];
+	if (v->ret)
+		describe_damage(img->entry, g, v);
 	free(sizes);
 	free(index);
 	return 0;

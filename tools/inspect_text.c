@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/escape.h"
 #include "ckpt.h"
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -20,7 +21,7 @@ static void print_summary(FILE *out, const struct proc_report *pr)
 {
 	const KfdProcessEntry *e = pr->img->entry;
 	const struct priv_blob_summary *b = &pr->img->blob;
-	char name[KFD_IMAGE_NAME_MAX], bytes[FMT_SHORT];
+	char name[KFD_IMAGE_NAME_MAX], bytes[FMT_SHORT], release[ESCAPE_BUF];
 	uint64_t total = 0, bos = 0;
 
 	for (size_t i = 0; i < pr->n_gpus; i++) {
@@ -30,7 +31,8 @@ static void print_summary(FILE *out, const struct proc_report *pr)
 	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, pr->img->id);
 	fprintf(out, "%s: pid %u, xnack %s\n", name, e->pid, b->xnack_mode ? "on" : "off");
 	fprintf(out, "  dumped on: kernel %s, KFD %u.%u, BO records of %u bytes\n",
-		e->kernel_release, e->kfd_major, e->kfd_minor, e->bo_record_size);
+		str_escape(e->kernel_release, release, sizeof(release)), e->kfd_major, e->kfd_minor,
+		e->bo_record_size);
 	fprintf(out, "  objects:   %u %s (%u compute, %u SDMA), %u %s, %u SVM %s\n", b->queues,
 		plural(b->queues, "queue", "queues"), b->compute_queues, b->sdma_queues, b->events,
 		plural(b->events, "event", "events"), b->svm_ranges,
@@ -171,21 +173,8 @@ static int print_tables(FILE *out, const struct proc_report *pr)
 
 /* ---- verification ------------------------------------------------------------------------ */
 
-/*
- * bo_stream's message after its "gpu N: BO i offset 0x..: " prefix (i counts
- * only the GPU's content BOs; the line names the image's BO index instead).
- */
-static const char *fault_detail(const char *err)
-{
-	const char *p = strstr(err, " offset 0x");
-
-	p = p ? strstr(p, ": ") : NULL;
-	return p ? p + 2 : err;
-}
-
 static void print_verify(FILE *out, const struct proc_report *pr)
 {
-	const KfdProcessEntry *e = pr->img->entry;
 	char bytes[FMT_SHORT];
 
 	fputc('\n', out);
@@ -199,14 +188,8 @@ static void print_verify(FILE *out, const struct proc_report *pr)
 				plural(g->content_bos, "BO", "BOs"),
 				g->content_bytes ? fmt_bytes(g->content_bytes, bytes, sizeof(bytes))
 						 : "0 B");
-		else if (v->fault.located)
-			fprintf(out,
-				"DAMAGED: BO %u (%s), byte offset %" PRIu64 " (0x%" PRIx64
-				"): %s\n",
-				v->bo, bo_kind_name(bo_kind_of(e->bos[v->bo]->alloc_flags)),
-				v->fault.bo_offset, v->fault.bo_offset, fault_detail(v->err));
 		else
-			fprintf(out, "DAMAGED: %s\n", v->err);
+			fprintf(out, "DAMAGED: %s\n", v->msg);
 	}
 }
 

@@ -40,12 +40,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/regfile.h"
 #include "topology.h"
 
 #define TOPO_MAX_NODES	 4096
@@ -54,8 +56,10 @@
 
 struct loader {
 	const char *root;
-	char dir[4096]; /* directory the current file names are relative to, for messages */
-	char *buf;	/* TOPO_MAX_FILE + 2 bytes, reused for every file */
+	/* root without trailing slashes ("" for "/"): the start of every path in a message */
+	char shown[4096];
+	char dir[4096 + 64]; /* directory the current file names are relative to, for messages */
+	char *buf;	     /* TOPO_MAX_FILE + 2 bytes, reused for every file */
 	char *err;
 	size_t errlen;
 };
@@ -137,9 +141,9 @@ _Static_assert(KFD_PROP__COUNT <= 64, "kfd_node_props.present is a 64-bit mask")
 static void set_dir(struct loader *ld, const char *sub, int index)
 {
 	if (index < 0)
-		snprintf(ld->dir, sizeof(ld->dir), "%s%s", ld->root, sub);
+		snprintf(ld->dir, sizeof(ld->dir), "%s%s", ld->shown, sub);
 	else
-		snprintf(ld->dir, sizeof(ld->dir), "%s%s/%d", ld->root, sub, index);
+		snprintf(ld->dir, sizeof(ld->dir), "%s%s/%d", ld->shown, sub, index);
 }
 
 /* Canonical decimal (no sign, no leading zero) of at most u64; false otherwise. */
@@ -166,13 +170,14 @@ static bool parse_dec(const char *s, size_t len, uint64_t *val)
  */
 static int read_file(struct loader *ld, int dfd, const char *rel, size_t *len)
 {
+	char why[128];
 	size_t n = 0;
 	int fd, ret = 0;
 
-	fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* a FIFO or device in a (copied) tree must not block or act: refused */
+	fd = regfile_open(dfd, rel, why, sizeof(why));
 	if (fd < 0)
-		return errmsg_set(ld->err, ld->errlen, -errno, "%s/%s: %s", ld->dir, rel,
-				  strerror(errno));
+		return errmsg_set(ld->err, ld->errlen, fd, "%s/%s: %s", ld->dir, rel, why);
 	while (n <= TOPO_MAX_FILE) {
 		ssize_t r = read(fd, ld->buf + n, TOPO_MAX_FILE + 1 - n);
 
@@ -540,6 +545,12 @@ static int read_node_files(struct loader *ld, int nfd, struct kfd_node *node)
 	if (!ret)
 		ret = read_kv(ld, nfd, "properties", &node_spec, &node->props,
 			      &node->props.present);
+	if (!ret && !kfd_render_minor_valid(node->props.drm_render_minor))
+		ret = errmsg_set(ld->err, ld->errlen, -EINVAL,
+				 "%s/properties: drm_render_minor %" PRIu64
+				 " out of range (0, or a render minor %u..%u)",
+				 ld->dir, node->props.drm_render_minor, KFD_RENDER_MINOR_FIRST,
+				 KFD_RENDER_MINOR_LAST);
 	if (!ret)
 		ret = read_banks(ld, nfd, node);
 	if (!ret)
@@ -656,10 +667,19 @@ int topo_load(const char *root, struct kfd_topology *out, char *errbuf, size_t e
 		.root = root ? root : KFD_SYSFS_TOPOLOGY, .err = errbuf, .errlen = errlen};
 	struct kfd_topology t = {0};
 	int root_fd = -1, ret;
+	size_t shown_len;
 
 	if (!out)
 		return errmsg_set(ld.err, ld.errlen, -EINVAL, "topo_load: no output topology");
 	memset(out, 0, sizeof(*out));
+	shown_len = strlen(ld.root);
+	if (shown_len >= sizeof(ld.shown))
+		return errmsg_set(ld.err, ld.errlen, -ENAMETOOLONG, "%.64s...: path too long",
+				  ld.root);
+	while (shown_len && ld.root[shown_len - 1] == '/')
+		shown_len--; /* "dir/" must not give "dir//nodes" */
+	memcpy(ld.shown, ld.root, shown_len);
+	ld.shown[shown_len] = '\0';
 	ld.buf = malloc(TOPO_MAX_FILE + 2);
 	if (!ld.buf) {
 		ret = errmsg_set(ld.err, ld.errlen, -ENOMEM, "%s: out of memory", ld.root);

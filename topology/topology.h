@@ -167,6 +167,19 @@ static inline bool kfd_prop_present(const struct kfd_node *n, enum kfd_prop p)
 	return n->props.present & (1ULL << p);
 }
 
+/*
+ * drm_render_minor: 0 for a node without a render node (CPU nodes), else a
+ * DRM render minor: 128..191, then from 192 up (kernels with DRM's extended
+ * minor range, around 6.8) to the largest minor a device number holds
+ * (MINORBITS 20). Anything else did not come from a kernel.
+ */
+#define KFD_RENDER_MINOR_FIRST 128u
+#define KFD_RENDER_MINOR_LAST  ((1u << 20) - 1)
+static inline bool kfd_render_minor_valid(uint64_t minor)
+{
+	return !minor || (minor >= KFD_RENDER_MINOR_FIRST && minor <= KFD_RENDER_MINOR_LAST);
+}
+
 /* Key name of a property ("simd_count"), for messages. */
 const char *kfd_prop_name(enum kfd_prop p);
 

@@ -137,12 +137,25 @@ check "--verify of damage writes nothing on stderr" test ! -s "$ERR"
 run inspect "$TMP/flipped" --verify --json
 expect_rc 1 "--verify --json of a flipped byte exits 1"
 check "--verify --json locates the damage" jqt '.intact == false and .processes[0].gpus[0].verify.ok == true and (.processes[0].gpus[1].verify | .ok == false and .bo_index == 7 and .bo_type == "VRAM" and .offset == 16384 and (.error | test("checksum")))'
+check "--verify --json: the error names the same BO as bo_index" jqt '.processes[0].gpus[1].verify.error | startswith("BO 7 (VRAM), byte offset 16384 (0x4000): checksum mismatch in amdgpu-bo-1-41657.img")'
+# same_words TEXTFILE JSONFILE GPU INDEX: the text's DAMAGED line says what the JSON error says
+same_words() {
+	[ "$(sed -n "s/^verify: gpu $3: DAMAGED: //p" "$1")" = "$(jq -r ".processes[0].gpus[$4].verify.error" "$2")" ]
+}
+run inspect "$TMP/flipped" --verify
+cp "$OUT" "$TMP/flipped.txt"
+run inspect "$TMP/flipped" --verify --json
+check "text and JSON give the damage in the same words" same_words "$TMP/flipped.txt" "$OUT" 41657 1
 
 cp -r "$CK" "$TMP/short"
 truncate -s 4096 "$TMP/short/amdgpu-bo-1-24248.img"
 run inspect "$TMP/short" --verify
 expect_rc 1 "--verify of a truncated data file exits 1"
 check "--verify says the data file is truncated" grep -q '^verify: gpu 24248: DAMAGED: .*amdgpu-bo-1-24248.img is truncated' "$OUT"
+check "the DAMAGED line does not repeat its gpu prefix" bash -c "! grep -q 'DAMAGED: gpu ' '$OUT'"
+cp "$OUT" "$TMP/short.txt"
+run inspect "$TMP/short" --verify --json
+check "text and JSON say the same of a truncated file" same_words "$TMP/short.txt" "$OUT" 24248 0
 cp -r "$CK" "$TMP/noidx"
 rm "$TMP/noidx/amdgpu-bo-1-41657.idx"
 run inspect "$TMP/noidx" --verify
@@ -179,6 +192,57 @@ cp "$CK/amdgpu-kfd-1.img" "$TMP/meta/amdgpu-kfd-1.img"
 head -c 100 "$CK/amdgpu-render-10.img" >"$TMP/meta/amdgpu-render-10.img"
 error_exit "inspect of a truncated render image exits 2" inspect "$TMP/meta"
 check "the error names the render image" grep -q 'amdgpu-render-10.img' "$ERR"
+
+# ---- hostile image directories -------------------------------------------------------------
+# an id spelt with leading zeros would alias amdgpu-kfd-1.img: refused, naming the file
+cp -r "$CK" "$TMP/zeros"
+cp "$CK/amdgpu-kfd-1.img" "$TMP/zeros/amdgpu-kfd-01.img"
+error_exit "inspect of a directory with amdgpu-kfd-01.img next to -1 exits 2" inspect "$TMP/zeros"
+check "the error names amdgpu-kfd-01.img" grep -q 'amdgpu-kfd-01.img: image id with leading zeros' "$ERR"
+error_exit "check refuses it alike" check "$TMP/zeros" --sysfs "$MI308X"
+rm "$TMP/zeros/amdgpu-kfd-1.img"
+error_exit "inspect of amdgpu-kfd-01.img alone exits 2" inspect "$TMP/zeros"
+check "the error names the file the user has" bash -c "grep -q 'amdgpu-kfd-01.img' '$ERR' && ! grep -q 'amdgpu-kfd-1.img' '$ERR'"
+
+# a FIFO or a symbolic link in place of an image: refused at once, naming the file
+# (timeout: before the fix the tool blocked in open() for ever)
+cp -r "$CK" "$TMP/fifo"
+rm "$TMP/fifo/amdgpu-kfd-1.img" && mkfifo "$TMP/fifo/amdgpu-kfd-1.img"
+timeout 60 "$TOOL" inspect "$TMP/fifo" >"$OUT" 2>"$ERR"
+RC=$?
+check "inspect with a FIFO as amdgpu-kfd-1.img exits 2, not hanging" test "$RC" -eq 2
+check "the error says FIFO and names the file" grep -q 'amdgpu-kfd-1.img: a FIFO, not a regular file' "$ERR"
+rm "$TMP/fifo/amdgpu-kfd-1.img" && cp "$CK/amdgpu-kfd-1.img" "$TMP/fifo/"
+rm "$TMP/fifo/amdgpu-bo-1-41657.idx" && mkfifo "$TMP/fifo/amdgpu-bo-1-41657.idx"
+timeout 60 "$TOOL" inspect --verify "$TMP/fifo" >"$OUT" 2>"$ERR"
+RC=$?
+check "inspect --verify with a FIFO as a BO index exits 1, not hanging" test "$RC" -eq 1
+check "the DAMAGED line names the FIFO" grep -q '^verify: gpu 41657: DAMAGED: amdgpu-bo-1-41657.idx: a FIFO' "$OUT"
+cp -r "$CK" "$TMP/link"
+mv "$TMP/link/amdgpu-kfd-1.img" "$TMP/link/real.img" && ln -s real.img "$TMP/link/amdgpu-kfd-1.img"
+error_exit "inspect of a symlinked image exits 2" inspect "$TMP/link"
+check "the error says symbolic links are refused, naming the file" grep -q 'amdgpu-kfd-1.img: a symbolic link; symbolic links are refused' "$ERR"
+
+# strings from an image reach the terminal escaped: no escape sequence, no line break
+CKE=$TMP/esc
+rel=$(uname -r)
+# the other family's record size, so that check refuses it by the kernel (see below)
+if [ "${rel%%.*}" -gt 6 ] || { [ "${rel%%.*}" -eq 6 ] && [ "$(echo "$rel" | cut -d. -f2 | tr -dc 0-9)" -ge 5 ]; }; then
+	esc_record=80
+else
+	esc_record=272
+fi
+check "a checkpoint with control bytes in its kernel release is written" \
+	mkckpt "$CKE" --sysfs "$MI308X" --nodes 2 --bo-record $esc_record --release "$(printf '6.1\033[2J\nfake: ok\\')"
+run inspect "$CKE"
+expect_rc 0 "inspect of that checkpoint exits 0"
+check "inspect prints no control byte" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$OUT')"
+check "inspect shows the release escaped on its line" grep -Fq 'kernel 6.1\x1b[2J\x0afake: ok\\, KFD' "$OUT"
+run inspect "$CKE" --json
+check "--json keeps the release exact" jqt '.processes[0].kernel_release == "6.1\u001b[2J\nfake: ok\\"'
+run check "$CKE"
+check "check's refusal is one line" bash -c "[ \$(wc -l <'$OUT') -eq 1 ]"
+check "check's refusal names the release escaped" grep -Fq 'kernel 6.1\x1b[2J\x0afake: ok\\, whose' "$OUT"
 
 # ---- usage -----------------------------------------------------------------------------------------
 error_exit "inspect without IMGDIR exits 2" inspect
@@ -252,7 +316,8 @@ check "check maps the union of their GPUs" jqt '[.map[].src_node] == [2, 3, 4] a
 CKX=$TMP/ckx
 mkckpt "$CKX" --sysfs "$MI308X" --nodes 2 && "$MKIMAGE" --out "$CKX" --sysfs "$VEGA10" --nodes 1 --id 2
 error_exit "check of images that disagree exits 2" check "$CKX" --sysfs "$MI308X"
-check "the error names the node" grep -q 'disagree about node 1' "$ERR"
+check "the error names the node" grep -q 'disagree about node 1 ' "$ERR"
+check "the error names both images" bash -c "grep -q 'amdgpu-kfd-1.img' '$ERR' && grep -q 'amdgpu-kfd-2.img' '$ERR'"
 
 # ---- the kernel check (no --sysfs) --------------------------------------------------------------
 release=$(uname -r)

@@ -214,13 +214,13 @@ static void test_list(void **state)
 		assert_true(fd >= 0);
 		close(fd);
 	}
-	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n), 0);
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n, NULL, 0), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(ids[0], 3);
 	assert_int_equal(ids[1], 12);
 	assert_int_equal(ids[2], UINT32_MAX);
 	free(ids);
-	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n), 0);
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n, NULL, 0), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ids[0], 4);
 	free(ids);
@@ -366,7 +366,49 @@ static void no_gpus_but_bos(struct synth_process *p)
 	p->entry.n_bos = 1;
 }
 
+/* The recorded node of device 1 says simd_count 0: a CPU node posing as the GPU. */
+static void gpu_node_without_simds(struct synth_process *p)
+{
+	for (size_t i = 0; i < p->topo->n_nodes; i++) {
+		KfdNodeEntry *ne = p->topo->nodes[i];
+
+		if (ne->index != p->devs[1].node_index)
+			continue;
+		for (size_t k = 0; k < ne->n_props; k++)
+			if (!strcmp(ne->props[k]->key, "simd_count"))
+				ne->props[k]->value = 0;
+	}
+}
+
+/* GPU 0's six BOs of 2^48 bytes each: more than its 48-bit GPUVM address space. */
+static void bos_past_address_space(struct synth_process *p)
+{
+	for (size_t i = 0; i < SYNTH_BOS_PER_GPU; i++)
+		p->bos[i].size = 1ull << 48;
+}
+
+/* 65536 VRAM BOs of 2^48 bytes: their sum wraps a u64 to 0. */
+static void bo_sum_wraps(struct synth_process *p)
+{
+	static KfdBoEntry *many[1u << 16];
+
+	p->bos[0].size = 1ull << 48;
+	for (size_t i = 0; i < sizeof(many) / sizeof(many[0]); i++)
+		many[i] = &p->bos[0];
+	p->entry.bos = many;
+	p->entry.n_bos = sizeof(many) / sizeof(many[0]);
+}
+
+static void device_render_minor_huge(struct synth_process *p)
+{
+	p->devs[0].render_minor = UINT32_MAX;
+}
+
 static const struct bad_process bad_processes[] = {
+	{"device render minor 2^32-1", device_render_minor_huge, "render minor"},
+	{"GPU node with simd_count 0", gpu_node_without_simds, "not a GPU"},
+	{"BOs of one GPU past 2^48 bytes", bos_past_address_space, "address space"},
+	{"65536 BOs of 2^48 bytes (sum wraps)", bo_sum_wraps, "address space"},
 	{"no GPUs, yet private data", no_gpus_but_blob, "no GPUs, yet"},
 	{"no GPUs, yet a BO", no_gpus_but_bos, "unknown GPU"},
 	{"one object too many", wrong_object_count, "does not parse"},
@@ -382,7 +424,7 @@ static const struct bad_process bad_processes[] = {
 	{"gpu_id not the topology's", gpu_id_differs_from_topology, "missing from the recorded"},
 	{"device on a CPU node", node_is_cpu, "missing from the recorded"},
 	{"oversized object count", oversized_objects, "more than"},
-	{"65 GPUs", too_many_devices, "more than KFD's 64"},
+	{"65 GPUs", too_many_devices, "more than 64 GPUs"},
 	{"BO record size 100", bad_bo_record_size, "does not parse"},
 	{"BO record size of the other kernels", other_kernels_record_size, "does not parse"},
 	{"blob version 2", blob_version, "version 2"},
@@ -564,6 +606,18 @@ static void test_bad_render(void **state)
 	assert_int_equal(kfd_image_write(f->dir_fd, KFD_IMAGE_RENDER, 2, &e.base, err, sizeof(err)),
 			 0);
 	assert_int_equal(render_file_image_load(f->dir_fd, 2, &r, err, sizeof(err)), -EINVAL);
+	/* the render node's recorded GPU with simd_count 0: not a GPU */
+	e.node_index = 2;
+	for (size_t i = 0; i < e.topology->n_nodes; i++)
+		for (size_t k = 0;
+		     e.topology->nodes[i]->index == 2 && k < e.topology->nodes[i]->n_props; k++)
+			if (!strcmp(e.topology->nodes[i]->props[k]->key, "simd_count"))
+				e.topology->nodes[i]->props[k]->value = 0;
+	assert_int_equal(kfd_image_write(f->dir_fd, KFD_IMAGE_RENDER, 4, &e.base, err, sizeof(err)),
+			 0);
+	assert_int_equal(render_file_image_load(f->dir_fd, 4, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-render-4.img"));
+	assert_non_null(strstr(err, "not a GPU"));
 	topo_image_free(e.topology);
 	write_file(f->dir_fd, "amdgpu-render-3.img", (const uint8_t *)"\xff\xff\xff\xff", 4);
 	assert_int_equal(render_file_image_load(f->dir_fd, 3, &r, err, sizeof(err)), -EINVAL);

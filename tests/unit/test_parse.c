@@ -855,7 +855,7 @@ static void properties_is_dir(const struct tmp_tree *tt, char *expect, size_t le
 	rm(tt, "nodes/1/properties");
 	tpath(path, sizeof(path), tt, "nodes/1/properties");
 	assert_int_equal(mkdir(path, 0755), 0);
-	fmt(expect, len, "/nodes/1/properties: read: ");
+	fmt(expect, len, "/nodes/1/properties: a directory, not a regular file");
 }
 
 static void huge_properties(const struct tmp_tree *tt, char *expect, size_t len)
@@ -905,6 +905,21 @@ static void gpu_id_too_big(const struct tmp_tree *tt, char *expect, size_t len)
 {
 	put(tt, "nodes/1/gpu_id", "4294967296\n");
 	fmt(expect, len, "/nodes/1/gpu_id:1:");
+}
+
+/* 2^64-1 was shown as renderD4294967295 */
+static void render_minor_huge(const struct tmp_tree *tt, char *expect, size_t len)
+{
+	edit_line(tt, "nodes/1/properties", "drm_render_minor",
+		  "drm_render_minor 18446744073709551615", false);
+	fmt(expect, len, "/nodes/1/properties: drm_render_minor 18446744073709551615 out of range");
+}
+
+/* a card node's minor is not a render node's */
+static void render_minor_card(const struct tmp_tree *tt, char *expect, size_t len)
+{
+	edit_line(tt, "nodes/1/properties", "drm_render_minor", "drm_render_minor 1", false);
+	fmt(expect, len, "/nodes/1/properties: drm_render_minor 1 out of range");
 }
 
 static void gpu_id_two_lines(const struct tmp_tree *tt, char *expect, size_t len)
@@ -1013,6 +1028,8 @@ static const struct bad_case bad_cases[] = {
 	BAD(VEGA10, gpu_id_garbage, -EINVAL),
 	BAD(VEGA10, gpu_id_too_big, -EINVAL),
 	BAD(VEGA10, gpu_id_two_lines, -EINVAL),
+	BAD(VEGA10, render_minor_huge, -EINVAL),
+	BAD(VEGA10, render_minor_card, -EINVAL),
 	BAD(VEGA10, gpu_id_empty, -EINVAL),
 	BAD(VEGA10, generation_garbage, -EINVAL),
 	BAD(VEGA10, name_too_long, -EINVAL),

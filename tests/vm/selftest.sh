@@ -1,8 +1,10 @@
 #!/bin/bash
 # Checks that vm-suite.sh turns each kind of breakage into a visible failure
 # and still ends its TAP stream: a failing result, a short plan, a test past
-# its time limit, a kernel panic, and a VM that hangs past VM_TIMEOUT.
-# Three boots of the guest tests in tests/vm/guest/selftest. Prints TAP.
+# its time limit, a kernel panic and a guest that goes silent (each followed
+# by a boot that runs the tests after it), and a VM still alive at its
+# total limit (the heartbeat of a long test is progress, not a stall).
+# Six boots of the guest tests in tests/vm/guest/selftest. Prints TAP.
 #
 # usage: selftest.sh          (env: BUILD, CRIU as for vm-suite.sh)
 set -euo pipefail
@@ -22,10 +24,12 @@ expect() {
 	fi
 }
 
-# run NAME VM_ONLY [VM_TIMEOUT]: one boot; prints its output and status.
+# run NAME VM_ONLY [VM_TIMEOUT [VM_STALL_TIMEOUT]]: one suite run; prints
+# its output and status.
 run() {
 	local rc=0
-	VM_ONLY=$2 VM_TIMEOUT=${3:-120} VM_LOGS=$BUILD/vm-logs/selftest-$1 "$HERE/vm-suite.sh" selftest || rc=$?
+	VM_ONLY=$2 VM_TIMEOUT=${3:-120} VM_STALL_TIMEOUT=${4:-60} VM_LOGS=$BUILD/vm-logs/selftest-$1 \
+		"$HERE/vm-suite.sh" selftest || rc=$?
 	echo "vm-suite status $rc"
 }
 
@@ -36,20 +40,26 @@ main() {
 	expect results "$out" '^ok [0-9]+ - test-st-fail: passes$' "a passing result is passed on"
 	expect results "$out" '^not ok [0-9]+ - test-st-fail: fails on purpose$' "a failing result is passed on"
 	expect results "$out" '^not ok [0-9]+ - test-st-short: ended with status 0 after 1 of 3' "a short plan fails"
-	expect results "$out" '^not ok [0-9]+ - test-st-timeout: ended with status 137' "a test past its limit is killed and fails"
+	expect results "$out" '^not ok [0-9]+ - test-st-timeout: ended with status 137 \(killed at its time limit of 3 s' "a test past its limit is killed and fails"
 	expect results "$out" '^ok [0-9]+ - selftest: VM ran the whole suite' "the suite goes on after a failed test"
 	expect results "$out" '^1\.\.[0-9]+$' "the TAP stream ends with a plan"
 
-	out=$(run panic "test-st-panic" 2>&1)
+	out=$(run panic "test-st-panic test-st-tail" 2>&1)
 	expect panic "$out" '^vm-suite status 1$' "vm-suite.sh fails"
-	expect panic "$out" '^not ok [0-9]+ - test-st-panic: did not finish' "the test cut short by a panic fails"
-	expect panic "$out" '^not ok [0-9]+ - selftest: VM ran the whole suite' "the missing end of the suite fails"
+	expect panic "$out" '^not ok [0-9]+ - test-st-panic: did not finish: the guest kernel crashed' "the test cut short by a panic fails, saying why"
+	expect panic "$out" '^ok [0-9]+ - test-st-tail: a test after' "a second boot runs the tests after it"
+	expect panic "$out" '^ok [0-9]+ - selftest: VM ran the whole suite and powered off \(in 2 boots\)' "the suite ends in the second boot"
 	expect panic "$out" '^not ok [0-9]+ - selftest: kernel log clean' "the panic in the kernel log fails"
 
-	out=$(run hang "test-st-hang" 20 2>&1)
+	out=$(run stall "test-st-stall test-st-tail" 120 20 2>&1)
+	expect stall "$out" '^vm-suite status 1$' "vm-suite.sh fails"
+	expect stall "$out" '^not ok [0-9]+ - test-st-stall: did not finish: the guest made no progress for 20 s' "a silent guest is a hang, named by its test and limit"
+	expect stall "$out" '^ok [0-9]+ - test-st-tail: a test after' "a second boot runs the tests after it"
+
+	out=$(run hang "test-st-hang" 45 15 2>&1)
 	expect hang "$out" '^vm-suite status 1$' "vm-suite.sh fails"
-	expect hang "$out" '^not ok [0-9]+ - test-st-hang: did not finish' "the hung test fails"
-	expect hang "$out" '^not ok [0-9]+ - selftest: VM finished within 20 s' "the VM is killed at its limit"
+	expect hang "$out" '^not ok [0-9]+ - test-st-hang: did not finish: the VM run reached its total limit of 45 s' "the long test fails, naming the total limit"
+	expect hang "$out" '^not ok [0-9]+ - selftest: VM finished within 45 s' "the VM is killed at its total limit, not as stalled (its heartbeat is progress)"
 	echo "1..$N"
 	[ "$FAILED" -eq 0 ]
 }

@@ -1,7 +1,21 @@
 #!/bin/bash
-# Host side of a VM test suite: builds everything the guest needs, boots one
-# qemu TCG VM that runs every guest test of the suite, and prints the results
-# as one TAP stream for tests/run-suite.sh.
+# Host side of a VM test suite: builds everything the guest needs, boots a
+# qemu TCG VM that runs the guest tests of one boot of the suite, and prints
+# the results as one TAP stream for tests/run-suite.sh.
+#
+# Boots: a guest test names its boot with a line "# vm-boot: NAME" (none:
+# "main"); `vm-suite.sh SUITE BOOT` runs the tests of that boot only, so that
+# no boot's work grows without bound (tests/vm/test-kfdsim-BOOT.sh, one host
+# program per boot); without BOOT, all tests of the suite run in one boot.
+# VM_ONLY="test-a test-b" runs only those (a boot none of them belongs to
+# SKIPs without booting). Limits: each guest test has its own ("# vm-timeout: SECONDS",
+# default 120, times VM_TIMEOUT_SCALE), enforced in the guest: a test past
+# it is killed and fails alone, by name, and the next test runs. The host
+# kills a VM that makes no progress for VM_STALL_TIMEOUT s (run-vm.sh: no
+# console output and no heartbeat) and, as a backstop only, one that runs
+# longer than the sum of its tests' limits plus boot time (VM_TIMEOUT
+# overrides). A guest that died in a test (panic, stall) is booted again for
+# the tests after that one (twice at most).
 #
 #   kfdsim   the simulator suite: tests/vm/guest/{common,kfdsim}/test-*.sh,
 #            with tests/kfdsim's module (when it exists) loaded at boot, its
@@ -33,12 +47,13 @@
 #      VM_TIMEOUT (seconds for the whole VM run), VM_TEST_TIMEOUT (default
 #      seconds per guest test, 120), VM_LOGS (log dir),
 #      VM_FLAVOUR, VM_CACHE.
-# usage: vm-suite.sh kfdsim|amdgpu|selftest
+# usage: vm-suite.sh kfdsim|amdgpu|selftest [BOOT]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
-SUITE=${1:?usage: vm-suite.sh kfdsim|amdgpu|selftest}
+SUITE=${1:?usage: vm-suite.sh kfdsim|amdgpu|selftest [BOOT]}
+BOOT=${2:-}
 BUILD=$(mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 CRIU_ROOT=$(dirname "${CRIU:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu/criu}")/root
 CRIU42=${CRIU42-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu-4.2/criu}
@@ -46,7 +61,12 @@ CRIU42_ROOT=
 if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
 KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
-LOGS=${VM_LOGS:-$BUILD/vm-logs/$SUITE}
+LOGS=${VM_LOGS:-$BUILD/vm-logs/$SUITE${BOOT:+-$BOOT}}
+# the guest files of this boot (WORKDIR keeps what all boots share: the
+# module build, the machine descriptions)
+OVERLAY=$WORKDIR/overlay${BOOT:+-$BOOT}
+INITRAMFS=$WORKDIR/initramfs${BOOT:+-$BOOT}.cpio.zst
+TNAME=$SUITE${BOOT:+-$BOOT} # names this run in its result lines
 COMMON_MODS="unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag
 	9pnet_virtio 9p nf_tables? tun? veth?"
 
@@ -58,7 +78,7 @@ fail() { N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $*"; }
 finish() {
 	local rc=$?
 	if [ "$DONE" = 0 ]; then
-		fail "$SUITE: $STEP failed (status $rc, see $LOGS/prepare.log)"
+		fail "$TNAME: $STEP failed (status $rc, see $LOGS/prepare.log)"
 		tail -n 15 "$LOGS/prepare.log" 2>/dev/null | sed 's/^/# /'
 	fi
 	echo "1..$N"
@@ -135,15 +155,31 @@ install_kfdsim_tests() { # OVERLAY
 		-o "$1/test/bin/zdtm-gpu-basic" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-basic.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"
 }
 
-# The guest tests of this suite, in run order: common first, then the suite's.
+# test_boot FILE: the boot a guest test belongs to ("# vm-boot: NAME", else main)
+test_boot() { sed -n 's/^# vm-boot: *\([a-z0-9-]*\).*/\1/p' "$1" | head -1 | grep . || echo main; }
+# test_limit FILE: its time limit in seconds, as the guest's /init computes it
+test_limit() {
+	local s
+	s=$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$1" | head -1 | grep . || echo "${VM_TEST_TIMEOUT:-120}")
+	awk -v s="$s" -v k="${VM_TIMEOUT_SCALE:-1}" 'BEGIN { printf "%d\n", s * k + 0.5 }'
+}
+
+# The guest tests of this suite (and boot), in run order: common first, then
+# the suite's. A test whose boot no host program runs would never run: that
+# stops the suite (every boot checks all tests).
 guest_tests() {
-	local d f n dirs=(common "$SUITE")
+	local d f n b dirs=(common "$SUITE")
 	[ "$SUITE" != selftest ] || dirs=(selftest)
 	for d in "${dirs[@]}"; do
 		for f in "$HERE/guest/$d"/test-*.sh; do
 			[ -f "$f" ] || continue
 			n=$(basename "$f" .sh)
+			b=$(test_boot "$f")
+			if [ -n "$BOOT" ] && [ ! -f "$HERE/test-$SUITE-$b.sh" ]; then
+				vm_die "$f: boot '$b' (its '# vm-boot:' line) is run by no tests/vm/test-$SUITE-$b.sh"
+			fi
 			if [ -n "${VM_ONLY:-}" ] && ! echo " $VM_ONLY " | grep -q " $n "; then continue; fi
+			[ -z "$BOOT" ] || [ "$b" = "$BOOT" ] || continue
 			echo "$f"
 		done
 	done
@@ -166,15 +202,19 @@ make_overlay() { # KROOT KREL OVERLAY
 	cp "$VM_ROOT/tests/lib/tap.sh" "$ov/test/lib/tap.sh"
 	cp "$HERE/guest/lib.sh" "$ov/test/lib/guest.sh"
 	: >"$ov/test/vm/order"
+	guest_tests >"$WORKDIR/tests${BOOT:+-$BOOT}"
+	TESTS_LIMIT=0
 	while IFS= read -r f; do
 		[ ! -e "$ov/test/vm/${f##*/}" ] || vm_die "two guest tests named ${f##*/}"
 		cp "$f" "$ov/test/vm/"
 		echo "${f##*/}" >>"$ov/test/vm/order"
-	done < <(guest_tests)
+		TESTS_LIMIT=$((TESTS_LIMIT + $(test_limit "$f") + 15)) # + cleanup after it
+	done <"$WORKDIR/tests${BOOT:+-$BOOT}"
 	cat >"$ov/test/config" <<-EOC
 		SUITE=$SUITE
 		KREL=$2
 		TEST_TIMEOUT=${VM_TEST_TIMEOUT:-120}
+		TEST_TIMEOUT_SCALE=${VM_TIMEOUT_SCALE:-1}
 		KFDSIM_PARAMS="${KFDSIM_PARAMS:-}"
 	EOC
 	for f in "$BUILD"/tests/bin/*; do [ ! -f "$f" ] || cp "$f" "$ov/test/bin/"; done
@@ -204,36 +244,54 @@ prepare() {
 		step "kfdsim build"; build_kfdsim "$kroot"
 		step "kfdsim machines"; make_kfdsim_machines
 	fi
-	step "guest files"; make_overlay "$kroot" "$krel" "$WORKDIR/overlay"
-	step "initramfs"; "$HERE/build-initramfs.sh" "$WORKDIR/initramfs.cpio.zst" "$CRIU_ROOT" "$WORKDIR/overlay" "$CRIU42_ROOT"
+	step "guest files"; make_overlay "$kroot" "$krel" "$OVERLAY"
+	[ -s "$OVERLAY/test/vm/order" ] || vm_die "no guest test to run (suite $SUITE, boot ${BOOT:-any}, VM_ONLY '${VM_ONLY:-}')"
+	step "initramfs"; "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT"
 	step "VM run"
 	KERNEL=$kroot/boot/vmlinuz-$krel
 	KREL=$krel
 }
 
+
+# boot RUN SKIP: one VM run (RUN 1, 2, ...: reboots after a guest that died)
+# that skips the first SKIP tests; its logs are console[.RUN].log and
+# results[.RUN].log. Sets QEMU_RC.
 boot() {
-	local rc=0
-	rm -f "$LOGS/console.log" "$LOGS/results.log"
-	rm -rf "$LOGS/guest" && mkdir -p "$LOGS/guest"
-	"$HERE/run-vm.sh" "$KERNEL" "$WORKDIR/initramfs.cpio.zst" "$LOGS/console.log" "$LOGS/results.log" \
-		"$LOGS/guest" "${VM_TIMEOUT:-$DEFAULT_TIMEOUT}" || rc=$?
-	return $rc
+	local sfx=
+	[ "$1" = 1 ] || sfx=.$1
+	CONSOLE=$LOGS/console$sfx.log RESULTS=$LOGS/results$sfx.log
+	QEMU_RC=0
+	VM_APPEND="${VM_APPEND:-} vmtests.skip=$2" "$HERE/run-vm.sh" "$KERNEL" "$INITRAMFS" "$CONSOLE" "$RESULTS" \
+		"$LOGS/guest" "$TOTAL_LIMIT" 2>>"$LOGS/run-vm.log" || QEMU_RC=$?
+}
+
+# why_unfinished: why the test that was running when the VM ended did not
+# finish, with what to do, from run-vm.sh's status.
+why_unfinished() {
+	case "$QEMU_RC" in
+	125) echo "the guest made no progress for ${VM_STALL_TIMEOUT:-240} s (no output, no heartbeat): hung; see $CONSOLE, raise VM_STALL_TIMEOUT if it was only slow" ;;
+	124) echo "the VM run reached its total limit of $TOTAL_LIMIT s (raise VM_TIMEOUT, or VM_TIMEOUT_SCALE for every limit)" ;;
+	*) echo "the guest kernel crashed or powered off (qemu status $QEMU_RC; see $CONSOLE)" ;;
+	esac
 }
 
 # Results channel -> TAP. Per guest test: its results, renumbered and named;
-# plus a failure when it ended badly without reporting one itself.
+# plus a failure when it ended badly without reporting one itself. Sets
+# ENDED (the suite's end marker came) and UNFINISHED (the test running when
+# the VM ended).
 report_tests() {
-	local line name="" p=0 f=0 plan="" rc desc why
-	ENDED=0
+	local line name="" p=0 f=0 plan="" rc desc why limit
+	ENDED=0 UNFINISHED=
 	while IFS= read -r line; do
 		case "$line" in
 		"@@ test "*" begin") name=${line#@@ test }; name=${name% begin}; p=0 f=0 plan="" ;;
 		"@@ test "*" end "*)
 			rc=$(echo "$line" | sed -n 's/.* rc=\([0-9]*\).*/\1/p')
-			echo "# $name: $(echo "$line" | sed -n 's/.* secs=\([0-9.]*\).*/\1/p') s"
+			limit=$(echo "$line" | sed -n 's/.* limit=\([0-9]*\).*/\1/p')
+			echo "# $name: $(echo "$line" | sed -n 's/.* secs=\([0-9.]*\).*/\1/p') s$([ "${limit:-0}" = 0 ] || echo " of its $limit s limit")"
 			if [ "$f" -eq 0 ] && { [ "$rc" != 0 ] || [ "$p" -eq 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; }; }; then
 				why="ended with status $rc"
-				[ "$rc" != 137 ] || why="ended with status 137 (killed at its time limit)"
+				[ "$rc" != 137 ] || why="ended with status 137 (killed at its time limit of ${limit:-?} s: raise its '# vm-timeout:' line, or VM_TIMEOUT_SCALE)"
 				fail "$name: $why after $p of ${plan:-?} results (see $LOGS/guest/$name.log)"
 			fi
 			name=""
@@ -249,9 +307,13 @@ report_tests() {
 		"# "*) echo "# $name: ${line#\# }" ;;
 		"@@ suite end") ENDED=1 ;;
 		esac
-	done < <(tr -d '\r' <"$LOGS/results.log" 2>/dev/null)
-	[ -z "$name" ] || fail "$name: did not finish: the guest crashed or hung (see $LOGS/console.log)"
+	done < <(tr -d '\r' <"$RESULTS" 2>/dev/null)
+	[ -z "$name" ] || fail "$name: did not finish: $(why_unfinished)"
+	UNFINISHED=$name
 }
+
+# test_index NAME: its position (1-based) in this boot's run order
+test_index() { grep -n -x "$1.sh" "$OVERLAY/test/vm/order" | cut -d: -f1; }
 
 # Kernel trouble in the console log fails the suite, even when every test
 # passed: a WARNING or BUG in a driver is a bug of ours or a real issue. Only
@@ -260,42 +322,67 @@ report_tests() {
 KERNEL_TROUBLE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|blocked for more than|watchdog: '
 report_kernel() {
 	local bad
-	bad=$(tr -d '\r' <"$LOGS/console.log" 2>/dev/null |
+	bad=$(cat "$LOGS"/console*.log 2>/dev/null | tr -d '\r' |
 		grep -a -m 5 -E "\[ *[0-9]+\.[0-9]+\] .*($KERNEL_TROUBLE)") || true
 	if [ -n "$bad" ]; then
-		fail "$SUITE: kernel log clean (see $LOGS/console.log)"
+		fail "$TNAME: kernel log clean (see $LOGS/console*.log)"
 		echo "$bad" | sed 's/^/# /'
 	else
-		ok "$SUITE: kernel log clean (no oops, BUG, WARNING or panic)"
+		ok "$TNAME: kernel log clean (no oops, BUG, WARNING or panic)"
 	fi
 }
 
+# run_boots: boots until every test of the order has run, booting again
+# (twice at most) after a guest that died in a test, for the tests after it.
+run_boots() {
+	local run=1 skip=0 total idx
+	total=$(wc -l <"$OVERLAY/test/vm/order")
+	while :; do
+		boot "$run" "$skip"
+		echo "# $TNAME: VM run $run (from test $((skip + 1)) of $total): $(vm_since "$BOOT_T0") s so far (qemu status $QEMU_RC)"
+		report_tests
+		if [ "$ENDED" = 1 ]; then
+			ok "$TNAME: VM ran the whole suite and powered off$([ "$run" = 1 ] || echo " (in $run boots)")"
+			return
+		fi
+		if [ "$QEMU_RC" = 124 ]; then
+			fail "$TNAME: VM finished within $TOTAL_LIMIT s (killed at its total limit: raise VM_TIMEOUT or VM_TIMEOUT_SCALE)"
+			return
+		fi
+		idx=$([ -z "$UNFINISHED" ] || test_index "$UNFINISHED")
+		if [ -z "$idx" ] || [ "$idx" -ge "$total" ] || [ "$run" -ge 3 ]; then
+			fail "$TNAME: VM ran the whole suite (it stopped early: $(why_unfinished))"
+			return
+		fi
+		echo "# $TNAME: booting again for the $((total - idx)) tests after $UNFINISHED"
+		run=$((run + 1)) skip=$idx
+	done
+}
+
 main() {
-	local t0 t1 rc=0
+	local t0
 	case "$SUITE" in
-	# kfdsim: about 500 s of guest tests on a loaded 2-vCPU machine;
-	# below run-suite.sh's 900 s for the whole program (preparation included)
-	kfdsim) DEFAULT_TIMEOUT=780 ;;
-	amdgpu) DEFAULT_TIMEOUT=420 ;;
-	selftest) DEFAULT_TIMEOUT=120 ;;
-	*) echo "usage: vm-suite.sh kfdsim|amdgpu|selftest" >&2; exit 2 ;;
+	kfdsim | amdgpu | selftest) ;;
+	*) echo "usage: vm-suite.sh kfdsim|amdgpu|selftest [BOOT]" >&2; exit 2 ;;
 	esac
 	mkdir -p "$LOGS" "$WORKDIR"
+	if [ -n "${VM_ONLY:-}" ] && [ -n "$BOOT" ] && [ -z "$(guest_tests)" ]; then
+		echo "ok 1 - $TNAME: none of VM_ONLY ($VM_ONLY) is in this boot # SKIP"
+		echo "1..1"
+		exit 0
+	fi
 	trap finish EXIT
 	t0=$(vm_now)
 	prepare >"$LOGS/prepare.log" 2>&1
-	t1=$(vm_now)
-	boot || rc=$?
+	# The backstop: the tests' own limits (and cleanup after each) plus
+	# 240 s for a boot under load; each test's limit is the real one.
+	TOTAL_LIMIT=${VM_TIMEOUT:-$((TESTS_LIMIT + 240))}
+	BOOT_T0=$(vm_now)
+	rm -f "$LOGS"/console*.log "$LOGS"/results*.log "$LOGS/run-vm.log"
+	rm -rf "$LOGS/guest" && mkdir -p "$LOGS/guest"
 	DONE=1
-	echo "# $SUITE: kernel $KREL; prepare $(vm_since "$t0" "$t1") s; VM $(vm_since "$t1") s (qemu status $rc)"
-	report_tests
-	if [ "$rc" = 124 ]; then
-		fail "$SUITE: VM finished within ${VM_TIMEOUT:-$DEFAULT_TIMEOUT} s (killed: hung)"
-	elif [ "$ENDED" = 1 ]; then
-		ok "$SUITE: VM ran the whole suite and powered off"
-	else
-		fail "$SUITE: VM ran the whole suite (it stopped early: qemu status $rc, see $LOGS/console.log)"
-	fi
+	echo "# $TNAME: kernel $KREL; prepare $(vm_since "$t0" "$BOOT_T0") s; $(wc -l <"$OVERLAY/test/vm/order") guest tests, limits: each its own, VM without progress ${VM_STALL_TIMEOUT:-240} s, VM total $TOTAL_LIMIT s"
+	run_boots
 	report_kernel
 }
 # One line, read whole before it runs: an edit of this file during a run

@@ -1,25 +1,32 @@
-# VM test harness (tests/vm/), included by the main Makefile. Each suite is
-# one qemu TCG boot of the current bookworm-backports generic kernel; the
-# downloads are cached in $(CACHE)/vm.
+# VM test harness (tests/vm/), included by the main Makefile. Each host
+# program below is one qemu TCG boot (or more, after a guest that died) of
+# the current bookworm-backports generic kernel; the downloads are cached in
+# $(CACHE)/vm.
 #
-#   make vm-check           the kfdsim suite (simulator module, CRIU in the VM)
+#   make vm-check           the kfdsim suite (simulator module, CRIU in the VM),
+#                           three boots: main, cr, faults ("# vm-boot:" lines)
 #   make vm-amdgpu-check    the real-amdgpu smoke suite (amdgpu.ko, no GPU)
-#   make vm-selftest        the harness's own test: breakage is reported (3 boots)
+#   make vm-selftest        the harness's own test: breakage is reported (6 boots)
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)
 #
 # Options (environment or make variables): KFDSIM_PARAMS="a=1 b=2" (module
 # parameters of kfdsim.ko at boot), VM_ONLY="test-x test-y" (run only these
-# guest tests), VM_TIMEOUT=seconds (whole VM run), VM_TEST_TIMEOUT=seconds
-# (each guest test), VM_KFDSIM_SRC=dir (another module source). Logs:
-# $(BUILD)/vm-logs/<suite>/ (see tests/vm/README.md).
+# guest tests, in one boot), VM_TIMEOUT_SCALE=k (multiplies every guest
+# test's limit, for a slower machine), VM_STALL_TIMEOUT=seconds (a VM that
+# shows no progress that long is hung; 240), VM_TIMEOUT=seconds (backstop for
+# one VM run; default the sum of its tests' limits), VM_TEST_TIMEOUT=seconds
+# (a guest test without its own "# vm-timeout:"; 120), VM_KFDSIM_SRC=dir
+# (another module source). Logs: $(BUILD)/vm-logs/<suite>[-<boot>]/ (see
+# tests/vm/README.md).
 #
-# VM_TESTS: host-side programs for tests/run-suite.sh, one per suite.
-VM_TESTS := tests/vm/test-kfdsim.sh tests/vm/test-amdgpu.sh
+# VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh
+VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/test-amdgpu.sh tests/vm/selftest.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
-VM_SUITE_vm-check := tests/vm/test-kfdsim.sh
+VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
 VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
 VM_SUITE_vm-selftest := tests/vm/selftest.sh
-export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC
+export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT
 
 .PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest
 

@@ -10,6 +10,8 @@
 # any task exists ("index checksum mismatch"). Each byte flipped back, the
 # images are as dumped (sha256), the restore succeeds, the restored
 # process's queues run and its self-check PASSes.
+# vm-boot: faults
+# vm-timeout: 240
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }

@@ -10,6 +10,7 @@
 # user gpu_ids, the self-check PASSes. Both CRIU logs must name version 4.2
 # and carry the plugin's dump and restore summaries (so the cycle really ran
 # in 4.2 with the plugin taking part).
+# vm-boot: cr
 EXPECT=ok
 . /test/lib/guest.sh
 CRIU_BIN=criu-4.2

@@ -17,6 +17,7 @@
 # safely). Last, EINTR once on PROCESS_INFO, CHECKPOINT and UNPAUSE: each
 # retried, the dump succeeds, the restore too, and the restored process
 # (its queues running again) PASSes its self-check.
+# vm-boot: faults
 # vm-timeout: 300
 . /test/lib/guest.sh
 

@@ -12,6 +12,7 @@
 # Negative control: one byte of a USERPTR BO of the eighth GPU flipped in
 # the restored process makes a probe FAIL; flipped back, it PASSes.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
+# vm-boot: cr
 # vm-timeout: 240
 EXPECT=ok
 . /test/lib/guest.sh

@@ -8,6 +8,7 @@
 # Both a plain dump and --leave-running. (The opposite, two processes each
 # with its own /dev/kfd, a child holding its parent's file too, is
 # test-cr-tree: it must not be refused.)
+# vm-boot: cr
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }

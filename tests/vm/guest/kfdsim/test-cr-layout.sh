@@ -10,6 +10,7 @@
 # task and fails only in KFD's RESTORE: this test fails then. With 272 back
 # the same images restore and the self-check PASSes. bo_priv_size is set
 # back to 272 in any case.
+# vm-boot: cr
 # vm-timeout: 240
 . /test/lib/guest.sh
 

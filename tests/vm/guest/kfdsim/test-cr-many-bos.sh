@@ -8,6 +8,8 @@
 # EXPECT=fail: for a plugin that does not: each dump must then be refused
 # cleanly (the plugin took part, CRIU names a /dev/kfd or render-node fd or
 # mapping, the tree keeps running and its self-check PASSes).
+# vm-boot: cr
+# vm-timeout: 180
 EXPECT=ok
 . /test/lib/guest.sh
 

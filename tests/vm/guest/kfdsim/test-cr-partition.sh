@@ -23,6 +23,7 @@
 # after step 2); negative control: a probe told a map with two partitions
 # swapped FAILs.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
+# vm-boot: cr
 # vm-timeout: 240
 . /test/lib/guest.sh
 

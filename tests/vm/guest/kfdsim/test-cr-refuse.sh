@@ -14,6 +14,7 @@
 # compatible with both GPUs where they were, the restore succeeds and the
 # self-check PASSes.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
+# vm-boot: cr
 # vm-timeout: 240
 . /test/lib/guest.sh
 

@@ -16,6 +16,7 @@
 # never start; CRIU 4.1.1 ignores the hook's status), so CRIU fails too.
 # Last, a clean restore of the same images succeeds, the restored process's
 # queues run and its self-check PASSes.
+# vm-boot: faults
 # vm-timeout: 300
 . /test/lib/guest.sh
 

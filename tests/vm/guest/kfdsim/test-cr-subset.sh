@@ -28,6 +28,7 @@
 # after 3, final after 4) PASSes with that map; negative control: a probe
 # told the map of step 3 after step 4 FAILs.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
+# vm-boot: cr
 # vm-timeout: 300
 . /test/lib/guest.sh
 

@@ -21,6 +21,7 @@
 # knows; every byte of every range; the XNACK query; then the usual checks.
 # The negative controls (--sabotage svm, svm-byte, xnack) are in
 # test-gpu-workload-options.sh.
+# vm-boot: cr
 # vm-timeout: 240
 EXPECT=ok
 . /test/lib/guest.sh

@@ -10,6 +10,7 @@
 # EXPECT=fail: for a plugin that does not: each dump must then be refused
 # cleanly (the plugin took part, CRIU names a /dev/kfd or render-node fd or
 # mapping, the tree keeps running and its self-check PASSes).
+# vm-boot: cr
 EXPECT=ok
 . /test/lib/guest.sh
 

@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hostile image directories and sysfs trees (issue 10, section 2): each
+ * finding of the fuzzing gets a test that failed before its fix.
+ *   - a FIFO in place of any file the readers open: refused, never a hang
+ *     (the reader runs in a child with an alarm, so a hang fails the test)
+ *   - a symbolic link in place of an image: refused, saying so and naming it
+ *   - image ids with leading zeros (aliases of another id): refused, naming the file
+ *   - image strings shown as text: escaped (str_escape)
+ *   - a process image of tiny submessages: refused before protobuf-c unpacks it
+ *   - a sparse BO index sized for a huge BO: checked in bounded memory
+ * The checkpoint is the synthetic one of two MI308X partitions (synth_ckpt.h).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/escape.h"
+#include "fixtures.h"
+#include "images/bo_stream.h"
+#include "images/kfd_image.h"
+#include "images/pb_precheck.h"
+#include "synth_ckpt.h"
+
+#define ID 7u
+/* A reader that has not answered after this long is taken as blocked (loaded 2-core box, ASan). */
+#define HANG_SECONDS 20
+
+static const uint32_t gpu_nodes[] = {2, 3};
+
+struct fixture {
+	char dir[64];
+	int dir_fd;
+	struct kfd_topology topo;
+	struct synth_spec spec;
+	uint32_t gpu; /* actual = user gpu_id of the first GPU */
+	uint64_t sizes[SYNTH_CONTENT_PER_GPU];
+};
+
+/* ---- fixture --------------------------------------------------------------------------- */
+
+static void remove_tree(int dir_fd)
+{
+	DIR *d = fdopendir(openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *e;
+	int sub;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!unlinkat(dir_fd, e->d_name, 0))
+			continue;
+		sub = openat(dir_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_tree(sub);
+			close(sub);
+		}
+		unlinkat(dir_fd, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char path[512], err[512];
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test-hostile-XXXXXX");
+	snprintf(path, sizeof(path), "%s/%s", fixtures_dir(), MI308X);
+	if (!mkdtemp(f->dir) || topo_load(path, &f->topo, err, sizeof(err)))
+		return -1;
+	f->dir_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	f->spec = (struct synth_spec){.topo = &f->topo,
+				      .nodes = gpu_nodes,
+				      .n_nodes = 2,
+				      .image_id = ID,
+				      .render_id = 20};
+	f->gpu = f->topo.nodes[gpu_nodes[0]].gpu_id;
+	for (size_t b = 0; b < SYNTH_CONTENT_PER_GPU; b++)
+		f->sizes[b] = synth_bo_size(0, b);
+	*state = f;
+	return f->dir_fd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	remove_tree(f->dir_fd);
+	close(f->dir_fd);
+	rmdir(f->dir);
+	topo_free(&f->topo);
+	free(f);
+	return 0;
+}
+
+static void write_checkpoint(struct fixture *f)
+{
+	char err[512];
+	int ret = synth_write_checkpoint(f->dir_fd, &f->spec, err, sizeof(err));
+
+	if (ret)
+		fail_msg("synth_write_checkpoint: %s", err);
+}
+
+static void write_text(int dir_fd, const char *name, const char *text)
+{
+	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* Replaces dir_fd/name by a FIFO (nobody ever writes to it). */
+static void make_fifo(int dir_fd, const char *name)
+{
+	unlinkat(dir_fd, name, 0);
+	assert_int_equal(mkfifoat(dir_fd, name, 0600), 0);
+}
+
+/* ---- a reader in a child, with a time limit ------------------------------------------------ */
+
+/* A reader under test: 0 if it refused as expected, else a line in why. */
+typedef int (*probe_fn)(struct fixture *f, const void *arg, char *why, size_t whylen);
+
+/*
+ * Runs probe in a child that SIGALRM kills after HANG_SECONDS: a reader that
+ * blocks fails the test instead of hanging the suite.
+ */
+static void run_bounded(struct fixture *f, probe_fn probe, const void *arg, const char *what)
+{
+	int fds[2], status = 0;
+	char why[1024] = "";
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		alarm(HANG_SECONDS);
+		if (probe(f, arg, why, sizeof(why))) {
+			n = write(fds[1], why, strlen(why));
+			_exit(n < 0 ? 3 : 1);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = 0;
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		fail_msg("%s: the reader blocked for %d s", what, HANG_SECONDS);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("%s: %s (status 0x%x)", what, why, status);
+}
+
+/* err must hold every string of the NULL-terminated list. */
+static int expect_err(int ret, const char *err, char *why, size_t whylen, ...)
+{
+	const char *s;
+	va_list ap;
+
+	if (ret >= 0) {
+		snprintf(why, whylen, "accepted (returned %d)", ret);
+		return 1;
+	}
+	va_start(ap, whylen);
+	while ((s = va_arg(ap, const char *)))
+		if (!strstr(err, s)) {
+			snprintf(why, whylen, "error lacks \"%s\": %s", s, err);
+			va_end(ap);
+			return 1;
+		}
+	va_end(ap);
+	return 0;
+}
+
+/* ---- finding 1: FIFOs ---------------------------------------------------------------------- */
+
+static int probe_process(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_process_image img;
+	char err[512] = "";
+	int ret = kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err));
+
+	if (!ret)
+		kfd_process_image_free(&img);
+	return expect_err(ret, err, why, whylen, "amdgpu-kfd-7.img", arg, NULL);
+}
+
+static int probe_render(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct render_file_image img;
+	char err[512] = "";
+	int ret = render_file_image_load(f->dir_fd, 20, &img, err, sizeof(err));
+
+	if (!ret)
+		render_file_image_free(&img);
+	return expect_err(ret, err, why, whylen, "amdgpu-render-20.img", arg, NULL);
+}
+
+/* arg: {file name, expected phrase}; both the verify and the files check refuse. */
+static int probe_bo_files(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	const char *const *s = arg;
+	char err[512] = "";
+	int ret;
+
+	ret = bo_stream_verify(f->dir_fd, ID, f->gpu, f->sizes, SYNTH_CONTENT_PER_GPU, NULL, err,
+			       sizeof(err));
+	if (expect_err(ret, err, why, whylen, s[0], s[1], NULL))
+		return 1;
+	err[0] = 0;
+	ret = bo_stream_check_files(f->dir_fd, ID, f->gpu, f->sizes, SYNTH_CONTENT_PER_GPU, err,
+				    sizeof(err));
+	return expect_err(ret, err, why, whylen, s[0], s[1], NULL);
+}
+
+static void bo_name(char *buf, size_t len, const struct fixture *f, const char *ext)
+{
+	snprintf(buf, len, "amdgpu-bo-%u-%u.%s", ID, f->gpu, ext);
+}
+
+static void test_fifo_images(void **state)
+{
+	struct fixture *f = *state;
+	char idx[64], img[64];
+	const char *idx_args[] = {idx, "FIFO"}, *img_args[] = {img, "FIFO"};
+
+	write_checkpoint(f);
+	bo_name(idx, sizeof(idx), f, "idx");
+	bo_name(img, sizeof(img), f, "img");
+	make_fifo(f->dir_fd, "amdgpu-kfd-7.img");
+	run_bounded(f, probe_process, "FIFO", "FIFO as amdgpu-kfd-7.img");
+	make_fifo(f->dir_fd, "amdgpu-render-20.img");
+	run_bounded(f, probe_render, "FIFO", "FIFO as amdgpu-render-20.img");
+	make_fifo(f->dir_fd, img);
+	run_bounded(f, probe_bo_files, img_args, "FIFO as the BO .img");
+	make_fifo(f->dir_fd, idx);
+	run_bounded(f, probe_bo_files, idx_args, "FIFO as the BO .idx");
+}
+
+/* A minimal sysfs tree: generation_id, one CPU node with a memory bank. */
+static void write_sysfs(int dir_fd)
+{
+	assert_int_equal(mkdirat(dir_fd, "sys", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes/0", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes/0/mem_banks", 0700), 0);
+	assert_int_equal(mkdirat(dir_fd, "sys/nodes/0/mem_banks/0", 0700), 0);
+	write_text(dir_fd, "sys/generation_id", "1\n");
+	write_text(dir_fd, "sys/nodes/0/gpu_id", "0\n");
+	write_text(dir_fd, "sys/nodes/0/name", "\n");
+	write_text(dir_fd, "sys/nodes/0/properties", "cpu_cores_count 4\nsimd_count 0\n");
+	write_text(dir_fd, "sys/nodes/0/mem_banks/0/properties",
+		   "heap_type 0\nsize_in_bytes 4096\n");
+}
+
+/* arg: the sysfs file replaced by a FIFO */
+static int probe_sysfs(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_topology t;
+	char root[128], err[512] = "";
+	int ret;
+
+	snprintf(root, sizeof(root), "%s/sys", f->dir);
+	ret = topo_load(root, &t, err, sizeof(err));
+	if (!ret)
+		topo_free(&t);
+	return expect_err(ret, err, why, whylen, (const char *)arg, "FIFO", NULL);
+}
+
+static int probe_sysfs_ok(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_topology t;
+	char root[128], err[512] = "";
+	int ret;
+
+	(void)arg;
+	snprintf(root, sizeof(root), "%s/sys", f->dir);
+	ret = topo_load(root, &t, err, sizeof(err));
+	if (ret)
+		snprintf(why, whylen, "the tree does not load: %s", err);
+	else
+		topo_free(&t);
+	return ret;
+}
+
+static void test_fifo_sysfs(void **state)
+{
+	static const char *const files[] = {"generation_id", "nodes/0/gpu_id", "nodes/0/name",
+					    "nodes/0/properties", "nodes/0/mem_banks/0/properties"};
+	struct fixture *f = *state;
+	char name[128];
+
+	write_sysfs(f->dir_fd);
+	run_bounded(f, probe_sysfs_ok, NULL, "minimal sysfs tree");
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(name, sizeof(name), "sys/%s", files[i]);
+		make_fifo(f->dir_fd, name);
+		run_bounded(f, probe_sysfs, files[i], name);
+		remove_tree(f->dir_fd);
+		write_sysfs(f->dir_fd);
+	}
+}
+
+/* A trailing slash on the root gave "...//nodes" in messages. */
+static void test_sysfs_trailing_slash(void **state)
+{
+	struct fixture *f = *state;
+	char root[128], err[512] = "", want[160];
+	struct kfd_topology t;
+
+	write_sysfs(f->dir_fd);
+	write_text(f->dir_fd, "sys/nodes/0/properties", "simd_count x\n");
+	snprintf(want, sizeof(want), "%s/sys/nodes/0/properties:", f->dir);
+	snprintf(root, sizeof(root), "%s/sys/", f->dir);
+	assert_int_equal(topo_load(root, &t, err, sizeof(err)), -EINVAL);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("'%s' does not start with '%s'", err, want);
+	snprintf(root, sizeof(root), "%s/sys///", f->dir);
+	assert_int_equal(topo_load(root, &t, err, sizeof(err)), -EINVAL);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("'%s' does not start with '%s'", err, want);
+	/* "/" stays "/" (a root of its own is not emptied) */
+	assert_true(topo_load("/", &t, err, sizeof(err)) < 0);
+	assert_null(strstr(err, "//"));
+	assert_int_equal(strncmp(err, "/nodes", 6), 0);
+}
+
+/* ---- finding 2: memory bounded before protobuf-c unpacks ------------------------------------ */
+
+/* A growable buffer of protobuf wire bytes. */
+struct wire {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static void wire_put(struct wire *w, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	if (w->len + n > w->cap) {
+		w->cap = (w->len + n) * 2;
+		w->buf = realloc(w->buf, w->cap);
+		assert_non_null(w->buf);
+	}
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void wire_varint(struct wire *w, uint64_t v)
+{
+	uint8_t b;
+
+	do {
+		b = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		wire_put(w, &b, 1);
+		v >>= 7;
+	} while (v);
+}
+
+/* Field `id` (length-delimited) holding inner. */
+static void wire_sub(struct wire *w, uint32_t id, const struct wire *inner)
+{
+	wire_varint(w, (uint64_t)id << 3 | 2);
+	wire_varint(w, inner->len);
+	wire_put(w, inner->buf, inner->len);
+}
+
+/* Field `id` (varint) = v. */
+static void wire_uint(struct wire *w, uint32_t id, uint64_t v)
+{
+	wire_varint(w, (uint64_t)id << 3);
+	wire_varint(w, v);
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry (its required fields set, so that
+ * protobuf-c unpacks on) whose topology has `nodes` nodes of `props`
+ * properties each, every one {key "", value 0}: 6 bytes of wire, ~50 bytes
+ * unpacked.
+ */
+static void write_prop_bomb(struct fixture *f, size_t nodes, size_t props)
+{
+	static const uint8_t empty_prop[] = {0x22, 0x04, 0x0a, 0x00, 0x10, 0x00};
+	struct wire node = {0}, topo = {0}, entry = {0}, empty = {0};
+	int fd;
+
+	for (size_t i = 0; i < props; i++)
+		wire_put(&node, empty_prop, sizeof(empty_prop));
+	wire_uint(&node, 2, 0); /* gpu_id */
+	for (size_t i = 0; i < nodes; i++) {
+		struct wire indexed = {0};
+
+		wire_uint(&indexed, 1, i); /* index */
+		wire_put(&indexed, node.buf, node.len);
+		wire_sub(&topo, 1, &indexed); /* KfdTopologyEntry.nodes */
+		free(indexed.buf);
+	}
+	wire_uint(&entry, 1, 1);     /* kfd_major */
+	wire_uint(&entry, 2, 17);    /* kfd_minor */
+	wire_sub(&entry, 3, &empty); /* kernel_release */
+	wire_uint(&entry, 4, 272);   /* bo_record_size */
+	wire_uint(&entry, 5, 1);     /* pid */
+	wire_uint(&entry, 6, 0);     /* num_objects */
+	wire_sub(&entry, 7, &empty); /* priv_data */
+	wire_sub(&entry, 10, &topo); /* topology */
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	free(node.buf);
+	free(topo.buf);
+	free(entry.buf);
+}
+
+/*
+ * amdgpu-kfd-7.img: a valid-looking KfdProcessEntry (no GPUs) followed by n
+ * unknown fields 15 = 0 (a newer writer's, as protobuf-c sees it): 2 bytes
+ * of wire each, 25 bytes unpacked.
+ */
+static void write_unknown_bomb(struct fixture *f, size_t n)
+{
+	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0};
+	int fd;
+
+	wire_uint(&node, 1, 0); /* index */
+	wire_uint(&node, 2, 0); /* gpu_id */
+	wire_sub(&topo, 1, &node);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 10, &topo);
+	for (size_t i = 0; i < n; i++)
+		wire_uint(&entry, 15, 0);
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	free(entry.buf);
+	free(topo.buf);
+	free(node.buf);
+}
+
+/* Peak RSS of this process in KiB. */
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_maxrss;
+}
+
+/* arg: the phrase; the load must fail with it and raise the peak RSS by < 16 MiB. */
+static int probe_bounded_load(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	struct kfd_process_image img;
+	char err[512] = "";
+	long before = peak_rss_kib(), grown;
+	int ret = kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err));
+
+	grown = peak_rss_kib() - before;
+	if (!ret)
+		kfd_process_image_free(&img);
+	if (expect_err(ret, err, why, whylen, "amdgpu-kfd-7.img", arg, NULL))
+		return 1;
+	if (grown >= 16 << 10) {
+		snprintf(why, whylen, "peak RSS grew by %ld KiB (limit 16 MiB): %s", grown, err);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_property_bomb(void **state)
+{
+	struct fixture *f = *state;
+
+	/* one node, 400000 properties: 2.4 MB of wire, ~50 MB once unpacked */
+	write_prop_bomb(f, 1, 400000);
+	run_bounded(f, probe_bounded_load, "more than 1024", "one node with 400000 properties");
+	/* within every count limit, but 12x its size once unpacked */
+	write_unknown_bomb(f, 600000);
+	run_bounded(f, probe_bounded_load, "unpacked", "600000 unknown fields");
+}
+
+/* An allocator for protobuf-c that counts: live bytes at the end, and all requested. */
+struct counting {
+	uint64_t live, total;
+};
+
+static void *count_alloc(void *data, size_t size)
+{
+	struct counting *c = data;
+	size_t *p = malloc(size + sizeof(size_t));
+
+	if (!p)
+		return NULL;
+	*p = size;
+	c->live += size;
+	c->total += size;
+	return p + 1;
+}
+
+static void count_free(void *data, void *ptr)
+{
+	struct counting *c = data;
+	size_t *p = ptr;
+
+	if (!p)
+		return;
+	c->live -= p[-1];
+	free(p - 1);
+}
+
+static uint8_t *slurp_image(int dir_fd, const char *name, size_t *len)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint8_t *buf;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* pb_precheck's figure is what protobuf-c keeps allocated for the message, at least. */
+static void expect_estimate_holds(int dir_fd, const char *name, const ProtobufCMessageDescriptor *d)
+{
+	struct counting c = {0};
+	ProtobufCAllocator a = {.alloc = count_alloc, .free = count_free, .allocator_data = &c};
+	uint64_t estimate = 0;
+	size_t len;
+	uint8_t *buf = slurp_image(dir_fd, name, &len);
+	char why[256];
+	ProtobufCMessage *m;
+
+	assert_int_equal(pb_precheck(d, buf, len, NULL, 0, UINT32_MAX, &estimate, why, sizeof(why)),
+			 0);
+	m = protobuf_c_message_unpack(d, &a, len, buf);
+	assert_non_null(m);
+	print_message("# %s: %zu bytes, estimate %" PRIu64 ", kept %" PRIu64
+		      ", requested in all %" PRIu64 "\n",
+		      name, len, estimate, c.live, c.total);
+	if (c.live > estimate)
+		fail_msg("%s: protobuf-c kept %" PRIu64 " bytes, estimate %" PRIu64, name, c.live,
+			 estimate);
+	protobuf_c_message_free_unpacked(m, &a);
+	assert_int_equal(c.live, 0);
+	free(buf);
+}
+
+static void test_unpacked_estimate(void **state)
+{
+	struct fixture *f = *state;
+
+	write_checkpoint(f);
+	expect_estimate_holds(f->dir_fd, "amdgpu-kfd-7.img", &kfd_process_entry__descriptor);
+	expect_estimate_holds(f->dir_fd, "amdgpu-render-20.img", &render_file_entry__descriptor);
+	remove_tree(f->dir_fd);
+	write_prop_bomb(f, 2, 1000);
+	expect_estimate_holds(f->dir_fd, "amdgpu-kfd-7.img", &kfd_process_entry__descriptor);
+	write_unknown_bomb(f, 1000);
+	expect_estimate_holds(f->dir_fd, "amdgpu-kfd-7.img", &kfd_process_entry__descriptor);
+}
+
+/* ---- finding 3: the BO index checked in bounded memory ----------------------------------------
+ */
+
+#define BIG_BO (64ull << 30) /* 64 GiB: with 4 KiB chunks, a 64 MiB index */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * Sparse amdgpu-bo-7-<gpu>.{idx,img} for one BO of BIG_BO bytes: a valid
+ * header with 4 KiB chunks, then holes (so the index checksum is wrong);
+ * both files have the sizes that BO needs.
+ */
+static void write_big_index(struct fixture *f)
+{
+	uint8_t h[64] = "AMDBOIX1";
+	uint64_t chunks = BIG_BO / 4096;
+	char name[64];
+	int fd;
+
+	put_le32(h + 8, 1);
+	put_le32(h + 12, f->gpu);
+	put_le32(h + 16, ID);
+	put_le32(h + 20, 4096);
+	put_le32(h + 24, 1);
+	put_le64(h + 32, BIG_BO);
+	put_le64(h + 40, chunks);
+	bo_name(name, sizeof(name), f, "idx");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, h, sizeof(h)), (ssize_t)sizeof(h));
+	assert_int_equal(ftruncate(fd, (off_t)(64 + 16 + chunks * 4 + 4)), 0);
+	close(fd);
+	bo_name(name, sizeof(name), f, "img");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)BIG_BO), 0);
+	close(fd);
+}
+
+/* Verify and the files check refuse the index, growing the peak RSS by < 16 MiB. */
+static int probe_big_index(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	const uint64_t size = BIG_BO;
+	char err[512] = "";
+	long before = peak_rss_kib(), grown;
+	int ret;
+
+	(void)arg;
+	ret = bo_stream_verify(f->dir_fd, ID, f->gpu, &size, 1, NULL, err, sizeof(err));
+	if (expect_err(ret, err, why, whylen, "index checksum mismatch", NULL))
+		return 1;
+	ret = bo_stream_check_files(f->dir_fd, ID, f->gpu, &size, 1, err, sizeof(err));
+	if (expect_err(ret, err, why, whylen, "index checksum mismatch", NULL))
+		return 1;
+	grown = peak_rss_kib() - before;
+	if (grown >= 16 << 10) {
+		snprintf(why, whylen, "peak RSS grew by %ld KiB (limit 16 MiB)", grown);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_big_sparse_index(void **state)
+{
+	struct fixture *f = *state;
+
+	write_big_index(f);
+	run_bounded(f, probe_big_index, NULL, "sparse index of a 64 GiB BO");
+}
+
+/* ---- finding 7: symbolic links ------------------------------------------------------------ */
+
+static void test_symlinked_images(void **state)
+{
+	struct fixture *f = *state;
+	char idx[64];
+	const char *idx_args[] = {idx, "symbolic links are refused"};
+
+	write_checkpoint(f);
+	/* a link to a valid image of the same directory is refused all the same */
+	assert_int_equal(renameat(f->dir_fd, "amdgpu-kfd-7.img", f->dir_fd, "real.img"), 0);
+	assert_int_equal(symlinkat("real.img", f->dir_fd, "amdgpu-kfd-7.img"), 0);
+	run_bounded(f, probe_process, "symbolic links are refused", "symlinked process image");
+	assert_int_equal(renameat(f->dir_fd, "amdgpu-render-20.img", f->dir_fd, "real-r.img"), 0);
+	assert_int_equal(symlinkat("real-r.img", f->dir_fd, "amdgpu-render-20.img"), 0);
+	run_bounded(f, probe_render, "symbolic links are refused", "symlinked render image");
+	bo_name(idx, sizeof(idx), f, "idx");
+	assert_int_equal(renameat(f->dir_fd, idx, f->dir_fd, "real.idx"), 0);
+	assert_int_equal(symlinkat("real.idx", f->dir_fd, idx), 0);
+	run_bounded(f, probe_bo_files, idx_args, "symlinked BO index");
+}
+
+/* ---- finding 4: one spelling of an image id ------------------------------------------------ */
+
+static void copy_file(int dir_fd, const char *from, const char *to)
+{
+	char buf[1 << 16];
+	int in = openat(dir_fd, from, O_RDONLY | O_CLOEXEC);
+	int out = openat(dir_fd, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+}
+
+static void test_leading_zero_ids(void **state)
+{
+	struct fixture *f = *state;
+	char err[512] = "";
+	uint32_t *ids = NULL;
+	size_t n = 0;
+
+	write_checkpoint(f);
+	/* next to the real one: the copies are not listed as the same process again */
+	copy_file(f->dir_fd, "amdgpu-kfd-7.img", "amdgpu-kfd-07.img");
+	copy_file(f->dir_fd, "amdgpu-kfd-7.img", "amdgpu-kfd-007.img");
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(ids);
+	assert_true(strstr(err, "amdgpu-kfd-07.img") || strstr(err, "amdgpu-kfd-007.img"));
+	assert_non_null(strstr(err, "leading zero"));
+	/* alone: the message names the file the user has, not amdgpu-kfd-7.img */
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-kfd-7.img", 0), 0);
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-kfd-007.img", 0), 0);
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_PROCESS, &ids, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-kfd-07.img"));
+	/* render images alike */
+	copy_file(f->dir_fd, "amdgpu-render-20.img", "amdgpu-render-020.img");
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "amdgpu-render-020.img"));
+	/* "0" itself is the canonical spelling of id 0 */
+	assert_int_equal(unlinkat(f->dir_fd, "amdgpu-render-020.img", 0), 0);
+	copy_file(f->dir_fd, "amdgpu-render-20.img", "amdgpu-render-0.img");
+	assert_int_equal(kfd_image_list(f->dir_fd, KFD_IMAGE_RENDER, &ids, &n, err, sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(ids[0], 0);
+	free(ids);
+}
+
+/* ---- finding 5: image strings shown as text ------------------------------------------------- */
+
+static void test_escape(void **state)
+{
+	char buf[ESCAPE_BUF], small[8];
+
+	(void)state;
+	assert_string_equal(str_escape("6.12.48+deb13-amd64", buf, sizeof(buf)),
+			    "6.12.48+deb13-amd64");
+	assert_string_equal(str_escape("a\033[2J\nb\\\xc3\xa9", buf, sizeof(buf)),
+			    "a\\x1b[2J\\x0ab\\\\\\xc3\\xa9");
+	assert_string_equal(str_escape(NULL, buf, sizeof(buf)), "");
+	/* too long: whole escapes and "...", never a cut escape */
+	assert_string_equal(str_escape("abcdefgh", small, sizeof(small)), "abcd...");
+	assert_string_equal(str_escape("abcdefg", small, sizeof(small)), "abcdefg");
+	assert_string_equal(str_escape("ab\n\n", small, sizeof(small)), "ab...");
+	assert_string_equal(str_escape("ab\n", small, sizeof(small)), "ab\\x0a");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	// clang-format off
+	const struct CMUnitTest tests[] = {
+		T(test_fifo_images),
+		T(test_fifo_sysfs),
+		T(test_sysfs_trailing_slash),
+		T(test_symlinked_images),
+		T(test_leading_zero_ids),
+		T(test_property_bomb),
+		T(test_unpacked_estimate),
+		T(test_big_sparse_index),
+		cmocka_unit_test(test_escape),
+	};
+	// clang-format on
+
+	return cmocka_run_group_tests_name("hostile", tests, NULL, NULL);
+}
