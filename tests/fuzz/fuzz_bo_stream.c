@@ -11,8 +11,8 @@
  *          bit 2  bo_stream_check_files() (else bo_stream_verify())
  *          bit 3  no .idx file;  bit 4  no .img file
  *          bit 5  gpu_id and image_id from bytes 4..11 (else from the index)
- *          bit 6  the .idx is a FIFO;  bit 7  the .img is a FIFO (only with
- *                 FUZZ_STRICT=1, fuzz_common.h)
+ *          bit 6  the .idx is a FIFO;  bit 7  the .img is a FIFO (not with
+ *                 FUZZ_STRICT=0, fuzz_common.h)
  *   1  u8  number of BO sizes that follow (at most 32)
  *   2  u16 index length (little-endian; clamped to what is there)
  *   4  u32 gpu_id, 8 u32 image_id (used with bit 5)

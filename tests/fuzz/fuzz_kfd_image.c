@@ -8,11 +8,11 @@
  *   bits 1-2  that many leading zeros in the id ("amdgpu-kfd-01.img"): the
  *             listing must not offer an id whose image is not there
  *   bit 3     the file is a FIFO
- * (bits 1-3 only with FUZZ_STRICT=1, fuzz_common.h)
+ * (bits 1-3 not with FUZZ_STRICT=0, fuzz_common.h)
  * The file is written into the scratch directory, listed, and loaded (when
  * its name is canonical) as the plugin and the tool load it.
  * Invariants on an image that loads: every device is an accessible node of
- * the recorded topology with its gpu_id (and SIMDs, with FUZZ_STRICT=1), every BO belongs to a
+ * the recorded topology with its gpu_id and has SIMDs, every BO belongs to a
  * device, the image fits the layout of its own BO record size, per-device content counts and bytes
  * add up (no wrap-around), and the private blob's record size is the detected one. A refusal has a
  * one-line message naming the file.
@@ -119,11 +119,13 @@ static void check_list(int dir_fd, enum kfd_image_kind kind, bool canonical)
 {
 	uint32_t *ids;
 	size_t n;
-	int ret = kfd_image_list(dir_fd, kind, &ids, &n);
+	char err[512] = "";
+	int ret = kfd_image_list(dir_fd, kind, &ids, &n, err, sizeof(err));
 
-	/* a non-canonical name may be refused (or skipped); the canonical one never */
+	/* a non-canonical name is refused, naming it; the canonical one never */
 	if (ret) {
 		FUZZ_ASSERT(!canonical && ret < 0, "listing fails: %d", ret);
+		fuzz_check_errmsg(err, "amdgpu-");
 		return;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -4,7 +4,7 @@
 # seed (deterministic; counted in runs, not seconds, so that a loaded
 # machine takes longer but tests the same inputs): one result per target.
 # Then the committed reproducers (tests/fuzz/regressions/<target>/) are
-# replayed, FIFOs allowed (FUZZ_STRICT=1): one result per target for those
+# replayed: one result per target for those
 # that must pass, one per reproducer listed in tests/fuzz/regressions/KNOWN
 # (a defect not fixed yet: it must still fail; when it no longer does, the
 # fix deletes its line in KNOWN).
@@ -80,7 +80,7 @@ replay() { # TARGET [OPTION...] FILE... (each input once)
 	local t=$1
 	shift
 	# shellcheck disable=SC2046
-	FUZZ_STRICT=1 timeout "$TARGET_LIMIT" "$FUZZ_DIR/$t" $(fuzz_opts "$t") \
+	timeout "$TARGET_LIMIT" "$FUZZ_DIR/$t" $(fuzz_opts "$t") \
 		-artifact_prefix="$TMP/art-replay-" "$@" >"$TMP/replay.log" 2>&1
 }
 
