@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Helpers of the fuzz targets (see fuzz_common.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,9 @@
 #include "fuzz_common.h"
 #include "fuzz_tree.h"
 
+/* The sanitizers' (weak: the coverage build has none). */
+extern void __sanitizer_set_report_fd(void *fd) __attribute__((weak));
+
 static char scratch_path[256];
 /* The real stderr, kept before libFuzzer's -close_fd_mask closes it. */
 static int report_fd = -1;
@@ -21,6 +25,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	report_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	/* sanitizer reports too: fuzz_tool points fd 2 at a capture while the tool runs */
+	if (report_fd >= 0 && __sanitizer_set_report_fd)
+		__sanitizer_set_report_fd((void *)(intptr_t)report_fd);
 	return 0;
 }
 
