@@ -10,6 +10,7 @@
 # fix deletes its line in KNOWN).
 # env: BUILD (absolute build dir; the targets are in $BUILD/fuzz, made by
 #      `make fuzz-build`), FUZZ_SHORT_SCALE (runs multiplier, default 1)
+# run-suite-timeout: 2100 (6 targets x TARGET_LIMIT, and the replays)
 set -uo pipefail
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"
@@ -18,9 +19,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/fuzz/targets.sh"
 FUZZ_DIR=${BUILD:-$ROOT/build}/fuzz
 SCALE=${FUZZ_SHORT_SCALE:-1}
-# A limit for one target's whole short run, far above what it needs (about
-# 10 s on an idle 2-core machine): only a hang that -timeout misses hits it.
-TARGET_LIMIT=600
+# A limit for one target's whole short run, far above what it needs (3 to
+# 20 s on the loaded 2-core machine): only a hang that -timeout misses hits it.
+TARGET_LIMIT=300
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
