@@ -134,7 +134,7 @@ TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=
 
 # Not for -j: deps and vm-deps may both call apt.
 check: deps vm-deps
-	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin
+	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin fuzz-build
 	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS) $(VM_TESTS)
 
 $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
@@ -168,3 +168,5 @@ distclean: clean
 -include tests/vm/vm.mk
 # `make bench`: BO streaming throughput next to this host's limits.
 -include tests/bench/bench.mk
+# `make fuzz`: libFuzzer targets for the readers of untrusted input.
+-include tests/fuzz/fuzz.mk

@@ -2,7 +2,8 @@
 # Installs what building and testing need on a fresh Debian bookworm machine.
 # Idempotent and quick when everything is already there.
 #
-#   scripts/install-deps.sh build      compilers' libraries, protobuf-c, libdrm, json-c, cmocka
+#   scripts/install-deps.sh build      compilers' libraries, protobuf-c, libdrm, json-c, cmocka,
+#                                      clang with libFuzzer (tests/fuzz)
 #   scripts/install-deps.sh vm         + qemu 10 (bookworm-backports), busybox, cpio, pahole
 #
 # System packages come from the system's own sources. qemu comes from
@@ -14,7 +15,8 @@ CACHE=${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}
 what=${1:-build}
 
 BUILD_PKGS="gcc make pkg-config libprotobuf-c-dev protobuf-c-compiler libdrm-dev
-	libjson-c-dev zlib1g-dev libcmocka-dev jq util-linux procps bc"
+	libjson-c-dev zlib1g-dev libcmocka-dev jq util-linux procps bc
+	clang libclang-rt-14-dev"
 VM_PKGS="busybox-static cpio pahole xz-utils zstd libelf1 binutils"
 
 missing() {
