@@ -48,6 +48,16 @@ plugin_says() {
 		sed 's/^([^)]*) *//; s/^[0-9]*: //; s/amdgpu_plugin: //' | while read -r l; do diag "$1: $l"; done
 }
 
+# `make demo` boots with the kernel argument amdgpu_criu.demo_keep=1: the
+# checkpoint and a copy of this machine's KFD topology then go to the host
+# through the results share ($KEEP/ckpt, $KEEP/topology), where
+# scripts/demo.sh shows amdgpu-criu inspect and check on them.
+demo_keep_wanted() { grep -qw 'amdgpu_criu.demo_keep=1' /proc/cmdline; }
+demo_keep() {
+	mkdir -p "$KEEP" && rm -rf "$KEEP/ckpt" "$KEEP/topology" &&
+		cp -r "$1" "$KEEP/ckpt" && cp -r /sys/class/kfd/kfd/topology "$KEEP/topology"
+}
+
 cleanup() {
 	[ -z "${WL_PID:-}" ] || kill -9 "$WL_PID" 2>/dev/null
 	[ -z "${WL_PID:-}" ] || gpu_gone "$WL_PID"
@@ -122,6 +132,11 @@ else
 	rc=$?
 	check "remap: restore inside gpujob (status $rc)" test "$rc" -eq 0
 	plugin_says "plugin, restore" "$img/restore.log"
+	if demo_keep_wanted; then
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		check "remap: checkpoint and topology copied to the host" demo_keep "$img"
+		diag "copied in $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { print b - a }') s: $(du -sk "$img" | cut -f1) KiB"
+	fi
 	gpu_restored remap "$pid" "$R.ready"
 	check "remap: the restored process is in gpujob" grep -q ":devices:/gpujob$" "/proc/$pid/cgroup"
 	uids=$(kfd_user_ids "$pid")
