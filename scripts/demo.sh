@@ -88,16 +88,18 @@ echo "   Two xGMI hives: A = $(short_hive "$hive_a") (nodes $a_nodes) and B = $(
 echo
 
 # ---- 2. the job -----------------------------------------------------------------
-read -r used seen < <(said 'ready (parent)' | sed -n 's/^\([0-9]*\) GPUs of \([0-9]*\),.*/\1 \2/p')
+read -r used seen < <(said 'ready (parent)' | sed -n 's/^\([0-9]*\) GPUs of \([0-9]*\),.*/\1 \2/p') ||
+	failed "no \"ready (parent): N GPUs of M\" line from the workload in $LOG"
 echo "2. The job runs in a device cgroup that lets it open hive A's GPUs only."
 echo "   KFD gives its process a handle on each GPU it can see ($seen); the job puts its"
 echo "   buffers on $used of them. So the checkpoint records $seen GPUs, $used holding memory."
 echo
 
 # ---- 3. the checkpoint ----------------------------------------------------------
-dumped=$(said 'plugin, dump' | grep '^dumped pid ' | head -1)
+dumped=$(said 'plugin, dump' | grep '^dumped pid ' | head -1) || true
 # "dumped pid 269 (file 24): 4 GPUs, 22 BOs, 5 objects, 121 MiB of contents in 1025 ms (119 MiB/s)"
-read -r d_bos d_mib d_ms d_rate < <(sed -n 's/.*GPUs, \([0-9]*\) BOs, .* \([0-9]*\) MiB of contents in \([0-9]*\) ms (\([0-9]*\) MiB\/s).*/\1 \2 \3 \4/p' <<<"$dumped")
+read -r d_bos d_mib d_ms d_rate < <(sed -n 's/.*GPUs, \([0-9]*\) BOs, .* \([0-9]*\) MiB of contents in \([0-9]*\) ms (\([0-9]*\) MiB\/s).*/\1 \2 \3 \4/p' <<<"$dumped") ||
+	failed "no \"dumped pid\" line of the plugin in $LOG"
 per_gpu=$(said 'plugin, dump' | sed -n 's/^pid [0-9]* GPU \([0-9]*\): \([0-9]*\) of [0-9]* MiB of BO contents$/GPU \1: \2 MiB/p' | paste -sd, | sed 's/,/, /g')
 echo "3. criu dump, with the amdgpu plugin: $d_bos buffer objects (BOs), $d_mib MiB of contents"
 echo "   ($per_gpu), saved in $(ms_to_s "$d_ms") s ($d_rate MiB/s under TCG)."
@@ -105,8 +107,9 @@ echo "   The job is gone, and so is its KFD process."
 echo
 
 # ---- 4. the move ----------------------------------------------------------------
-restored=$(said 'plugin, restore' | grep '^restored pid ' | head -1)
-read -r r_mib r_ms < <(sed -n 's/.* \([0-9]*\) MiB in \([0-9]*\) ms.*/\1 \2/p' <<<"$restored")
+restored=$(said 'plugin, restore' | grep '^restored pid ' | head -1) || true
+read -r r_mib r_ms < <(sed -n 's/.* \([0-9]*\) MiB in \([0-9]*\) ms.*/\1 \2/p' <<<"$restored") ||
+	failed "no \"restored pid\" line of the plugin in $LOG"
 echo "4. The job's cgroup now shows hive B only, and criu restore runs inside it."
 echo "   The plugin maps each checkpointed GPU onto a GPU of hive B:"
 # "GPU 63635 (node 2, renderD128) -> GPU 22770 (node 6, renderD132)"
