@@ -11,10 +11,10 @@
 # fds. The guest test is tests/vm/guest/kfdsim/test-cr-remap.sh.
 #
 # The kernel argument amdgpu_criu.demo_keep=1 (VM_APPEND of run-vm.sh) makes
-# that test copy its image directory and the VM's KFD topology into the
-# results share; they are kept in $BUILD/demo/{ckpt,topology} (replaced on
-# each run), and the demo ends with `amdgpu-criu inspect` and `check` on
-# them, on the host.
+# that test pack its image directory and the VM's KFD topology into the
+# results share; they are unpacked into $BUILD/demo/{ckpt,topology}
+# (replaced on each run), and the demo ends with `amdgpu-criu inspect` and
+# `check` on them, on the host.
 #
 # Every figure printed is read from this run: the guest test's TAP log
 # (its checks, and as comments the plugin's own log lines from CRIU's
@@ -70,8 +70,11 @@ fi
 if ! grep -qs '^ok .*remap: restore inside gpujob' "$LOG"; then
 	failed "the guest test test-cr-remap did not run a restore (missing or skipped)"
 fi
-rm -rf "$KEPT" && mkdir -p "$KEPT"
-mv "$GUEST/ckpt" "$GUEST/topology" "$KEPT/" || failed "the VM did not hand over its checkpoint ($GUEST)"
+# unpack NAME DIR: the guest's $GUEST/NAME.tar.lzo (busybox: lzop) into DIR
+unpack() { mkdir -p "$2" && busybox lzop -dc "$GUEST/$1.tar.lzo" | tar -xf - -C "$2"; }
+rm -rf "$KEPT"
+unpack ckpt "$KEPT/ckpt" && unpack topology "$KEPT" ||
+	failed "the VM did not hand over its checkpoint and topology ($GUEST/*.tar.lzo)"
 
 # ---- 1. the machine -------------------------------------------------------------
 topo_json=$("$TOOL" topology --sysfs "$KEPT/topology" --json)
