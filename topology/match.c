@@ -109,6 +109,7 @@ struct gpu_info {
 /* The GPUs of one side and the relations between every pair of them. */
 struct side {
 	const struct kfd_topology *topo;
+	bool listed; /* the GPUs were listed; else every usable GPU of topo */
 	struct gpu_info *gpu;
 	size_t n;
 	uint8_t *rank;	  /* [a * n + b]: rank of the direct io_link a->b */
@@ -322,6 +323,27 @@ static bool bits_intersect3(const uint64_t *a, const uint64_t *b, const uint64_t
 
 /* ---- request validation ---------------------------------------------------- */
 
+/*
+ * Why a GPU node cannot take part in a match. One wording for a listed node
+ * (an error) and for the nodes the default destination set skips (named
+ * when too few are left), so both say the same thing.
+ */
+enum unusable { USABLE = -1, UNUSABLE_UNREADABLE, UNUSABLE_NO_GPU_ID, UNUSABLE_KINDS };
+
+static const char *const unusable_why[UNUSABLE_KINDS] = {
+	[UNUSABLE_UNREADABLE] = "cannot be read: not in the device cgroup?",
+	[UNUSABLE_NO_GPU_ID] = "no gpu_id: gpu_id file missing or 0",
+};
+
+static enum unusable gpu_unusable(const struct kfd_node *n)
+{
+	if (!n->accessible)
+		return UNUSABLE_UNREADABLE;
+	if (!n->gpu_id)
+		return UNUSABLE_NO_GPU_ID;
+	return USABLE;
+}
+
 static int check_listed_node(const struct kfd_topology *topo, uint32_t index, const char *what,
 			     struct msg *err)
 {
@@ -332,17 +354,14 @@ static int check_listed_node(const struct kfd_topology *topo, uint32_t index, co
 			topo->n_nodes);
 		return -ENOENT;
 	}
-	if (!n->accessible) {
-		msg_add(err, "%s node %u cannot be read (not in the device cgroup?)", what, index);
-		return -EACCES;
-	}
 	if (!n->is_gpu) {
 		msg_add(err, "%s node %u is not a GPU", what, index);
 		return -EINVAL;
 	}
-	if (!n->gpu_id) {
-		msg_add(err, "%s GPU node %u has no gpu_id", what, index);
-		return -EINVAL;
+	if (gpu_unusable(n) != USABLE) {
+		msg_add(err, "%s GPU node %u is not usable (%s)", what, index,
+			unusable_why[gpu_unusable(n)]);
+		return n->accessible ? -EINVAL : -EACCES;
 	}
 	return 0;
 }
@@ -407,7 +426,7 @@ static int collect_all(struct side *side, bool is_src, struct msg *err)
 			ret = check_listed_node(topo, n->index, "source", err);
 			if (ret)
 				return ret;
-		} else if (!n->accessible || !n->gpu_id) {
+		} else if (gpu_unusable(n) != USABLE) {
 			continue;
 		}
 		side->gpu[side->n++].node = n;
@@ -429,6 +448,7 @@ static int collect_side(struct side *side, const struct kfd_topology *topo, cons
 	int ret;
 
 	side->topo = topo;
+	side->listed = list != NULL;
 	if (list)
 		ret = collect_listed(side, list, n_list, what, err);
 	else
@@ -1563,6 +1583,51 @@ static void explain_structure(struct matcher *mt, struct msg *out)
 
 /* ---- entry points ---------------------------------------------------------- */
 
+/* Consecutive node indexes as ranges: "2-5", "2-5, 9". */
+static void msg_node_ranges(struct msg *out, const uint32_t *idx, size_t n)
+{
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && idx[j] == idx[j - 1] + 1; j++)
+			;
+		msg_add(out, "%s%u", i ? ", " : "", idx[i]);
+		if (j - i > 1)
+			msg_add(out, "-%u", idx[j - 1]);
+	}
+}
+
+/*
+ * The GPU nodes of the destination topology that the default destination
+ * set skipped, grouped by why: "; not usable: GPU nodes 2-9 (no gpu_id:
+ * ...)". Nothing when the destinations were listed (a listed node that is
+ * not usable is an error before the match).
+ */
+static void explain_skipped(const struct matcher *mt, struct msg *out)
+{
+	const struct kfd_topology *topo = mt->dst.topo;
+	uint32_t *idx;
+	bool first = true;
+
+	if (mt->dst.listed || !topo->n_nodes)
+		return;
+	idx = calloc(topo->n_nodes, sizeof(*idx));
+	if (!idx)
+		return;
+	for (int kind = 0; kind < UNUSABLE_KINDS; kind++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < topo->n_nodes; i++)
+			if (topo->nodes[i].is_gpu && (int)gpu_unusable(&topo->nodes[i]) == kind)
+				idx[n++] = topo->nodes[i].index;
+		if (!n)
+			continue;
+		msg_add(out, "%s GPU node%s ", first ? "; not usable:" : ",", n == 1 ? "" : "s");
+		msg_node_ranges(out, idx, n);
+		msg_add(out, " (%s)", unusable_why[kind]);
+		first = false;
+	}
+	free(idx);
+}
+
 static void explain_too_few(const struct matcher *mt, struct msg *out)
 {
 	msg_add(out, "checkpoint has %zu GPU%s, only %zu destination GPU%s usable", mt->src.n,
@@ -1571,6 +1636,7 @@ static void explain_too_few(const struct matcher *mt, struct msg *out)
 		msg_add(out, "%s", d ? ", " : ": ");
 		msg_gpu(out, &mt->dst.gpu[d]);
 	}
+	explain_skipped(mt, out);
 }
 
 static int fill_result(const struct matcher *mt, struct match_result *res)

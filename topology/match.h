@@ -88,10 +88,12 @@ struct match_result {
 	/*
 	 * Why not compatible (one line, cut with "..." if longer), or "". Names
 	 * the source GPUs (node and gpu_id) and the failed rule with both values:
-	 * too few destinations, no compatible destination for a source (with the
-	 * best candidate and its first failed check), sources competing for too
-	 * few destinations, a link or shared CPU node no destination pair keeps,
-	 * a group (shared CPU node, xGMI) no destination place can hold.
+	 * too few destinations (without dst_nodes also the GPU nodes left out and
+	 * why, in the words of the error for a listed one), no compatible
+	 * destination for a source (with the best candidate and its first
+	 * failed check), sources competing for too few destinations, a link or
+	 * shared CPU node no destination pair keeps, a group (shared CPU node,
+	 * xGMI) no destination place can hold.
 	 */
 	char reason[1024];
 	uint64_t search_steps; /* GPU assignments tried, for diagnostics */

@@ -211,6 +211,18 @@ expect_rc 0 "an xGMI pair of one MI210 hive fits into the other hive"
 check "the pair lands on the allowed GPUs" jqt '[.map[].dst_node] | all(. >= 6 and . <= 9) and length == 2'
 check "the pair gets the destination gpu_ids" jqt 'all(.map[]; .dst_gpu_id == 40000 + .dst_node)'
 
+# A destination whose GPUs have no gpu_id: the same explanation whether the
+# default destination set skipped them (not compatible) or they were listed
+# (unusable input), naming the nodes
+run match --from "$TMP/mi210" --from-nodes 2,3 --to "$MI210"
+expect_rc 1 "onto GPUs without gpu_id: not compatible"
+check "the skipped GPU nodes are named with the reason" grep -qF \
+	'only 0 destination GPUs are usable; not usable: GPU nodes 2-9 (no gpu_id: gpu_id file missing or 0)' "$OUT"
+why_default=$(grep -o '(no gpu_id[^)]*)' "$OUT")
+usage_error "onto listed GPUs without gpu_id exits 2" match --from "$TMP/mi210" --from-nodes 2,3 --to "$MI210" --to-nodes 6-9
+check "a listed GPU without gpu_id is named" grep -qF 'destination GPU node 6 is not usable (no gpu_id' "$ERR"
+check "both say why in the same words" test -n "$why_default" -a "$(grep -o '(no gpu_id[^)]*)' "$ERR")" = "$why_default"
+
 # ---- a GPU hidden by the device cgroup (EACCES), as an unprivileged user ------------------
 nobody=65534
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&

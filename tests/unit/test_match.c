@@ -610,6 +610,30 @@ static void test_too_few_destinations(void **state)
 	synth_free(t);
 }
 
+/* Without a destination list, the GPUs left out are named as ranges, with why. */
+static void test_too_few_names_skipped(void **state)
+{
+	struct kfd_topology *src = synth_two_hives(1000), *dst = synth_two_hives(2000);
+	uint32_t src_nodes[] = {2, 3, 4};
+	struct match_request req = synth_request(src, dst);
+	struct match_result res;
+
+	(void)state;
+	for (uint32_t n = 2; n <= 9; n++)
+		if (n != 6 && n != 8)
+			dst->nodes[n].gpu_id = 0;
+	req.src_nodes = src_nodes;
+	req.n_src_nodes = 3;
+	expect_incompatible(&req, &res);
+	assert_string_equal(res.reason,
+			    "checkpoint has 3 GPUs, only 2 destination GPUs are usable: node 6 "
+			    "(gpu_id 2006), node 8 (gpu_id 2008); not usable: GPU nodes 2-5, 7, 9 "
+			    "(no gpu_id: gpu_id file missing or 0)");
+	match_result_free(&res);
+	synth_free(src);
+	synth_free(dst);
+}
+
 static void test_no_compatible_destination_reason(void **state)
 {
 	struct kfd_topology *src = synth_two_hives(1000), *dst = synth_two_hives(2000);
@@ -903,21 +927,26 @@ static void test_invalid_input(void **state)
 	req.dst_nodes = NULL;
 	expect_incompatible(&req, &res);
 	assert_contains(res.reason, "checkpoint has 8 GPUs, only 6 destination GPUs are usable");
+	assert_contains(res.reason, "; not usable: GPU node 9 (cannot be read: not in the device "
+				    "cgroup?), GPU node 8 (no gpu_id: gpu_id file missing or 0)");
 	match_result_free(&res);
 	bad_nodes[1] = 9;
 	req.dst_nodes = bad_nodes;
 	assert_int_equal(topo_match(&req, &res), -EACCES);
-	assert_contains(res.reason, "destination node 9 cannot be read");
+	assert_string_equal(res.reason, "destination GPU node 9 is not usable (cannot be read: not "
+					"in the device cgroup?)");
 	match_result_free(&res);
 	bad_nodes[1] = 8;
 	assert_int_equal(topo_match(&req, &res), -EINVAL);
-	assert_contains(res.reason, "destination GPU node 8 has no gpu_id");
+	assert_string_equal(res.reason, "destination GPU node 8 is not usable (no gpu_id: gpu_id "
+					"file missing or 0)");
 	match_result_free(&res);
 	req.dst_nodes = NULL;
 
 	src->nodes[4].gpu_id = 0;
 	assert_int_equal(topo_match(&req, &res), -EINVAL);
-	assert_contains(res.reason, "source GPU node 4 has no gpu_id");
+	assert_contains(res.reason, "source GPU node 4 is not usable (no gpu_id: gpu_id file "
+				    "missing or 0)");
 	match_result_free(&res);
 
 	src->nodes[4].gpu_id = 1005;
@@ -928,7 +957,7 @@ static void test_invalid_input(void **state)
 
 	src->nodes[7].accessible = false;
 	assert_int_equal(topo_match(&req, &res), -EACCES);
-	assert_contains(res.reason, "source node 7 cannot be read");
+	assert_contains(res.reason, "source GPU node 7 is not usable (cannot be read");
 	match_result_free(&res);
 
 	req.src = NULL;
@@ -1091,6 +1120,7 @@ int main(void)
 		cmocka_unit_test_setup(test_numa_group_does_not_fit, reset_env),
 		cmocka_unit_test_setup(test_numa_groups_conflict, reset_env),
 		cmocka_unit_test_setup(test_too_few_destinations, reset_env),
+		cmocka_unit_test_setup(test_too_few_names_skipped, reset_env),
 		cmocka_unit_test_setup(test_no_compatible_destination_reason, reset_env),
 		cmocka_unit_test_setup(test_hall_conflict, reset_env),
 		cmocka_unit_test_setup(test_vram_greedy_trap, reset_env),

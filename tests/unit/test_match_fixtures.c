@@ -377,7 +377,7 @@ static void test_source_without_gpu_id(void **state)
 	tree_open(t, MI210);
 	req = request(t, NULL, 0, t, NULL, 0);
 	assert_int_equal(topo_match(&req, &res), -EINVAL);
-	assert_contains(res.reason, "source GPU node 2 has no gpu_id");
+	assert_contains(res.reason, "source GPU node 2 is not usable (no gpu_id");
 	match_result_free(&res);
 	tree_close(t);
 }
