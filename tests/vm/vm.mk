@@ -4,7 +4,7 @@
 # $(CACHE)/vm.
 #
 #   make vm-check           the kfdsim suite (simulator module, CRIU in the VM),
-#                           three boots: main, cr, faults ("# vm-boot:" lines)
+#                           four boots: main, cr, faults, big ("# vm-boot:" lines)
 #   make vm-amdgpu-check    the real-amdgpu smoke suite (amdgpu.ko, no GPU)
 #   make vm-selftest        the harness's own test: breakage is reported (6 boots)
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)
@@ -20,7 +20,7 @@
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-big.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/test-amdgpu.sh tests/vm/selftest.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)

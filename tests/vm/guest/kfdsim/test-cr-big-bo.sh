@@ -13,7 +13,7 @@
 # account); the self-check after the restore PASSes: every page the
 # workload wrote has its bytes, every other page of the big BO is zero, the
 # thread's BOs, queues, events, fds.
-# vm-boot: faults
+# vm-boot: big
 # vm-timeout: 1200
 EXPECT=ok
 . /test/lib/guest.sh

@@ -18,7 +18,7 @@
 # (plugin/restore_guard.h) kills the tasks CRIU left: no restored task,
 # criu or KFD process is left, the pid is free, no kfdsim file open, every image file as
 # dumped; last, the restore of the same images succeeds and PASSes.
-# vm-boot: faults
+# vm-boot: big
 # vm-timeout: 720
 . /test/lib/guest.sh
 
