@@ -127,16 +127,35 @@ static void orphaned_guardian_acts_with_only_its_fds(void **state)
 	assert_string_equal(text, "orphaned keep=1 other=0");
 }
 
+/*
+ * A child that sleeps for ever, having unmapped `unmap` first. Returns once
+ * the unmapping is done: on a busy machine the guardian could otherwise
+ * find the mapping still there and rightly kill a task the test meant as
+ * "past its restorer".
+ */
 static pid_t sleeper(void *unmap, size_t len)
 {
-	pid_t pid = fork();
+	int ready[2];
+	char byte = 0;
+	pid_t pid;
 
+	if (pipe(ready))
+		return -1;
+	pid = fork();
 	if (!pid) {
+		close(ready[0]);
 		if (unmap)
 			munmap(unmap, len); /* past its restorer: the mapping is gone */
+		if (write(ready[1], &byte, 1) != 1)
+			_exit(1);
+		close(ready[1]);
 		pause();
 		_exit(0);
 	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &byte, 1) != 1)
+		pid = -1;
+	close(ready[0]);
 	return pid;
 }
 
