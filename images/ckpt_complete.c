@@ -45,10 +45,20 @@ int ckpt_check_complete(int dir_fd, char *err, size_t errlen)
 {
 	char kfd_name[KFD_IMAGE_NAME_MAX];
 	struct dirent *de;
+	uint32_t id, *ids = NULL;
+	size_t n_ids;
 	int fd, ret = 0;
-	uint32_t id;
 	DIR *dir;
 
+	/*
+	 * The listing's own refusals first (an id with leading zeros): else a
+	 * lone amdgpu-kfd-01.img would be reported as BO contents missing
+	 * amdgpu-kfd-1.img, a file the user does not have.
+	 */
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n_ids, err, errlen);
+	free(ids);
+	if (ret)
+		return ret;
 	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return errmsg_set(err, errlen, -errno, "cannot read the image directory: %s",
