@@ -5,7 +5,7 @@
 # --sabotage negative control (and a wrong "map" in TRIGGER, a wrong probe)
 # must make the self-check fail and name what it found. Built-in machine
 # (two GPUs) or whatever KFDSIM_PARAMS loaded (at least one GPU).
-# vm-timeout: 300
+# vm-timeout: 480
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }

@@ -6,7 +6,7 @@
 # deadlock here (ABBA), which this test sees as a workload that never gets
 # ready. Several rounds, as the window is narrow; each must reach READY and
 # PASS its self-check. No checkpoint.
-# vm-timeout: 240
+# vm-timeout: 420
 . /test/lib/guest.sh
 
 ROUNDS=6
