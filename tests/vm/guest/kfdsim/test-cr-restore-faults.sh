@@ -17,7 +17,7 @@
 # Last, a clean restore of the same images succeeds, the restored process's
 # queues run and its self-check PASSes.
 # vm-boot: faults
-# vm-timeout: 300
+# vm-timeout: 480
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }
