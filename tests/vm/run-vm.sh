@@ -44,7 +44,7 @@ qemu-system-x86_64 \
 	-virtfs "local,path=$SHARE,mount_tag=results,security_model=none,id=results" \
 	</dev/null &
 QEMU=$!
-trap 'kill -9 $QEMU 2>/dev/null' EXIT
+trap 'kill -9 $QEMU 2>/dev/null || true' EXIT
 
 # qemu's user+system CPU time in seconds (clock ticks of /proc/PID/stat)
 cpu_secs() {
