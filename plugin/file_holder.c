@@ -16,10 +16,11 @@ int same_open_file(pid_t pa, int fa, pid_t pb, int fb)
 	return syscall(SYS_kcmp, pa, pb, KCMP_FILE, fa, fb) == 0;
 }
 
-uint32_t innermost_pid(pid_t pid)
+int nspid_levels(pid_t pid, uint32_t *innermost)
 {
 	char path[64], line[256];
 	uint32_t last = 0;
+	int levels = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -37,11 +38,22 @@ uint32_t innermost_pid(pid_t pid)
 			if (end == p)
 				break;
 			last = (uint32_t)v;
+			levels++;
 			p = end;
 		}
 		break;
 	}
 	fclose(f);
+	if (innermost)
+		*innermost = last;
+	return levels;
+}
+
+uint32_t innermost_pid(pid_t pid)
+{
+	uint32_t last = 0;
+
+	nspid_levels(pid, &last);
 	return last;
 }
 

@@ -20,9 +20,17 @@
 #include <sys/types.h>
 
 /*
- * The PID of task `pid` (the caller's namespace) in its own, innermost PID
- * namespace: the last NSpid field of /proc/PID/status (what KFD's
- * PROCESS_INFO reports as the process's pid); 0 if it cannot be read.
+ * The NSpid line of /proc/PID/status for task `pid` (the caller's
+ * namespace): returns how many PID namespaces deep the task is (its number
+ * of NSpid fields; 1 = the caller's own namespace), 0 if it cannot be read;
+ * *innermost (may be NULL) gets its PID in its own, innermost namespace.
+ */
+int nspid_levels(pid_t pid, uint32_t *innermost);
+
+/*
+ * The PID of task `pid` in its own, innermost PID namespace: the last NSpid
+ * field (what KFD's PROCESS_INFO reports as the process's pid); 0 if it
+ * cannot be read.
  */
 uint32_t innermost_pid(pid_t pid);
 

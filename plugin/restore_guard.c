@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file_holder.h"
 #include "restore_guard.h"
 #include "shared_state.h"
 
@@ -76,28 +77,9 @@ static int kill_mappers(const struct mapping_id *id)
 /* The NSpid of /proc/<pid>/status has one field only, equal to pid: it is in our namespace. */
 static int own_ns_pid(pid_t pid)
 {
-	char path[64], line[256];
-	int fields = 0, same = 0;
-	FILE *f;
+	uint32_t innermost;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *tok, *save = NULL;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (tok = strtok_r(line + 6, " \t\n", &save); tok;
-		     tok = strtok_r(NULL, " \t\n", &save)) {
-			fields++;
-			same = atoi(tok) == pid;
-		}
-		break;
-	}
-	fclose(f);
-	return fields == 1 && same;
+	return nspid_levels(pid, &innermost) == 1 && innermost == (uint32_t)pid;
 }
 
 /* Tasks whose file was restored and never resumed (the master is gone: no lock). */
