@@ -183,10 +183,35 @@ static int bo_switch(struct gpu_job *job, uint32_t index)
 
 /* ---- files --------------------------------------------------------------------------- */
 
+#define BO_FILE_PREFIX "amdgpu-bo-"
+
+void bo_stream_file_name(char *buf, size_t len, uint32_t image_id, uint32_t gpu_id, const char *ext)
+{
+	snprintf(buf, len, BO_FILE_PREFIX "%" PRIu32 "-%" PRIu32 ".%s", image_id, gpu_id, ext);
+}
+
+int bo_stream_file_image_id(const char *name, uint32_t *image_id)
+{
+	const char *p = name + strlen(BO_FILE_PREFIX);
+	unsigned long v;
+	char *end;
+
+	if (strncmp(name, BO_FILE_PREFIX, strlen(BO_FILE_PREFIX)) || *p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (errno || v > UINT32_MAX || *end != '-' || end[1] < '0' || end[1] > '9')
+		return -1;
+	strtoul(end + 1, &end, 10);
+	if (strcmp(end, ".img") && strcmp(end, ".idx"))
+		return -1;
+	*image_id = (uint32_t)v;
+	return 0;
+}
+
 static void image_name(char *buf, size_t len, const struct gpu_job *job, const char *ext)
 {
-	snprintf(buf, len, "amdgpu-bo-%" PRIu32 "-%" PRIu32 ".%s", job->cfg->image_id,
-		 job->gpu->gpu_id, ext);
+	bo_stream_file_name(buf, len, job->cfg->image_id, job->gpu->gpu_id, ext);
 }
 
 /* ---- chunk layout ----------------------------------------------------------------------- */
@@ -890,8 +915,7 @@ void bo_stream_remove(int dir_fd, uint32_t image_id, uint32_t gpu_id)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		snprintf(name, sizeof(name), "amdgpu-bo-%" PRIu32 "-%" PRIu32 ".%s", image_id,
-			 gpu_id, exts[i]);
+		bo_stream_file_name(name, sizeof(name), image_id, gpu_id, exts[i]);
 		unlinkat(dir_fd, name, 0);
 	}
 }

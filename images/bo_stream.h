@@ -177,4 +177,14 @@ int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const 
 /* Removes the files of one GPU's images (those that exist); for a dump that fails later. */
 void bo_stream_remove(int dir_fd, uint32_t image_id, uint32_t gpu_id);
 
+/* The file name "amdgpu-bo-<image_id>-<gpu_id>.<ext>" (ext "img" or "idx") into buf. */
+void bo_stream_file_name(char *buf, size_t len, uint32_t image_id, uint32_t gpu_id,
+			 const char *ext);
+
+/*
+ * The reverse: 0 and *image_id if name is such a file (decimal numbers,
+ * ".img" or ".idx"), -1 for any other name.
+ */
+int bo_stream_file_image_id(const char *name, uint32_t *image_id);
+
 #endif

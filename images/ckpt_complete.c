@@ -8,37 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bo_stream.h"
 #include "ckpt_complete.h"
 #include "common/errmsg.h"
 #include "kfd_image.h"
-
-#define BO_PREFIX "amdgpu-bo-"
 
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
 	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* "amdgpu-bo-<id>-<gpu>.img|.idx": 0 and *id; -1 for any other name */
-static int bo_file_id(const char *name, uint32_t *id)
-{
-	const char *p = name + strlen(BO_PREFIX);
-	unsigned long v;
-	char *end;
-
-	if (strncmp(name, BO_PREFIX, strlen(BO_PREFIX)) || *p < '0' || *p > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(p, &end, 10);
-	if (errno || v > UINT32_MAX || *end != '-' || end[1] < '0' || end[1] > '9')
-		return -1;
-	strtoul(end + 1, &end, 10);
-	if (strcmp(end, ".img") && strcmp(end, ".idx"))
-		return -1;
-	*id = (uint32_t)v;
-	return 0;
 }
 
 int ckpt_check_complete(int dir_fd, char *err, size_t errlen)
@@ -78,7 +57,7 @@ int ckpt_check_complete(int dir_fd, char *err, size_t errlen)
 					 de->d_name);
 			break;
 		}
-		if (bo_file_id(de->d_name, &id) ||
+		if (bo_stream_file_image_id(de->d_name, &id) ||
 		    kfd_image_exists(dir_fd, KFD_IMAGE_PROCESS, id) != -ENOENT)
 			continue;
 		kfd_image_name(kfd_name, sizeof(kfd_name), KFD_IMAGE_PROCESS, id);
