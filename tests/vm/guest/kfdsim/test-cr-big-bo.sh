@@ -6,7 +6,7 @@
 # GPU's image (offsets above 4 GiB). kfdsim's shmem helper backs the whole
 # BO with RAM at mmap; the image is sparse (images/bo_stream.c leaves zero
 # pages as holes), so the guest needs the BO's size once, not twice (guest
-# /tmp is RAM). SKIP when MemAvailable is short (tests/vm/test-kfdsim.sh
+# /tmp is RAM). SKIP when MemAvailable is short (tests/vm/test-kfdsim-big.sh
 # sets VM_MEM).
 # Checks: the image file of that GPU is over 4 GiB long but holds only a
 # few MiB; dump and restore succeed (times printed, with the plugin's own
