@@ -9,21 +9,42 @@
 # asks for with a line "# run-suite-timeout: SECONDS" (the VM suites, whose
 # harness enforces each guest test's own, finer limit). A program killed at
 # its limit fails alone, saying so; the next one runs.
+# A script with the line "# run-suite-parallel: yes" (the VM boots: each
+# keeps about one core of this machine busy, measured 112 %) may run next to
+# other such scripts, RUN_SUITE_JOBS (2) at a time; every other program runs
+# alone. Results are printed in the order given, each program's once it ended.
 #
 # usage: run-suite.sh PROGRAM...
 set -uo pipefail
 logs=${BUILD:-build}/test-logs
 mkdir -p "$logs"
 export CMOCKA_MESSAGE_OUTPUT=TAP
+jobs_max=${RUN_SUITE_JOBS:-2}
 pass=0 fail=0
-for prog in "$@"; do
-	name=$(echo "$prog" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||')
+progs=("$@")
+
+name_of() { echo "$1" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||'; }
+is_parallel() { grep -q '^# run-suite-parallel: *yes' "$1" 2>/dev/null; }
+
+# Runs one program into its log; its exit status goes to LOG.rc, last.
+run_one() { # PROG
+	local prog=$1 name log limit rc
+	name=$(name_of "$prog")
 	log=$logs/$name.log
 	limit=$(sed -n 's/^# run-suite-timeout: *\([0-9][0-9]*\).*/\1/p' "$prog" 2>/dev/null | head -1)
 	limit=${limit:-${TEST_TIMEOUT:-900}}
 	timeout -k 10 "$limit" "$prog" </dev/null >"$log" 2>&1
 	rc=$?
 	[ $rc -ne 124 ] || echo "not ok - $name: killed at its time limit of $limit s (TEST_TIMEOUT, or its '# run-suite-timeout:' line)" >>"$log"
+	echo "$rc" >"$log.rc"
+}
+
+report() { # PROG
+	local name log rc p f plan line
+	name=$(name_of "$1")
+	log=$logs/$name.log
+	rc=$(cat "$log.rc")
+	rm -f "$log.rc"
 	p=$(grep -c '^ok ' "$log")
 	f=$(grep -c '^not ok ' "$log")
 	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$log" | tail -1)
@@ -34,13 +55,40 @@ for prog in "$@"; do
 		"# "*) [ "$f" -gt 0 ] && echo "[$name] $line" ;;
 		esac
 	done <"$log"
-	if [ "$f" -eq 0 ] && { [ $rc -ne 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; } || [ "$p" -eq 0 ]; }; then
+	if [ "$f" -eq 0 ] && { [ "$rc" -ne 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; } || [ "$p" -eq 0 ]; }; then
 		echo "[$name] not ok - exited with status $rc after $p of ${plan:-?} results (see $log)"
 		tail -n 20 "$log" | sed "s/^/[$name] # /"
 		f=$((f + 1))
 	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
+}
+
+# Reports, in order, every program that has ended; stops at the first still running.
+next=0
+report_ended() {
+	while [ "$next" -lt "${#progs[@]}" ] && [ -f "$logs/$(name_of "${progs[$next]}").log.rc" ]; do
+		report "${progs[$next]}"
+		next=$((next + 1))
+	done
+}
+
+for prog in "${progs[@]}"; do rm -f "$logs/$(name_of "$prog").log.rc"; done # an earlier run's
+for prog in "${progs[@]}"; do
+	if [ "$jobs_max" -gt 1 ] && is_parallel "$prog"; then
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+			wait -n
+			report_ended
+		done
+		run_one "$prog" &
+	else
+		wait
+		report_ended
+		run_one "$prog"
+	fi
+	report_ended
 done
+wait
+report_ended
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,5 +8,6 @@
 # qemu allocates guest RAM as the guest first touches it and keeps it until
 # the VM exits: the host pays for the big BO from that test on.
 # run-suite-timeout: 3600 (the VM harness enforces each guest test's own limit)
+# run-suite-parallel: yes (each boot is its own VM, logs and work files; vm-suite.sh serialises the shared preparation)
 export VM_MEM=${VM_MEM:-5632}
 exec "$(dirname "$0")/vm-suite.sh" kfdsim big

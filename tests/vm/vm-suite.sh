@@ -241,11 +241,18 @@ prepare() {
 	step "kernel fetch"; kroot=$("$HERE/fetch-kernel.sh")
 	krel=$(basename "$(dirname "$kroot")")
 	echo "# $SUITE: kernel $krel"
+	# Boots of one suite share $WORKDIR (module build, machines, headers)
+	# and may run at once (run-suite.sh): one prepares at a time.
+	step "waiting for another boot's preparation"
+	mkdir -p "$WORKDIR"
+	exec 8>"$WORKDIR/prepare.lock"
+	flock -w 1200 8 || vm_die "timed out waiting for $WORKDIR/prepare.lock (another boot's preparation)"
 	if [ "$SUITE" = kfdsim ]; then
 		step "kfdsim build"; build_kfdsim "$kroot"
 		step "kfdsim machines"; make_kfdsim_machines
 	fi
 	step "guest files"; make_overlay "$kroot" "$krel" "$OVERLAY"
+	exec 8>&- # the shared files are ready: other boots may prepare
 	[ -s "$OVERLAY/test/vm/order" ] || vm_die "no guest test to run (suite $SUITE, boot ${BOOT:-any}, VM_ONLY '${VM_ONLY:-}')"
 	step "initramfs"; "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT"
 	step "VM run"
