@@ -1,0 +1,91 @@
+#!/bin/bash
+# tests/run-suite.sh, the runner of `make check`, on small made-up programs:
+# scripts marked "# run-suite-parallel: yes" overlap in RUN_SUITE_JOBS
+# lanes, an unmarked program runs alone, results come out in the order
+# given whatever the order of ending, and a crash, a short plan and a
+# program killed at its limit each count as a failure, by name. Each
+# program writes when it started and ended (ns), so overlap is measured,
+# not assumed. Prints TAP.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+runner=$PWD/tests/run-suite.sh
+
+# prog NAME PARALLEL SLEEP [BODY]: a TAP program recording its start and end
+prog() {
+	local f=$tmp/$1.sh
+	{
+		echo '#!/bin/bash'
+		[ "$2" = par ] && echo '# run-suite-parallel: yes'
+		echo "echo \"\$(date +%s%N)\" >$tmp/$1.start"
+		echo "sleep $3"
+		echo "${4:-echo 'ok 1 - $1'; echo 1..1}"
+		echo "echo \"\$(date +%s%N)\" >$tmp/$1.end"
+	} >"$f"
+	chmod +x "$f"
+	echo "$f"
+}
+started() { cat "$tmp/$1.start"; }
+ended() { cat "$tmp/$1.end"; }
+# overlap A B: A and B ran at the same time for a while
+overlap() { [ "$(started "$2")" -lt "$(ended "$1")" ] && [ "$(started "$1")" -lt "$(ended "$2")" ]; }
+# before A B: A had ended when B started
+before() { [ "$(ended "$1")" -le "$(started "$2")" ]; }
+
+run() { # JOBS PROG...: output in $tmp/out, status in $rc
+	local jobs=$1
+	shift
+	rm -f "$tmp"/*.start "$tmp"/*.end
+	RUN_SUITE_JOBS=$jobs BUILD=$tmp/build TEST_TIMEOUT=20 "$runner" "$@" >"$tmp/out" 2>&1
+	rc=$?
+}
+
+# p1 takes longest, so p2 and p3 end first: the output must still be in order.
+p1=$(prog p1 par 3)
+p2=$(prog p2 par 1)
+s1=$(prog s1 seq 1)
+p3=$(prog p3 par 1)
+p4=$(prog p4 par 1)
+run 2 "$p1" "$p2" "$s1" "$p3" "$p4"
+check "two marked programs run at the same time" overlap p1 p2
+check "an unmarked program waits for the running marked ones" before p1 s1
+check "... and the next marked one waits for it" before s1 p3
+check "the marked ones after it overlap again" overlap p3 p4
+order=$(grep -o '^\[[^]]*\]' "$tmp/out" | tr -d '[]' | sed 's/.*\.//' | tr '\n' ' ')
+check "results in the order given, not the order of ending ($order)" [ "$order" = "p1 p2 s1 p3 p4 " ]
+check "final line counts every result, status 0" \
+	[ "$(tail -1 "$tmp/out")" = "5 passed, 0 failed" ] && [ "$rc" -eq 0 ]
+
+a=$(prog a par 1)
+b=$(prog b par 1)
+c=$(prog c par 1)
+run 1 "$a" "$b" "$c"
+check "RUN_SUITE_JOBS=1: one at a time" eval 'before a b && before b c'
+run 2 "$a" "$b" "$c"
+check "RUN_SUITE_JOBS=2: never three at once" eval '! { overlap a c && overlap b c && overlap a b; }'
+
+crash=$(prog crash par 0 'echo "ok 1 - half"; echo 1..2; exit 3')
+slow=$(prog slow par 30)
+sed -i '2a # run-suite-timeout: 2' "$slow"
+good=$(prog good par 0)
+run 2 "$crash" "$slow" "$good"
+check "a parallel program that crashes short of its plan fails, by name" \
+	grep -q '^\[.*crash\] not ok - exited with status 3 after 1 of 2 results' "$tmp/out"
+check "a parallel program killed at its own limit fails, saying so" \
+	grep -q '^\[.*slow\] not ok - .*slow: killed at its time limit of 2 s' "$tmp/out"
+check "the others still pass; status non-zero" \
+	eval 'grep -q "^\[.*good\] ok 1 - good" "$tmp/out" && [ "$(tail -1 "$tmp/out")" = "2 passed, 2 failed" ] && [ "$rc" -ne 0 ]'
+
+# A result file of an earlier run must not be taken for this run's.
+mkdir -p "$tmp/build/test-logs"
+late=$(prog late par 2 "echo 'not ok 1 - late'; echo 1..1")
+name=$(echo "$late" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||')
+printf 'ok 1 - stale\n1..1\n' >"$tmp/build/test-logs/$name.log"
+echo 0 >"$tmp/build/test-logs/$name.log.rc"
+run 2 "$p2" "$late"
+check "a stale log of an earlier run is not reported" \
+	eval '! grep -q stale "$tmp/out" && grep -q "not ok 1 - late" "$tmp/out"'
+
+tap_done
