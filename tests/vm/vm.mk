@@ -16,7 +16,8 @@
 # shows no progress that long is hung; 240), VM_TIMEOUT=seconds (backstop for
 # one VM run; default the sum of its tests' limits), VM_TEST_TIMEOUT=seconds
 # (a guest test without its own "# vm-timeout:"; 120), VM_KFDSIM_SRC=dir
-# (another module source). Logs: $(BUILD)/vm-logs/<suite>[-<boot>]/ (see
+# (another module source), RUN_SUITE_JOBS=n (boots run at once; 2, see
+# tests/run-suite.sh). Logs: $(BUILD)/vm-logs/<suite>[-<boot>]/ (see
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
