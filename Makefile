@@ -16,6 +16,7 @@ SHARED         ?= $(abspath ../shared)
 PREFIX         ?= /usr/local
 CRIU_PLUGIN_DIR ?= /usr/lib/criu
 BUILD          ?= build
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 CRIU_DIR  := $(CACHE)/criu
 CRIU      := $(CRIU_DIR)/criu
@@ -132,10 +133,12 @@ TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=
 	CRIU42=$$(test -x $(CRIU42) && echo $(CRIU42)) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# Not for -j: deps and vm-deps may both call apt.
+# Not for -j: deps and vm-deps may both call apt. The build inside is -j, one
+# job per core. Longest first: the VM boots, then the unit tests (in lanes,
+# next to the last boots), then the host tests (see tests/run-suite.sh).
 check: deps vm-deps
-	$(MAKE) --no-print-directory products $(UNIT_BINS) $(BUILD)/tests/bin fuzz-build
-	$(TEST_ENV) tests/run-suite.sh $(UNIT_BINS) $(HOST_TESTS) $(VM_TESTS)
+	$(MAKE) --no-print-directory -j$(NPROC) products $(UNIT_BINS) $(BUILD)/tests/bin fuzz-build
+	$(TEST_ENV) tests/run-suite.sh $(VM_TESTS) --parallel $(UNIT_BINS) -- $(HOST_TESTS)
 
 $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
 	@mkdir -p $@

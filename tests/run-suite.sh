@@ -21,14 +21,28 @@ mkdir -p "$logs"
 export CMOCKA_MESSAGE_OUTPUT=TAP
 jobs_max=${RUN_SUITE_JOBS:-2}
 pass=0 fail=0
-progs=("$@")
+progs=() parallel=()
+listed=no
+for arg in "$@"; do
+	case "$arg" in
+	--parallel) listed=yes ;;
+	--) listed=no ;;
+	*) progs+=("$arg") parallel+=("$listed") ;;
+	esac
+done
 
 name_of() { echo "$1" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||'; }
-is_parallel() { grep -q '^# run-suite-parallel: *yes' "$1" 2>/dev/null; }
+is_parallel() { # INDEX
+	[ "${parallel[$1]}" = yes ] || grep -q '^# run-suite-parallel: *yes' "${progs[$1]}" 2>/dev/null
+}
+# cpu_secs FILE: user+system CPU seconds on the last line of the output of
+# "times" (which must run in the shell itself: a fork's counts start at 0)
+cpu_secs() { awk 'END { gsub(/[ms]/, " "); printf "%.0f\n", $1 * 60 + $2 + $3 * 60 + $4 }' "$1"; }
 
-# Runs one program into its log; its exit status goes to LOG.rc, last.
-run_one() { # PROG
-	local prog=$1 name log limit rc
+# Runs one program into its log, in a subshell of its own (for its CPU
+# time); its exit status goes to LOG.rc, last.
+run_one() ( # PROG
+	local prog=$1 name log limit rc start=$SECONDS
 	name=$(name_of "$prog")
 	log=$logs/$name.log
 	limit=$(sed -n 's/^# run-suite-timeout: *\([0-9][0-9]*\).*/\1/p' "$prog" 2>/dev/null | head -1)
@@ -36,8 +50,11 @@ run_one() { # PROG
 	timeout -k 10 "$limit" "$prog" </dev/null >"$log" 2>&1
 	rc=$?
 	[ $rc -ne 124 ] || echo "not ok - $name: killed at its time limit of $limit s (TEST_TIMEOUT, or its '# run-suite-timeout:' line)" >>"$log"
+	times >"$log.times"
+	echo "# run-suite: $name ended, status $rc, $((SECONDS - start)) s, CPU $(cpu_secs "$log.times") s"
+	rm -f "$log.times"
 	echo "$rc" >"$log.rc"
-}
+)
 
 report() { # PROG
 	local name log rc p f plan line
@@ -74,8 +91,9 @@ report_ended() {
 }
 
 for prog in "${progs[@]}"; do rm -f "$logs/$(name_of "$prog").log.rc"; done # an earlier run's
-for prog in "${progs[@]}"; do
-	if [ "$jobs_max" -gt 1 ] && is_parallel "$prog"; then
+for i in "${!progs[@]}"; do
+	prog=${progs[$i]}
+	if [ "$jobs_max" -gt 1 ] && is_parallel "$i"; then
 		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
 			wait -n
 			report_ended

@@ -4,6 +4,7 @@
 # (install-deps.sh, fetch-criu*.sh read AMDGPU_CRIU_CACHE) and the VM
 # harness (tests/vm/lib.sh: kernels, apt lists). Before the fix the scripts
 # and the VM harness still used ~/.cache/amdgpu-criu. Prints TAP.
+# run-suite-parallel: yes (only `make cache-paths`, which prints paths, with a temporary CACHE or HOME)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh

@@ -12,6 +12,7 @@
 # cycle is repeated with it, loading the same plugin built with the 4.1 header).
 # Runs as root on the host (no VM). Failure artifacts: $BUILD/test-logs/host.test-criu-inert/
 # shellcheck disable=SC2016 # single-quoted bash -c bodies get their arguments as $1
+# run-suite-parallel: yes (its own workload and image directory under mktemp; CRIU on the host)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/tap.sh

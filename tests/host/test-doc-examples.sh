@@ -10,6 +10,7 @@
 # an abbreviation and is not run. `this kernel (RELEASE)` is compared
 # without RELEASE (it is the running kernel's).
 # env: BUILD (absolute build dir), KFD_FIXTURES (kfd-topologies/)
+# run-suite-parallel: yes (runs the examples in a scratch copy)
 set -uo pipefail
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"

@@ -11,6 +11,7 @@
 # env: BUILD (absolute build dir; the targets are in $BUILD/fuzz, made by
 #      `make fuzz-build`), FUZZ_SHORT_SCALE (runs multiplier, default 1)
 # run-suite-timeout: 2100 (6 targets x TARGET_LIMIT, and the replays)
+# run-suite-parallel: yes (a fixed number of runs per target, not seconds: load only stretches it)
 set -uo pipefail
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"

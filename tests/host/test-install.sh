@@ -1,6 +1,7 @@
 #!/bin/bash
 # `make install` puts the plugin where CRIU looks by default and the tool in
 # $(PREFIX)/bin, under DESTDIR, with the right modes; `make uninstall` removes them.
+# run-suite-parallel: yes (installs into a DESTDIR under mktemp)
 set -uo pipefail
 . "$(dirname "$0")/../lib/tap.sh"
 dest=$(mktemp -d)

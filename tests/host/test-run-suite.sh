@@ -1,11 +1,13 @@
 #!/bin/bash
 # tests/run-suite.sh, the runner of `make check`, on small made-up programs:
-# scripts marked "# run-suite-parallel: yes" overlap in RUN_SUITE_JOBS
-# lanes, an unmarked program runs alone, results come out in the order
+# scripts marked "# run-suite-parallel: yes" and programs listed after
+# "--parallel" overlap in RUN_SUITE_JOBS lanes, an unmarked program runs
+# alone, each program's end is announced with its times, results come out in the order
 # given whatever the order of ending, and a crash, a short plan and a
 # program killed at its limit each count as a failure, by name. Each
 # program writes when it started and ended (ns), so overlap is measured,
 # not assumed. Prints TAP.
+# run-suite-parallel: yes (its programs sleep and compare timestamps, with seconds of margin; own BUILD under mktemp)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
@@ -77,6 +79,21 @@ check "a parallel program killed at its own limit fails, saying so" \
 	grep -q '^\[.*slow\] not ok - .*slow: killed at its time limit of 2 s' "$tmp/out"
 check "the others still pass; status non-zero" \
 	eval 'grep -q "^\[.*good\] ok 1 - good" "$tmp/out" && [ "$(tail -1 "$tmp/out")" = "2 passed, 2 failed" ] && [ "$rc" -ne 0 ]'
+
+# Unmarked programs listed after --parallel (up to --) run in lanes too.
+u1=$(prog u1 seq 2)
+u2=$(prog u2 seq 1)
+u3=$(prog u3 seq 1)
+run 2 --parallel "$u1" "$u2" -- "$u3"
+check "--parallel: unmarked programs listed after it overlap" overlap u1 u2
+check "... and one after -- runs alone again" eval 'before u1 u3 && before u2 u3'
+check "... in order, all counted" eval '[ "$(grep -o "^\[[^]]*\]" "$tmp/out" | tr -d "[]" | sed "s/.*\.//" | tr "\n" " ")" = "u1 u2 u3 " ] && [ "$(tail -1 "$tmp/out")" = "3 passed, 0 failed" ]'
+check "each program's end is announced with status, wall and CPU seconds" \
+	eval '[ "$(grep -c "^# run-suite: .*u[123] ended, status 0, [0-9]* s, CPU [0-9]* s$" "$tmp/out")" -eq 3 ]'
+burn=$(prog burn seq 0 'end=$((SECONDS + 2)); while [ $SECONDS -lt $end ]; do :; done; echo "ok 1 - burn"; echo 1..1')
+run 1 "$burn"
+check "the CPU time is the program's (a 2 s busy loop: 1 s or more)" \
+	grep -Eq '^# run-suite: .*burn ended, status 0, [0-9]+ s, CPU ([1-9]|[1-9][0-9]+) s$' "$tmp/out"
 
 # A result file of an earlier run must not be taken for this run's.
 mkdir -p "$tmp/build/test-logs"

@@ -4,6 +4,7 @@
 # topology captures.
 # env: BUILD (absolute build dir holding amdgpu-criu and its n/ objects),
 #      KFD_FIXTURES (kfd-topologies/), TOOL (optional: another amdgpu-criu, e.g. sanitized)
+# run-suite-parallel: yes (reads the captures, writes under mktemp)
 set -uo pipefail
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"

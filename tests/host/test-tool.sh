@@ -1,6 +1,7 @@
 #!/bin/bash
 # amdgpu-criu command-line tool on the real KFD topology captures.
 # env: BUILD (absolute build dir holding amdgpu-criu), KFD_FIXTURES (kfd-topologies/)
+# run-suite-parallel: yes (reads the captures, writes under mktemp)
 set -uo pipefail
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"

@@ -6,6 +6,7 @@
 # total limit (the heartbeat of a long test is progress, not a stall).
 # Six boots of the guest tests in tests/vm/guest/selftest. Prints TAP.
 #
+# run-suite-parallel: yes (its own suite directory build/vm/selftest and logs; its limits are 60 s of silence and 120 s per run, far from a loaded machine's boot time)
 # usage: selftest.sh          (env: BUILD, CRIU as for vm-suite.sh)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

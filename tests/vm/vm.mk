@@ -21,8 +21,8 @@
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-faults.sh
-VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/test-amdgpu.sh tests/vm/selftest.sh
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-main.sh
+VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
 VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
