@@ -233,12 +233,11 @@ void kfdl_close(struct kfdl *k)
 	k->kfd = -1;
 }
 
+/* atomic: the threads of --parallel-setup allocate at the same time (two
+ * BOs at one VA made MAP fail with EINVAL, 1 round in 6 on a fast VM) */
 uint64_t kfdl_va(struct kfdl *k, uint64_t size)
 {
-	uint64_t va = k->next_va;
-
-	k->next_va += (size + 0x1FFFFF) & ~0x1FFFFFULL;
-	return va;
+	return __atomic_fetch_add(&k->next_va, (size + 0x1FFFFF) & ~0x1FFFFFULL, __ATOMIC_RELAXED);
 }
 
 int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struct kfdl_bo *bo)
@@ -369,6 +368,7 @@ int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *
 	const uint64_t sizes[5] = {KFDL_PAGE, KFDL_PAGE, KFDL_PAGE, KFDL_PAGE, g->total_cwsr};
 	const enum kfdl_bo_type types[5] = {KFDL_GTT, KFDL_GTT, KFDL_GTT, KFDL_VRAM, KFDL_VRAM};
 	struct kfd_ioctl_create_queue_args a = {0};
+	uint64_t db_va;
 	int i, rc;
 	void *p;
 
@@ -401,15 +401,25 @@ int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *
 		return rc;
 	q->queue_id = a.queue_id;
 	q->doorbell_offset = a.doorbell_offset;
-	if (!g->doorbell_va) {
+	db_va = __atomic_load_n(&g->doorbell_va, __ATOMIC_ACQUIRE);
+	if (!db_va) {
 		struct kfdl_bo db;
 
 		rc = kfdl_alloc(k, gi, KFDL_DOORBELL, 2 * KFDL_PAGE, &db);
 		if (rc)
 			return rc;
-		g->doorbell_va = db.va;
+		/* one doorbell BO per GPU, as the thunk keeps: a thread that
+		 * lost the race to create it frees its own */
+		if (__atomic_compare_exchange_n(&g->doorbell_va, &db_va, db.va, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			db_va = db.va;
+		} else {
+			rc = kfdl_free(k, &db);
+			if (rc)
+				return rc;
+		}
 	}
-	p = mmap((void *)(uintptr_t)g->doorbell_va, 2 * KFDL_PAGE, PROT_READ | PROT_WRITE,
+	p = mmap((void *)(uintptr_t)db_va, 2 * KFDL_PAGE, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, k->kfd, a.doorbell_offset & ~(2 * KFDL_PAGE - 1));
 	if (p == MAP_FAILED)
 		return -errno;
