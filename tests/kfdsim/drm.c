@@ -83,25 +83,45 @@ static int kfdsim_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vm
 	return drm_gem_shmem_object_mmap(obj, vma);
 }
 
+/* TTM_BO_VM_NUM_PREFAULT: pages a CPU fault on an amdgpu BO maps at once */
+#define KFDSIM_NUM_PREFAULT 16
+
 /*
  * The shmem helper's fault handler maps page (address - vm_start) of the
  * object, ignoring vm_pgoff: fine for whole-object mappings only. amdgpu
- * (TTM) lets a mapping start inside the BO, so fault with the offset.
+ * (TTM) lets a mapping start inside the BO, so fault with the offset. Like
+ * ttm_bo_vm_fault_reserved(), map the faulting page and up to 15 after it
+ * (within the mapping and the object): a sequential reader of a BO takes
+ * one fault per 64 KiB, as on amdgpu.
  */
 static vm_fault_t kfdsim_gem_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct drm_gem_object *obj = vma->vm_private_data;
 	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
-	pgoff_t page = ((vmf->address - vma->vm_start) >> PAGE_SHIFT) +
-		       vma->vm_pgoff - drm_vma_node_start(&obj->vma_node);
+	pgoff_t first = vma->vm_pgoff - drm_vma_node_start(&obj->vma_node);
+	pgoff_t page = ((vmf->address - vma->vm_start) >> PAGE_SHIFT) + first;
+	pgoff_t last = min_t(pgoff_t, obj->size >> PAGE_SHIFT, first + vma_pages(vma));
+	unsigned long address = vmf->address & PAGE_MASK;
 	vm_fault_t ret;
+	int i;
 
 	dma_resv_lock(obj->resv, NULL);
-	if (page >= obj->size >> PAGE_SHIFT || !shmem->pages || shmem->madv < 0)
+	if (page >= obj->size >> PAGE_SHIFT || !shmem->pages || shmem->madv < 0) {
 		ret = VM_FAULT_SIGBUS;
-	else
-		ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(shmem->pages[page]));
+		goto out;
+	}
+	for (i = 0; i < KFDSIM_NUM_PREFAULT && page < last; i++, page++) {
+		ret = vmf_insert_pfn(vma, address, page_to_pfn(shmem->pages[page]));
+		if (ret & VM_FAULT_ERROR) {
+			/* as TTM: only the faulting page's error counts */
+			if (i)
+				ret = VM_FAULT_NOPAGE;
+			break;
+		}
+		address += PAGE_SIZE;
+	}
+out:
 	dma_resv_unlock(obj->resv);
 	return ret;
 }
