@@ -53,6 +53,9 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 .PHONY: all products deps criu42 check demo install uninstall clean distclean format cache-paths
+# Objects made through pattern rules are intermediates that make would delete
+# after linking (and rebuild next time): keep every target.
+.SECONDARY:
 # The sub-make re-reads this file after the dependencies are installed, so
 # that pkg-config flags are right on a fresh machine.
 all: deps
