@@ -132,7 +132,11 @@ $(BUILD)/tests-san/%: $(BUILD)/san/tests/unit/%.o $(call obj,san,$(UNIT_HELPERS)
 
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS)) $(addprefix $(BUILD)/tests-san/,$(UNIT_TESTS))
 HOST_TESTS := $(sort $(wildcard tests/host/test-*.sh))
-TEST_ENV = KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
+# The tests' scratch files (TMPDIR): a tmpfs with 1 GiB free if there is one.
+# Copying a topology capture (2765 files) took 2 s of system time on this
+# project's CI disk and 0.2 s in /dev/shm: test_match_fixtures 63 s -> 5.5 s.
+TEST_TMPDIR ?= $(shell [ -w /dev/shm ] && [ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $$4 }')" -ge 1048576 ] 2>/dev/null && echo /dev/shm || echo /tmp)
+TEST_ENV = TMPDIR=$(TEST_TMPDIR) KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
 	CRIU42=$$(test -x $(CRIU42) && echo $(CRIU42)) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

@@ -6,6 +6,8 @@
 # and the VM harness still used ~/.cache/amdgpu-criu. Prints TAP.
 # run-suite-parallel: yes (only `make cache-paths`, which prints paths, with a temporary CACHE or HOME)
 set -uo pipefail
+# a make of its own: not a job of the make that runs the suite (make -jN check)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 tmp=$(mktemp -d)

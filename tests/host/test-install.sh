@@ -3,6 +3,8 @@
 # $(PREFIX)/bin, under DESTDIR, with the right modes; `make uninstall` removes them.
 # run-suite-parallel: yes (installs into a DESTDIR under mktemp)
 set -uo pipefail
+# a make of its own: not a job of the make that runs the suite (make -jN check)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 . "$(dirname "$0")/../lib/tap.sh"
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
