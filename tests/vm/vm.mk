@@ -17,7 +17,8 @@
 # one VM run; default the sum of its tests' limits), VM_TEST_TIMEOUT=seconds
 # (a guest test without its own "# vm-timeout:"; 120), VM_KFDSIM_SRC=dir
 # (another module source), RUN_SUITE_JOBS=n (boots run at once; 2, see
-# tests/run-suite.sh). Logs: $(BUILD)/vm-logs/<suite>[-<boot>]/ (see
+# tests/run-suite.sh), VM_CPU=model (qemu -cpu; max,-erms,-fsrm: see
+# tests/vm/run-vm.sh). Logs: $(BUILD)/vm-logs/<suite>[-<boot>]/ (see
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
@@ -27,7 +28,7 @@ VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
 VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
 VM_SUITE_vm-selftest := tests/vm/selftest.sh
-export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT
+export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT VM_CPU
 
 .PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest
 
