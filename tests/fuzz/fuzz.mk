@@ -45,8 +45,8 @@ $(FUZZ_DIR)/fuzz_tool: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_tool.o $(FUZZ_TOOL_OBJ) $
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lpthread
 
-# The targets' own objects are not intermediate files to delete.
-.SECONDARY: $(call fobj,$(addprefix tests/fuzz/,$(addsuffix .c,$(FUZZ_ALL))))
+# The targets' own objects are kept: the main Makefile's ".SECONDARY:" (all
+# targets; a .SECONDARY line with a list here would narrow it to that list).
 
 # Seeds: regenerated when the builder or the formats change.
 $(FUZZ_DIR)/mkseeds: $(call fobj,tests/fuzz/mkseeds.c tests/unit/synth_ckpt.c) $(FUZZ_LIB_OBJ)
@@ -86,7 +86,6 @@ $(FUZZ_DIR)/cov/fuzz_tool: $(FUZZ_DIR)/cov-obj/tests/fuzz/fuzz_tool.o $(call cob
 $(FUZZ_DIR)/cov/fuzz_%: $(FUZZ_DIR)/cov-obj/tests/fuzz/fuzz_%.o $(FUZZ_COV_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_COV_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lpthread
-.SECONDARY: $(call cobj,$(addprefix tests/fuzz/,$(addsuffix .c,$(FUZZ_ALL))))
 
 .PHONY: fuzz-coverage
 fuzz-coverage: $(addprefix $(FUZZ_DIR)/cov/,$(FUZZ_TARGETS)) $(FUZZ_DIR)/seeds.stamp
