@@ -5,6 +5,7 @@
 #include "sdma_ib.h"
 
 #include <errno.h>
+#include <stdbool.h>
 
 #define SDMA_HEADER(op, sub_op) ((uint32_t)(op) | (uint32_t)(sub_op) << 8)
 
@@ -50,16 +51,15 @@ uint64_t sdma_ib_zero_dwords(uint64_t bytes)
 	return packets(bytes) * SDMA_CONST_FILL_DWORDS;
 }
 
-/* 0 if `need` more dwords fit; the range [addr, addr + bytes) must not wrap */
-static int check_room(const struct sdma_ib *ib, uint64_t need, uint64_t addr, uint64_t bytes)
+/* the range [addr, addr + bytes) passes 2^64 (bytes > 0) */
+static bool wraps(uint64_t addr, uint64_t bytes)
 {
-	if (!bytes)
-		return -EINVAL;
-	if (addr + bytes - 1 < addr)
-		return -EOVERFLOW;
-	if (need > (uint64_t)(ib->cap - ib->len))
-		return -ENOSPC;
-	return 0;
+	return addr + bytes - 1 < addr;
+}
+
+static bool has_room(const struct sdma_ib *ib, uint64_t need)
+{
+	return need <= (uint64_t)(ib->cap - ib->len);
 }
 
 static void put(struct sdma_ib *ib, uint32_t v)
@@ -69,12 +69,12 @@ static void put(struct sdma_ib *ib, uint32_t v)
 
 int sdma_ib_copy(struct sdma_ib *ib, uint64_t dst, uint64_t src, uint64_t bytes)
 {
-	int ret = check_room(ib, sdma_ib_copy_dwords(bytes), dst, bytes);
-
-	if (!ret)
-		ret = check_room(ib, 0, src, bytes);
-	if (ret)
-		return ret;
+	if (!bytes)
+		return -EINVAL;
+	if (wraps(dst, bytes) || wraps(src, bytes))
+		return -EOVERFLOW;
+	if (!has_room(ib, sdma_ib_copy_dwords(bytes)))
+		return -ENOSPC;
 	while (bytes) {
 		uint32_t n = bytes > SDMA_MAX_BYTES ? SDMA_MAX_BYTES : (uint32_t)bytes;
 
@@ -94,10 +94,12 @@ int sdma_ib_copy(struct sdma_ib *ib, uint64_t dst, uint64_t src, uint64_t bytes)
 
 int sdma_ib_zero(struct sdma_ib *ib, uint64_t dst, uint64_t bytes)
 {
-	int ret = check_room(ib, sdma_ib_zero_dwords(bytes), dst, bytes);
-
-	if (ret)
-		return ret;
+	if (!bytes)
+		return -EINVAL;
+	if (wraps(dst, bytes))
+		return -EOVERFLOW;
+	if (!has_room(ib, sdma_ib_zero_dwords(bytes)))
+		return -ENOSPC;
 	while (bytes) {
 		uint32_t n = bytes > SDMA_MAX_BYTES ? SDMA_MAX_BYTES : (uint32_t)bytes;
 
@@ -114,10 +116,12 @@ int sdma_ib_zero(struct sdma_ib *ib, uint64_t dst, uint64_t bytes)
 
 int sdma_ib_fence(struct sdma_ib *ib, uint64_t addr, uint32_t value)
 {
-	int ret = addr & 3 ? -EINVAL : check_room(ib, SDMA_FENCE_DWORDS, addr, 4);
-
-	if (ret)
-		return ret;
+	if (addr & 3)
+		return -EINVAL;
+	if (wraps(addr, 4))
+		return -EOVERFLOW;
+	if (!has_room(ib, SDMA_FENCE_DWORDS))
+		return -ENOSPC;
 	put(ib, SDMA_HEADER(SDMA_OP_FENCE, 0));
 	put(ib, (uint32_t)addr);
 	put(ib, (uint32_t)(addr >> 32));
@@ -130,7 +134,7 @@ int sdma_ib_pad(struct sdma_ib *ib)
 	uint32_t pad =
 		(SDMA_IB_ALIGN_DWORDS - ib->len % SDMA_IB_ALIGN_DWORDS) % SDMA_IB_ALIGN_DWORDS;
 
-	if (pad > ib->cap - ib->len)
+	if (!has_room(ib, pad))
 		return -ENOSPC;
 	while (pad--)
 		put(ib, SDMA_HEADER(SDMA_OP_NOP, 0));
