@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs test programs that speak TAP (cmocka unit tests with
 # CMOCKA_MESSAGE_OUTPUT=TAP, shell tests through tests/lib/tap.sh), prints
-# their results, and ends with the line "N passed, N failed".
+# their results, and ends with the failures listed again (so that the tail of
+# a log names them) and the line "N passed, N failed".
 # A program that exits non-zero without reporting a failure, or reports fewer
 # results than its plan, counts as one more failure: a crash is never a pass.
 # Full output of each program: $BUILD/test-logs/<name>.log
@@ -21,6 +22,7 @@ mkdir -p "$logs"
 export CMOCKA_MESSAGE_OUTPUT=TAP
 jobs_max=${RUN_SUITE_JOBS:-2}
 pass=0 fail=0
+failures=() # "[name] not ok ..." lines, repeated above the summary: a CI log's tail shows them
 progs=() parallel=()
 listed=no
 for arg in "$@"; do
@@ -57,7 +59,7 @@ run_one() ( # PROG
 )
 
 report() { # PROG
-	local name log rc p f plan line
+	local name log rc p f plan line said=9
 	name=$(name_of "$1")
 	log=$logs/$name.log
 	rc=$(cat "$log.rc")
@@ -67,14 +69,28 @@ report() { # PROG
 	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$log" | tail -1)
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*) echo "[$name] $line" ;;
-		"not ok "*) echo "[$name] $line" ;;
-		"# "*) [ "$f" -gt 0 ] && echo "[$name] $line" ;;
+		"ok "*)
+			echo "[$name] $line"
+			said=9
+			;;
+		"not ok "*)
+			echo "[$name] $line"
+			failures+=("[$name] $line")
+			said=0
+			;;
+		"# "*)
+			[ "$f" -gt 0 ] && echo "[$name] $line"
+			# the first lines of a failure's diagnostics go into the list too
+			[ "$said" -lt 4 ] && failures+=("[$name]   $line") && said=$((said + 1))
+			;;
 		esac
 	done <"$log"
 	if [ "$f" -eq 0 ] && { [ "$rc" -ne 0 ] || { [ -n "$plan" ] && [ "$p" -lt "$plan" ]; } || [ "$p" -eq 0 ]; }; then
-		echo "[$name] not ok - exited with status $rc after $p of ${plan:-?} results (see $log)"
+		line="[$name] not ok - exited with status $rc after $p of ${plan:-?} results (see $log)"
+		echo "$line"
+		failures+=("$line")
 		tail -n 20 "$log" | sed "s/^/[$name] # /"
+		while IFS= read -r line; do failures+=("[$name]   # $line"); done < <(tail -n 4 "$log")
 		f=$((f + 1))
 	fi
 	pass=$((pass + p))
@@ -108,5 +124,9 @@ for i in "${!progs[@]}"; do
 done
 wait
 report_ended
+if [ "${#failures[@]}" -gt 0 ]; then
+	echo "# run-suite: what failed (each program's log is in $logs/):"
+	printf '%s\n' "${failures[@]}"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

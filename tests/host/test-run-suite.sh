@@ -80,6 +80,18 @@ check "a parallel program killed at its own limit fails, saying so" \
 check "the others still pass; status non-zero" \
 	eval 'grep -q "^\[.*good\] ok 1 - good" "$tmp/out" && [ "$(tail -1 "$tmp/out")" = "2 passed, 2 failed" ] && [ "$rc" -ne 0 ]'
 
+# The tail of the output names every failure, with its first diagnostics:
+# that tail is often all a CI log keeps.
+bad=$(prog bad seq 0 'echo "ok 1 - fine"; echo "not ok 2 - broke"; echo "# why: a reason"; echo "# more"; echo 1..2')
+run 1 "$bad" "$crash" "$good"
+check "the last lines list each failure and its first diagnostic lines" eval \
+	'sed -n "/^# run-suite: what failed/,\$p" "$tmp/out" >"$tmp/tail" &&
+	 grep -q "^\[.*bad\] not ok 2 - broke" "$tmp/tail" &&
+	 grep -q "^\[.*bad\]   # why: a reason" "$tmp/tail" &&
+	 grep -q "^\[.*crash\] not ok - exited with status 3" "$tmp/tail" &&
+	 ! grep -q "good" "$tmp/tail" && [ "$(wc -l <"$tmp/tail")" -le 12 ] &&
+	 [ "$(tail -1 "$tmp/out")" = "3 passed, 2 failed" ]'
+
 # Unmarked programs listed after --parallel (up to --) run in lanes too.
 u1=$(prog u1 seq 2)
 u2=$(prog u2 seq 1)
