@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,8 +56,9 @@ struct gpu_job {
 	struct bo_index_crcs *index_crcs; /* restore: the index's, read on demand */
 	uint32_t zero_crc;		  /* of chunk_size zero bytes, once zero_crc_known */
 	bool zero_crc_known;
-	/* restore: a chunk of zeros for holes (calloc'd, never written: its
-	 * pages stay the kernel's zero page), NULL until the first hole */
+	/* restore: a chunk of zeros for holes (a read-only anonymous mapping,
+	 * page-aligned and never written: its pages stay the kernel's zero
+	 * page), NULL until the first hole; engines with a zero op need none */
 	uint8_t *zeros;
 	int data_fd;
 	int index_fd;
@@ -337,6 +339,20 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 	return 0;
 }
 
+/* chunk_size zero bytes costing no memory; NULL if no address space is left. */
+static uint8_t *zeros_map(uint32_t chunk_size)
+{
+	void *p = mmap(NULL, chunk_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void zeros_unmap(uint8_t *zeros, uint32_t chunk_size)
+{
+	if (zeros)
+		munmap(zeros, chunk_size);
+}
+
 /* The chunk is a hole of the data file (reads as zeros); false if unsure. */
 static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
 {
@@ -356,10 +372,12 @@ static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 
 	/* a hole needs no read, no CRC pass, no copy: zeros and their checksum */
 	s->zero = chunk_is_hole(job, s);
-	if (s->zero && !job->zeros)
-		job->zeros = calloc(1, job->chunk_size);
-	if (!job->zeros)
-		s->zero = false; /* no memory for it: read the zeros */
+	if (!job->engine->ops->zero) {
+		if (s->zero && !job->zeros)
+			job->zeros = zeros_map(job->chunk_size);
+		if (!job->zeros)
+			s->zero = false; /* no memory for it: read the zeros */
+	}
 	if (!s->zero)
 		ret = pread_full(job->data_fd, s->buf, s->len, s->file_off);
 	image_name(name, sizeof(name), job, "img");
@@ -392,8 +410,11 @@ static int restore_drain(struct gpu_job *job, struct staging_slot *s)
 
 	if (ret)
 		return ret;
-	ret = job->engine->ops->write(job->cur.handle, s->bo_off, s->zero ? job->zeros : s->buf,
-				      s->len);
+	if (s->zero && job->engine->ops->zero)
+		ret = job->engine->ops->zero(job->cur.handle, s->bo_off, s->len);
+	else
+		ret = job->engine->ops->write(job->cur.handle, s->bo_off,
+					      s->zero ? job->zeros : s->buf, s->len);
 	if (ret)
 		return job_fail(job, ret,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -785,7 +806,7 @@ static void stream_teardown(struct stream *st, bool failed)
 		close_fd(&job->index_fd);
 		free(job->crcs);
 		free(job->index_crcs);
-		free(job->zeros);
+		zeros_unmap(job->zeros, job->chunk_size);
 		ring_destroy(&job->ring);
 	}
 	free(st->jobs);
@@ -865,8 +886,12 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 {
 	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = image_id};
 	struct bo_stream_gpu gpu = {.gpu_id = gpu_id, .bo_count = bo_count};
-	struct gpu_job job = {
-		.cfg = &cfg, .gpu = &gpu, .dir = STREAM_RESTORE, .data_fd = -1, .index_fd = -1};
+	struct gpu_job job = {.cfg = &cfg,
+			      .gpu = &gpu,
+			      .engine = &bo_copy_engine_cpu, /* never called: nothing is written */
+			      .dir = STREAM_RESTORE,
+			      .data_fd = -1,
+			      .index_fd = -1};
 	uint32_t i;
 	int ret;
 
@@ -890,7 +915,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	close_fd(&job.index_fd);
 	free(job.crcs);
 	free(job.index_crcs);
-	free(job.zeros);
+	zeros_unmap(job.zeros, job.chunk_size);
 	ring_destroy(&job.ring);
 	free(gpu.bos);
 	return ret;

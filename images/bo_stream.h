@@ -88,6 +88,11 @@ struct bo_copy_engine_ops {
 		       enum bo_access access, void **bo);
 	int (*read)(void *bo, uint64_t off, void *buf, size_t len);
 	int (*write)(void *bo, uint64_t off, const void *buf, size_t len);
+	/*
+	 * Optional: writes len zero bytes (restore of an all-zero chunk, which
+	 * the dump did not store). NULL: write() of a zeroed buffer.
+	 */
+	int (*zero)(void *bo, uint64_t off, size_t len);
 	/* Releases what open_bo set up (not the fd). */
 	void (*close_bo)(void *bo);
 };
