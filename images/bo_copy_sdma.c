@@ -304,12 +304,38 @@ static void sdma_close_bo(void *bo)
 	free(b);
 }
 
+/* The kernel's and our own failures, as a user can act on them. */
+static const char *sdma_explain(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		return "the SDMA engine did not finish within the deadline "
+		       "(AMDGPU_CRIU_SDMA_TIMEOUT_MS): a hung engine; check the kernel log";
+	case -ETIME:
+		return "the kernel's SDMA job timeout fired (a hung engine, the GPU is being "
+		       "reset); check the kernel log";
+	case -ECANCELED:
+		return "the SDMA job was cancelled: the GPU was reset or lost VRAM";
+	case -EAGAIN:
+		return "the staging buffer's pages kept being invalidated (userptr); retry";
+	case -EFAULT:
+		return "the SDMA engine faulted on a GPU address (a BO or staging buffer not "
+		       "mapped)";
+	case -ENOMEM:
+		return "out of memory for the SDMA copy (GTT or system memory); retry with "
+		       "AMDGPU_CRIU_COPY_ENGINE=cpu or when memory is free";
+	default:
+		return NULL;
+	}
+}
+
 static const struct bo_copy_engine_ops sdma_ops = {
 	.open_bo = sdma_open_bo,
 	.read = sdma_read,
 	.write = sdma_write,
 	.zero = sdma_zero,
 	.close_bo = sdma_close_bo,
+	.explain = sdma_explain,
 };
 
 /* ---- the engine ------------------------------------------------------------------------ */

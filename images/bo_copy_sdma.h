@@ -31,7 +31,8 @@
  * reset or VRAM loss cancelled the job, or the context is guilty), ETIME (the
  * kernel's job timeout fired), EAGAIN (a userptr range was invalidated and
  * libdrm's retries ran out), ENOMEM; ETIMEDOUT when the fence did not signal
- * within the deadline (a hung engine). After any error the engine refuses
+ * within the deadline (a hung engine); the engine's explain op words each
+ * for a user (bo_stream puts it in its message). After any error the engine refuses
  * further work with the same error: bo_stream fails the GPU, and the caller
  * closes the engine, which releases everything (the DRM file last).
  */

@@ -150,6 +150,14 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* An engine error in words: the engine's own, else strerror's. */
+static const char *engine_error(const struct gpu_job *job, int ret)
+{
+	const char *why = job->engine->ops->explain ? job->engine->ops->explain(ret) : NULL;
+
+	return why ? why : strerror(-ret);
+}
+
 static void bo_close(struct gpu_job *job)
 {
 	if (job->cur.handle) {
@@ -177,7 +185,7 @@ static int bo_switch(struct gpu_job *job, uint32_t index)
 	if (ret) {
 		job->cur.handle = NULL;
 		return job_fail(job, ret, "gpu %" PRIu32 ": BO %" PRIu32 ": copy engine open: %s",
-				job->gpu->gpu_id, index, strerror(-ret));
+				job->gpu->gpu_id, index, engine_error(job, ret));
 	}
 	job->cur.index = index;
 	return 0;
@@ -289,7 +297,7 @@ static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 		return job_fail(job, ret,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": copy engine read: %s",
-				job->gpu->gpu_id, s->bo_index, s->bo_off, strerror(-ret));
+				job->gpu->gpu_id, s->bo_index, s->bo_off, engine_error(job, ret));
 	/* the zero test stops at the first non-zero byte: cheap for data */
 	s->zero = is_zero(s->buf, s->len);
 	job->crcs[s->chunk_index] = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
@@ -419,7 +427,7 @@ static int restore_drain(struct gpu_job *job, struct staging_slot *s)
 		return job_fail(job, ret,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": copy engine write: %s",
-				job->gpu->gpu_id, s->bo_index, s->bo_off, strerror(-ret));
+				job->gpu->gpu_id, s->bo_index, s->bo_off, engine_error(job, ret));
 	return 0;
 }
 

@@ -95,6 +95,11 @@ struct bo_copy_engine_ops {
 	int (*zero)(void *bo, uint64_t off, size_t len);
 	/* Releases what open_bo set up (not the fd). */
 	void (*close_bo)(void *bo);
+	/*
+	 * Optional: what an error of this engine means, in a few words (e.g.
+	 * "the GPU was reset"), or NULL for strerror()'s text.
+	 */
+	const char *(*explain)(int err);
 };
 
 struct bo_copy_engine {
