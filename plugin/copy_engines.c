@@ -11,7 +11,7 @@
 #define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
 #define ENV_TIMEOUT "AMDGPU_CRIU_SDMA_TIMEOUT_MS"
 
-int copy_engine_mode_get(enum copy_engine_mode *mode)
+static int mode_get(enum copy_engine_mode *mode)
 {
 	const char *v = getenv(ENV_ENGINE);
 
@@ -49,20 +49,24 @@ static int timeout_ms_get(uint32_t *ms)
 	return 0;
 }
 
-int copy_engines_open(enum copy_engine_mode mode, const struct copy_gpu *gpus, uint32_t n,
+int copy_engine_opts_get(struct copy_engine_opts *opts)
+{
+	int ret = mode_get(&opts->mode);
+
+	return ret ? ret : timeout_ms_get(&opts->sdma_timeout_ms);
+}
+
+int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
 		      struct bo_sdma_engine **sdma)
 {
-	struct bo_sdma_config cfg = {0};
+	struct bo_sdma_config cfg = {.fence_timeout_ms = opts->sdma_timeout_ms};
 	char why[256];
 	uint32_t i;
 	int ret;
 
 	memset(sdma, 0, n * sizeof(*sdma));
-	if (mode == COPY_ENGINE_CPU)
+	if (opts->mode == COPY_ENGINE_CPU)
 		return 0;
-	ret = timeout_ms_get(&cfg.fence_timeout_ms);
-	if (ret)
-		return ret;
 	for (i = 0; i < n; i++) {
 		cfg.gpu_id = gpus[i].gpu_id;
 		cfg.render_minor = gpus[i].render_minor;
@@ -70,7 +74,7 @@ int copy_engines_open(enum copy_engine_mode mode, const struct copy_gpu *gpus, u
 		ret = bo_sdma_engine_open(&cfg, &sdma[i], why, sizeof(why));
 		if (!ret)
 			continue;
-		if (mode == COPY_ENGINE_SDMA) {
+		if (opts->mode == COPY_ENGINE_SDMA) {
 			pr_err("%s; %s=sdma asks for SDMA only (auto would copy with the CPU)", why,
 			       ENV_ENGINE);
 			copy_engines_close(NULL, gpus, i, sdma);

@@ -31,8 +31,17 @@ enum copy_engine_mode {
 	COPY_ENGINE_CPU,
 };
 
-/* The mode asked for in the environment; -EINVAL (logged) for an unknown value. */
-int copy_engine_mode_get(enum copy_engine_mode *mode);
+struct copy_engine_opts {
+	enum copy_engine_mode mode;
+	uint32_t sdma_timeout_ms; /* 0: the engine's default */
+};
+
+/*
+ * The options asked for in the environment, read once when the plugin
+ * starts a dump or restore (so a bad value fails it before anything is
+ * touched); -EINVAL, logged, for a value that means nothing.
+ */
+int copy_engine_opts_get(struct copy_engine_opts *opts);
 
 struct copy_gpu {
 	uint32_t gpu_id;	     /* for messages (the checkpointed id) */
@@ -45,7 +54,7 @@ struct copy_gpu {
  * (mode cpu, or auto and SDMA could not be set up: logged). Fails only in
  * mode sdma (logged), with every engine opened so far closed.
  */
-int copy_engines_open(enum copy_engine_mode mode, const struct copy_gpu *gpus, uint32_t n,
+int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
 		      struct bo_sdma_engine **sdma);
 
 /* Logs, per GPU, which engine moved how many bytes at what rate; closes the engines. */

@@ -41,6 +41,9 @@ int dump_session_init(struct dump_session *s)
 	s->has_kfd = !kfd_dev_rdev(&s->kfd_rdev);
 	if (!uname(&u))
 		snprintf(s->release, sizeof(s->release), "%s", u.release);
+	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the dump here, before anything is paused */
+	if (copy_engine_opts_get(&s->engine_opts))
+		return -EINVAL;
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
 }
@@ -338,16 +341,13 @@ static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
 }
 
 /* Each GPU's engine: SDMA, or the CPU's (NULL) where SDMA is not to be had. */
-static int open_engines(struct bo_stream_gpu *gpus, const struct copy_gpu *copy, uint32_t n,
-			struct bo_sdma_engine **sdma)
+static int open_engines(const struct copy_engine_opts *opts, struct bo_stream_gpu *gpus,
+			const struct copy_gpu *copy, uint32_t n, struct bo_sdma_engine **sdma)
 {
-	enum copy_engine_mode mode;
 	uint32_t i;
 	int ret;
 
-	ret = copy_engine_mode_get(&mode);
-	if (!ret)
-		ret = copy_engines_open(mode, copy, n, sdma);
+	ret = copy_engines_open(opts, copy, n, sdma);
 	for (i = 0; !ret && i < n; i++)
 		gpus[i].engine = sdma[i] ? bo_sdma_engine_ops(sdma[i]) : NULL;
 	return ret;
@@ -377,7 +377,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 		for (j = 0; j < gpus[i].bo_count; j++)
 			*bytes += gpus[i].bos[j].size;
 	if (!ret && n)
-		ret = open_engines(gpus, copy, n, sdma);
+		ret = open_engines(&s->engine_opts, gpus, copy, n, sdma);
 	if (!ret && n) {
 		ret = bo_stream_dump(&cfg, gpus, n, why, sizeof(why));
 		if (ret)
