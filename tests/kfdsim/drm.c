@@ -112,7 +112,7 @@ static vm_fault_t kfdsim_gem_fault(struct vm_fault *vmf)
 	pgoff_t last = min_t(pgoff_t, obj->size >> PAGE_SHIFT, first + vma_pages(vma));
 	unsigned long address = vmf->address & PAGE_MASK;
 	vm_fault_t ret;
-	int i;
+	int i = 0;
 
 	dma_resv_lock(obj->resv, NULL);
 	if (page >= obj->size >> PAGE_SHIFT || !shmem->pages || shmem->madv < 0) {
@@ -131,6 +131,8 @@ static vm_fault_t kfdsim_gem_fault(struct vm_fault *vmf)
 	}
 out:
 	dma_resv_unlock(obj->resv);
+	if (i)
+		kfdsim_bar_fault(to_kfdsim_gem(obj), i, vmf->flags & FAULT_FLAG_WRITE);
 	return ret;
 }
 

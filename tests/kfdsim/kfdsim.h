@@ -250,12 +250,17 @@ struct kfdsim_fpriv {
 struct kfdsim_gem {
 	struct drm_gem_shmem_object shmem;
 	u32 kfd_flags;			/* KFD_IOC_ALLOC_MEM_FLAGS_* of the KFD BO */
+	atomic64_t bar_debt_ns;		/* CPU read cost not yet slept (bar.c) */
 };
 
 static inline struct kfdsim_gem *to_kfdsim_gem(struct drm_gem_object *obj)
 {
 	return container_of(obj, struct kfdsim_gem, shmem.base);
 }
+
+/* ---- CPU access to VRAM (bar.c) --------------------------------------------- */
+
+void kfdsim_bar_fault(struct kfdsim_gem *gem, unsigned int pages, bool write);
 
 int kfdsim_drm_init(void);
 void kfdsim_drm_fini(void);
