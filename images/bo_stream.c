@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/errmsg.h"
@@ -70,7 +71,18 @@ struct gpu_job {
 	struct staging_ring ring;
 	pthread_t producer, consumer;
 	bool producer_running, consumer_running;
+	/* busy time of the engine side and of the file side (each one thread's) */
+	uint64_t engine_ns, file_ns;
+	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- errors ----------------------------------------------------------------------- */
 
@@ -451,8 +463,11 @@ static void report_progress(struct gpu_job *job, uint32_t len)
 static void *producer_main(void *arg)
 {
 	struct gpu_job *job = arg;
+	uint64_t *busy = job->dir == STREAM_DUMP ? &job->engine_ns : &job->file_ns;
 	struct chunk_cursor c = {0};
 	struct staging_slot pos, *s;
+	uint64_t start;
+	int ret;
 
 	while (cursor_next(job, &c, &pos)) {
 		s = ring_claim(&job->ring);
@@ -463,13 +478,17 @@ static void *producer_main(void *arg)
 		s->bo_off = pos.bo_off;
 		s->file_off = pos.file_off;
 		s->chunk_index = pos.chunk_index;
-		if (job->dir == STREAM_DUMP ? dump_fill(job, s) : restore_fill(job, s))
+		start = now_ns();
+		ret = job->dir == STREAM_DUMP ? dump_fill(job, s) : restore_fill(job, s);
+		*busy += now_ns() - start;
+		if (ret)
 			break;
 		ring_publish(&job->ring);
 	}
 	if (job->dir == STREAM_DUMP)
 		bo_close(job);
 	ring_finish(&job->ring);
+	job->producer_end_ns = now_ns();
 	return NULL;
 }
 
@@ -478,10 +497,16 @@ static int write_index(struct gpu_job *job);
 static void *consumer_main(void *arg)
 {
 	struct gpu_job *job = arg;
+	uint64_t *busy = job->dir == STREAM_DUMP ? &job->file_ns : &job->engine_ns;
 	struct staging_slot *s;
+	uint64_t start;
+	int ret;
 
 	while ((s = ring_take(&job->ring))) {
-		if (job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s))
+		start = now_ns();
+		ret = job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s);
+		*busy += now_ns() - start;
+		if (ret)
 			break;
 		report_progress(job, s->len);
 		ring_release(&job->ring);
@@ -490,6 +515,7 @@ static void *consumer_main(void *arg)
 		bo_close(job);
 	else if (!job_error(job))
 		write_index(job);
+	job->consumer_end_ns = now_ns();
 	return NULL;
 }
 
@@ -758,13 +784,36 @@ static int stream_prepare(struct stream *st)
 /* Runs every GPU's pipeline in parallel; returns once all threads are joined. */
 static void stream_run(struct stream *st)
 {
+	uint64_t start = now_ns();
 	uint32_t i;
 
 	for (i = 0; i < st->gpu_count; i++)
 		if (job_start(&st->jobs[i]))
 			break;
-	for (i = 0; i < st->gpu_count; i++)
-		job_join(&st->jobs[i]);
+	for (i = 0; i < st->gpu_count; i++) {
+		struct gpu_job *job = &st->jobs[i];
+		uint64_t end;
+
+		job_join(job);
+		end = job->producer_end_ns > job->consumer_end_ns ? job->producer_end_ns
+								  : job->consumer_end_ns;
+		st->gpus[i].times =
+			(struct bo_stream_times){.wall_ns = end > start ? end - start : 0,
+						 .engine_ns = job->engine_ns,
+						 .file_ns = job->file_ns};
+	}
+}
+
+unsigned int bo_stream_hidden_permille(const struct bo_stream_times *t)
+{
+	uint64_t shorter = t->engine_ns < t->file_ns ? t->engine_ns : t->file_ns;
+	uint64_t sum = t->engine_ns + t->file_ns;
+
+	if (!shorter || sum <= t->wall_ns)
+		return 0;
+	if (sum - t->wall_ns >= shorter)
+		return 1000;
+	return (unsigned int)((sum - t->wall_ns) * 1000 / shorter);
 }
 
 /* The first GPU's error, its message into err. */

@@ -77,7 +77,7 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 		if (opts->mode == COPY_ENGINE_SDMA) {
 			pr_err("%s; %s=sdma asks for SDMA only (auto would copy with the CPU)", why,
 			       ENV_ENGINE);
-			copy_engines_close(NULL, gpus, i, sdma);
+			copy_engines_close(NULL, gpus, i, sdma, NULL);
 			return ret;
 		}
 		pr_warn("%s; the CPU copies this GPU's BO contents instead (slow for VRAM)", why);
@@ -85,28 +85,48 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 	return 0;
 }
 
-void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,
-			struct bo_sdma_engine **sdma)
+static uint64_t mib_per_s(uint64_t bytes, uint64_t ns)
 {
-	struct bo_sdma_stats st;
+	return ns ? (uint64_t)((double)bytes / (1 << 20) * 1e9 / (double)ns) : 0;
+}
+
+static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sdma,
+		    const struct bo_stream_gpu *stream)
+{
+	const struct bo_stream_times *t = stream ? &stream->times : NULL;
+	struct bo_sdma_stats st = {0};
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; stream && i < stream->bo_count; i++)
+		bytes += stream->bos[i].size;
+	if (sdma) {
+		bo_sdma_engine_stats(sdma, &st);
+		pr_info("%s GPU %" PRIu32 ": SDMA moved %" PRIu64 " MiB in %" PRIu64
+			" submissions, "
+			"%" PRIu64 " ms of engine time (%" PRIu64 " MiB/s)",
+			what, gpu_id, st.bytes >> 20, st.submissions, st.busy_ns / 1000000,
+			mib_per_s(st.bytes, st.busy_ns));
+	} else {
+		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);
+	}
+	if (t)
+		pr_info("%s GPU %" PRIu32 ": %" PRIu64 " MiB in %" PRIu64 " ms (%" PRIu64
+			" MiB/s): copying %" PRIu64 " ms, files %" PRIu64
+			" ms, %u%% of the shorter hidden behind the other",
+			what, gpu_id, bytes >> 20, t->wall_ns / 1000000,
+			mib_per_s(bytes, t->wall_ns), t->engine_ns / 1000000, t->file_ns / 1000000,
+			bo_stream_hidden_permille(t) / 10);
+}
+
+void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,
+			struct bo_sdma_engine **sdma, const struct bo_stream_gpu *streams)
+{
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		if (what && sdma[i]) {
-			bo_sdma_engine_stats(sdma[i], &st);
-			pr_info("%s GPU %" PRIu32 ": SDMA moved %" PRIu64 " MiB in %" PRIu64
-				".%03" PRIu64 " s of engine time (%" PRIu64 " MiB/s), %" PRIu64
-				" submissions",
-				what, gpus[i].gpu_id, st.bytes >> 20, st.busy_ns / 1000000000u,
-				st.busy_ns / 1000000u % 1000u,
-				st.busy_ns ? (uint64_t)((double)st.bytes / (1 << 20) * 1e9 /
-							(double)st.busy_ns)
-					   : 0,
-				st.submissions);
-		} else if (what) {
-			pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what,
-				gpus[i].gpu_id);
-		}
+		if (what)
+			log_gpu(what, gpus[i].gpu_id, sdma[i], streams ? &streams[i] : NULL);
 		bo_sdma_engine_close(sdma[i]);
 		sdma[i] = NULL;
 	}

@@ -57,8 +57,12 @@ struct copy_gpu {
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
 		      struct bo_sdma_engine **sdma);
 
-/* Logs, per GPU, which engine moved how many bytes at what rate; closes the engines. */
+/*
+ * Closes the engines. With `what` (e.g. "dump of pid 42:"), first logs per
+ * GPU which engine moved how many bytes, at what rate, and how much of the
+ * copy and the file I/O overlapped (streams[i].times; streams may be NULL).
+ */
 void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,
-			struct bo_sdma_engine **sdma);
+			struct bo_sdma_engine **sdma, const struct bo_stream_gpu *streams);
 
 #endif

@@ -384,7 +384,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 			pr_err("pid %u: cannot save BO contents: %s", c->args.pid, why);
 	}
 	snprintf(why, sizeof(why), "dump of pid %u:", c->args.pid);
-	copy_engines_close(ret ? NULL : why, copy, n, sdma);
+	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
 	free_streams(gpus, n);
 out:
 	free(gpus);

@@ -317,10 +317,10 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 				 "memory is free"
 			       : "the restore left nothing behind");
 	snprintf(why, sizeof(why), "restore of pid %u:", r->img->entry->pid);
-	copy_engines_close(ret ? NULL : why, copy, n, sdma);
+	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
 out:
 	if (sdma)
-		copy_engines_close(NULL, copy, n, sdma); /* what an early failure left open */
+		copy_engines_close(NULL, copy, n, sdma, NULL); /* what an early failure left open */
 	for (i = 0; gpus && i < n; i++) {
 		for (j = 0; j < gpus[i].bo_count; j++)
 			if (gpus[i].bos[j].dmabuf_fd >= 0)

@@ -81,7 +81,7 @@ static void test_choice(void **state)
 	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), -ENOENT);
 	assert_int_equal(copy_engines_open(&o, &gpus[1], 1, sdma), -EOPNOTSUPP);
 	assert_null(sdma[0]);
-	copy_engines_close("test", gpus, 2, sdma);
+	copy_engines_close("test", gpus, 2, sdma, NULL);
 	assert_true(fake_amdgpu_all_released());
 }
 
