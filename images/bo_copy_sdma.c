@@ -14,6 +14,7 @@
 #include <amdgpu_drm.h>
 
 #include "common/errmsg.h"
+#include "common/stderr_capture.h"
 #include "images/bo_copy_sdma.h"
 #include "images/sdma_ib.h"
 
@@ -45,7 +46,8 @@ struct bo_sdma_engine {
 	uint32_t *ib_cpu;
 	struct staging staging[BO_SDMA_MAX_STAGING];
 	uint32_t n_staging;
-	int error; /* the first failure of a submission: the engine is done */
+	int error;	       /* the first failure of a submission: the engine is done */
+	char libdrm_said[256]; /* what libdrm printed while the engine was opened */
 	struct bo_sdma_stats stats;
 };
 
@@ -343,6 +345,7 @@ static const struct bo_copy_engine_ops sdma_ops = {
 static int open_device(struct bo_sdma_engine *e, const struct bo_sdma_config *cfg, char *err,
 		       size_t errlen)
 {
+	struct stderr_capture cap;
 	char path[64];
 	uint32_t major, minor, engines = 0;
 	int fd, ret;
@@ -353,13 +356,26 @@ static int open_device(struct bo_sdma_engine *e, const struct bo_sdma_config *cf
 	if (fd < 0)
 		return errmsg_set(err, errlen, -errno, "GPU %" PRIu32 ": cannot open %s: %s",
 				  cfg->gpu_id, path, strerror(errno));
-	/* libdrm keeps a duplicate of the fd (F_DUPFD_CLOEXEC) */
+	/*
+	 * libdrm keeps a duplicate of the fd (F_DUPFD_CLOEXEC), and prints to
+	 * fd 2, which in a restored task may be the application's stderr
+	 */
+	ret = stderr_capture_begin(&cap);
+	if (ret) {
+		close(fd);
+		return errmsg_set(err, errlen, ret,
+				  "GPU %" PRIu32 ": cannot keep libdrm's messages off stderr: %s",
+				  cfg->gpu_id, strerror(-ret));
+	}
 	ret = amdgpu_device_initialize(fd, &major, &minor, &e->dev);
+	stderr_capture_end(&cap, e->libdrm_said, sizeof(e->libdrm_said));
 	close(fd);
 	if (ret) {
 		e->dev = NULL;
-		return errmsg_set(err, errlen, ret, "GPU %" PRIu32 ": libdrm_amdgpu refuses %s: %s",
-				  cfg->gpu_id, path, strerror(-ret));
+		return errmsg_set(
+			err, errlen, ret, "GPU %" PRIu32 ": libdrm_amdgpu refuses %s: %s%s%s%s",
+			cfg->gpu_id, path, strerror(-ret), e->libdrm_said[0] ? " (libdrm: " : "",
+			e->libdrm_said, e->libdrm_said[0] ? ")" : "");
 	}
 	ret = amdgpu_query_hw_ip_count(e->dev, AMDGPU_HW_IP_DMA, &engines);
 	if (!ret && !engines)
@@ -445,6 +461,11 @@ const struct bo_copy_engine *bo_sdma_engine_ops(struct bo_sdma_engine *e)
 void bo_sdma_engine_stats(const struct bo_sdma_engine *e, struct bo_sdma_stats *stats)
 {
 	*stats = e->stats;
+}
+
+const char *bo_sdma_engine_libdrm_said(const struct bo_sdma_engine *e)
+{
+	return e->libdrm_said;
 }
 
 void bo_sdma_engine_close(struct bo_sdma_engine *e)

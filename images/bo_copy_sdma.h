@@ -77,6 +77,12 @@ struct bo_sdma_stats {
 };
 void bo_sdma_engine_stats(const struct bo_sdma_engine *e, struct bo_sdma_stats *stats);
 
+/*
+ * What libdrm printed while the engine was opened ("" if nothing), kept off
+ * stderr (common/stderr_capture.h), for the caller's log.
+ */
+const char *bo_sdma_engine_libdrm_said(const struct bo_sdma_engine *e);
+
 /* Releases everything; NULL is fine. */
 void bo_sdma_engine_close(struct bo_sdma_engine *e);
 

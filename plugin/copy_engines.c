@@ -72,8 +72,12 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 		cfg.render_minor = gpus[i].render_minor;
 		cfg.gfx_target_version = gpus[i].gfx_target_version;
 		ret = bo_sdma_engine_open(&cfg, &sdma[i], why, sizeof(why));
-		if (!ret)
+		if (!ret) {
+			if (*bo_sdma_engine_libdrm_said(sdma[i]))
+				pr_info("GPU %" PRIu32 ": libdrm_amdgpu said: %s", gpus[i].gpu_id,
+					bo_sdma_engine_libdrm_said(sdma[i]));
 			continue;
+		}
 		if (opts->mode == COPY_ENGINE_SDMA) {
 			pr_err("%s; %s=sdma asks for SDMA only (auto would copy with the CPU)", why,
 			       ENV_ENGINE);
