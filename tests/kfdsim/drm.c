@@ -56,14 +56,19 @@ static int kfdsim_drm_open(struct drm_device *dev, struct drm_file *file)
 
 	if (!fpriv)
 		return -ENOMEM;
+	kfdsim_ctx_mgr_init(&fpriv->ctx_mgr);
 	file->driver_priv = fpriv;
 	return 0;
 }
 
 static void kfdsim_drm_postclose(struct drm_device *dev, struct drm_file *file)
 {
+	struct kfdsim_fpriv *fpriv = file->driver_priv;
+
+	/* contexts and their jobs first: jobs use the file's VM */
+	kfdsim_ctx_mgr_fini(&fpriv->ctx_mgr);
 	/* a KFD pdd holds a file reference while it uses the VM */
-	kfree(file->driver_priv);
+	kfree(fpriv);
 }
 
 /* amdgpu_gem_object_mmap(): BOs without CPU-accessible pages cannot be mapped */
@@ -169,6 +174,10 @@ static struct drm_gem_object *kfdsim_gem_create_object(struct drm_device *dev,
 /* amdgpu_ioctls_kms[]: the queries libdrm_amdgpu needs (drm_info.c) */
 static const struct drm_ioctl_desc kfdsim_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(AMDGPU_INFO, kfdsim_drm_info_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	/* cs.c */
+	DRM_IOCTL_DEF_DRV(AMDGPU_CTX, kfdsim_ctx_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_CS, kfdsim_cs_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_WAIT_CS, kfdsim_wait_cs_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 };
 
 static const struct drm_driver kfdsim_drm_driver = {

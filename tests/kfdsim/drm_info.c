@@ -9,6 +9,7 @@
  *   amdgpu_query_heap_info()	VRAM_GTT, VRAM_USAGE, VIS_VRAM_USAGE,
  *				GTT_USAGE
  *   ac_gpu_info-style callers	MEMORY
+ *   amdgpu_query_hw_ip_info()	HW_IP_INFO, HW_IP_COUNT (DMA only: sdma.c)
  *
  * Values come from the node's properties, so that they agree with its KFD
  * sysfs node: device_id, family from gfx_target_version, CUs, shader
@@ -253,6 +254,7 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		struct drm_amdgpu_info_device dev_info;
 		struct drm_amdgpu_info_vram_gtt vram_gtt;
 		struct drm_amdgpu_memory_info mem;
+		struct drm_amdgpu_info_hw_ip hw_ip;
 		u64 u64;
 		u32 u32;
 	} *v;
@@ -290,6 +292,19 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 			  n->large_bar ? vram_used(n) : 0);
 		fill_heap(&v->mem.gtt, gtt_size(), 0);
 		len = sizeof(v->mem);
+		break;
+	case AMDGPU_INFO_HW_IP_INFO:	/* sdma.c: DMA only */
+		ret = kfdsim_sdma_hw_ip_info(n, info->query_hw_ip.type,
+					     info->query_hw_ip.ip_instance, &v->hw_ip);
+		if (ret)
+			goto out;
+		len = sizeof(v->hw_ip);
+		break;
+	case AMDGPU_INFO_HW_IP_COUNT:
+		ret = kfdsim_sdma_hw_ip_count(n, info->query_hw_ip.type, &v->u32);
+		if (ret)
+			goto out;
+		len = sizeof(v->u32);
 		break;
 	case AMDGPU_INFO_VRAM_USAGE:
 		v->u64 = vram_used(n);

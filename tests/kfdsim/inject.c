@@ -24,6 +24,15 @@
  *     restore_queues gpu             per pdd in queue restore
  *     gem_mmap       entry           CPU mapping of a BO through its render
  *                                    node (ENOMEM: no pages for it)
+ *     cs             entry           DRM_AMDGPU_CS (EAGAIN: userptr
+ *                                    invalidated, ECANCELED: after a reset)
+ *     sdma           job             an SDMA job fails without running
+ *                                    (ETIME: timed out, guilty context)
+ *     sdma           hang            an SDMA job hangs its engine until its
+ *                                    context is freed, a "reset", or
+ *                                    sdma_lockup_ms (sdma.c)
+ *   "reset" (instead of a rule) resets every GPU: hung SDMA jobs end with
+ *   their rule's ERRNO and their contexts become guilty.
  *   (a device count mismatch: "restore devices EINVAL", or a RESTORE with
  *   another num_devices.)
  *
@@ -68,6 +77,7 @@ static const struct {
 	{ "EFAULT", EFAULT }, { "EBUSY", EBUSY }, { "ENODEV", ENODEV },
 	{ "EINVAL", EINVAL }, { "EMFILE", EMFILE }, { "ENOSPC", ENOSPC },
 	{ "ETIME", ETIME }, { "EOPNOTSUPP", EOPNOTSUPP },
+	{ "ECANCELED", ECANCELED }, { "EHWPOISON", EHWPOISON },
 	{ "EADDRINUSE", EADDRINUSE }, { "ERESTARTSYS", ERESTARTSYS },
 };
 
@@ -131,6 +141,10 @@ static ssize_t inject_write(struct file *f, const char __user *ubuf, size_t len,
 		spin_lock(&kfdsim_inject_lock);
 		n_rules = 0;
 		spin_unlock(&kfdsim_inject_lock);
+		return len;
+	}
+	if (sysfs_streq(buf, "reset")) {
+		kfdsim_sdma_reset();
 		return len;
 	}
 	r.count = 1;

@@ -25,6 +25,7 @@
 #include <linux/spinlock.h>
 #include <drm/drm_device.h>
 #include <drm/drm_gem_shmem_helper.h>
+#include <linux/dma-fence.h>
 
 #define KFDSIM_NAME		"kfdsim"
 
@@ -179,6 +180,7 @@ struct kfdsim_node {
 	unsigned long sdma_bitmap[BITS_TO_LONGS(KFDSIM_MAX_SDMA_SLOTS)];
 	unsigned long xgmi_sdma_bitmap[BITS_TO_LONGS(KFDSIM_MAX_SDMA_SLOTS)];
 	struct page *mmio_page;		/* HDP flush page (chardev.c mmap) */
+	struct kfdsim_sdma *sdma;	/* SDMA engines of amdgpu CS (sdma.c) */
 
 	/* sysfs */
 	struct kobject *kobj_node;
@@ -241,9 +243,17 @@ struct kfdsim_drm {
 	struct kfdsim_node *node;	/* NULL: a placeholder for a minor gap */
 };
 
+/* A DRM file's contexts (amdgpu_ctx_mgr, cs.c). */
+struct kfdsim_ctx_mgr {
+	struct mutex lock;		/* ctx_idr */
+	struct idr ctx_idr;		/* ids 1..4095 -> struct kfdsim_ctx */
+	atomic_t jobs;			/* jobs submitted and not finished (wait_var_event) */
+};
+
 /* Per DRM file (drm_file->driver_priv): amdgpu_fpriv's VM ownership. */
 struct kfdsim_fpriv {
 	struct kfdsim_pdd *compute_pdd;	/* the KFD pdd that acquired this VM */
+	struct kfdsim_ctx_mgr ctx_mgr;	/* cs.c */
 };
 
 /* GEM object of a BO (amdgpu_bo). */
@@ -273,6 +283,86 @@ struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
 struct dma_buf;
 struct kfdsim_gem *kfdsim_gem_from_dmabuf(struct dma_buf *dmabuf);
 struct kfdsim_node *kfdsim_gem_node(struct kfdsim_gem *gem);
+
+/* ---- command submission (cs.c) and SDMA engines (sdma.c) -------------------- */
+
+#define KFDSIM_CTX_RINGS	2	/* amdgpu_ctx_num_entities[AMDGPU_HW_IP_DMA] */
+#define KFDSIM_SCHED_JOBS	32	/* amdgpu_sched_jobs: fences kept per entity */
+#define KFDSIM_CS_MAX_IBS	4	/* IB chunks per CS (all on one entity) */
+#define KFDSIM_CS_MAX_DEPS	64	/* DEPENDENCIES entries per CS */
+
+struct kfdsim_sdma;
+struct kfdsim_sdma_engine;
+struct kfdsim_gpuvm;
+
+/*
+ * amdgpu_ctx_entity: ring index @ring of a context. Its jobs run in order on
+ * one engine at a time; when it has none pending, the next job goes to the
+ * least loaded engine (drm_sched_entity_select_rq()).
+ */
+struct kfdsim_entity {
+	spinlock_t lock;			/* everything below */
+	u64 fence_context;
+	u64 sequence;				/* the next job's; from 1 */
+	struct dma_fence *fences[KFDSIM_SCHED_JOBS];	/* by sequence % 32 */
+	struct kfdsim_sdma_engine *engine;	/* while pending */
+	u32 pending;				/* jobs queued or running */
+};
+
+/* amdgpu_ctx: one DRM_AMDGPU_CTX id of a file, on its GPU. */
+struct kfdsim_ctx {
+	struct kref ref;			/* idr, jobs, ioctls in progress */
+	struct kfdsim_node *node;
+	u32 id;
+	u32 reset_counter;			/* the GPU's at creation */
+	u32 reset_counter_query;		/* the GPU's at the last QUERY_STATE */
+	atomic_t guilty;			/* a job of it hung: CS ECANCELED */
+	bool killed;				/* freed: its jobs end (WRITE_ONCE) */
+	struct mutex submit_lock;		/* CS: waiting for a slot, then pushing */
+	struct kfdsim_entity entities[KFDSIM_CTX_RINGS];
+};
+
+struct kfdsim_ib {
+	u64 va;					/* GPU VA of the first dword */
+	u32 dwords;
+};
+
+/* amdgpu_job: one CS; runs on an engine's workqueue (sdma.c). */
+struct kfdsim_job {
+	struct work_struct work;
+	struct kfdsim_ctx *ctx;			/* holds a reference */
+	struct kfdsim_ctx_mgr *mgr;		/* counts the job */
+	struct kfdsim_entity *entity;
+	struct kfdsim_sdma_engine *engine;	/* where it runs */
+	struct kfdsim_gpuvm *vm;		/* the file's: alive until mgr drains */
+	struct dma_fence *fence;		/* holds a reference */
+	u32 n_ibs;
+	struct kfdsim_ib ibs[KFDSIM_CS_MAX_IBS];
+	u32 n_deps;
+	struct dma_fence *deps[];		/* each holds a reference */
+};
+
+/* cs.c */
+void kfdsim_ctx_mgr_init(struct kfdsim_ctx_mgr *mgr);
+void kfdsim_ctx_mgr_fini(struct kfdsim_ctx_mgr *mgr);
+int kfdsim_ctx_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_cs_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_wait_cs_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+/* the engine is done with @job (@err: its fence error, 0 for none) */
+void kfdsim_cs_job_done(struct kfdsim_job *job, int err);
+
+/* sdma.c */
+int kfdsim_sdma_init(void);
+void kfdsim_sdma_fini(void);
+struct kfdsim_sdma_engine *kfdsim_sdma_pick_engine(struct kfdsim_node *node);
+void kfdsim_sdma_queue(struct kfdsim_sdma_engine *engine, struct kfdsim_job *job);
+u32 kfdsim_sdma_reset_counter(struct kfdsim_node *node);
+void kfdsim_sdma_wake(struct kfdsim_node *node);
+void kfdsim_sdma_reset(void);
+struct drm_amdgpu_info_hw_ip;
+int kfdsim_sdma_hw_ip_count(struct kfdsim_node *node, u32 type, u32 *count);
+int kfdsim_sdma_hw_ip_info(struct kfdsim_node *node, u32 type, u32 instance,
+			   struct drm_amdgpu_info_hw_ip *info);
 
 /* ---- KFD processes (process.c) ------------------------------------------- */
 

@@ -149,9 +149,12 @@ static int __init kfdsim_init(void)
 	ret = kfdsim_chardev_init();
 	if (ret)
 		goto err_process;
-	ret = kfdsim_drm_init();
+	ret = kfdsim_sdma_init();
 	if (ret)
 		goto err_chardev;
+	ret = kfdsim_drm_init();
+	if (ret)
+		goto err_sdma;
 	ret = kfdsim_topology_sysfs_init(&kfdsim_device->kobj);
 	if (ret)
 		goto err_drm;
@@ -164,6 +167,8 @@ static int __init kfdsim_init(void)
 
 err_drm:
 	kfdsim_drm_fini();
+err_sdma:
+	kfdsim_sdma_fini();
 err_chardev:
 	kfdsim_chardev_fini();
 err_process:
@@ -182,6 +187,7 @@ static void __exit kfdsim_exit(void)
 	kfdsim_process_fini();
 	kfdsim_queue_fini();
 	kfdsim_drm_fini();
+	kfdsim_sdma_fini();
 	kfdsim_chardev_fini();
 	kfdsim_topology_free(kfdsim_topo);
 	kfdsim_topo = NULL;

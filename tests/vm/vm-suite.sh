@@ -151,6 +151,7 @@ install_kfdsim_tests() { # OVERLAY
 		-o "$1/test/bin/kfdsim-abi" "$t/kfdsim-abi.c"
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -o "$1/test/bin/kfdsim-criu" "$t/kfdsim-criu.c"
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I /usr/include/libdrm -o "$1/test/bin/kfdsim-libdrm" "$t/kfdsim-libdrm.c" -ldrm_amdgpu -ldrm
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I /usr/include/libdrm -o "$1/test/bin/kfdsim-sdma" "$t/kfdsim-sdma.c" -ldrm_amdgpu -ldrm
 	# ZDTM-style GPU workloads (tests/workloads/gpu: kfdlib + one program each)
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
 		-o "$1/test/bin/zdtm-gpu-basic" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-basic.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# kfdsim's SDMA engines through libdrm_amdgpu: contexts, CS of SDMA IBs,
+# WAIT_CS, HW_IP_INFO/COUNT, illegal packets and VM faults, every injected
+# fault, a hung engine that times out, the rate limit
+# (tests/kfdsim/tests/kfdsim-sdma.c, which prints its own plan). Needs the
+# built-in machine (a gfx9 first GPU) and debugfs (kfdsim/inject).
+# vm-timeout: 240
+. /test/lib/guest.sh
+
+BIN=/test/bin/kfdsim-sdma
+if [ ! -x "$BIN" ] || [ ! -f /test/kfdsim.ko ]; then
+	ok "kfdsim SDMA test # SKIP $BIN or kfdsim.ko not installed"
+	tap_done
+	exit
+fi
+grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
+reloaded=
+if [ -n "${KFDSIM_PARAMS:-}" ]; then
+	# another machine was loaded at boot: this test wants the built-in one
+	kfdsim_unload && kfdsim_load_builtin && reloaded=1
+fi
+"$BIN"
+rc=$?
+if [ -n "$reloaded" ]; then
+	kfdsim_reload || rc=1
+fi
+exit $rc
