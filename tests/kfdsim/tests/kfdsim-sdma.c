@@ -714,6 +714,7 @@ static void test_inject(void)
 	ctx = new_ctx();
 	inject("sdma hang ETIME");
 	r = submit(ctx, 0, nop, 8, &seq);
+	r = r ?: wait_seq(ctx, 0, seq, SHORT_NS, &expired); /* it hangs now */
 	t = now_s();
 	amdgpu_cs_ctx_free(ctx);
 	ctx = new_ctx();
@@ -795,7 +796,10 @@ static void test_close(const char *path)
 		if (f < 0 || ctx_raw(f, AMDGPU_CTX_OP_ALLOC_CTX, 0, 0, 0, &id))
 			_exit(2);
 		inject("sdma hang ETIME");
-		_exit(cs_raw(f, id, 0, &ch, 1) ? 3 : 0); /* exits with the job hung */
+		if (cs_raw(f, id, 0, &ch, 1))
+			_exit(3);
+		usleep(300 * 1000); /* exits with the job hung */
+		_exit(0);
 	}
 	alarm(60);
 	waitpid(pid, &status, 0);
