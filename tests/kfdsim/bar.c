@@ -37,6 +37,17 @@ module_param(bar_read_mbps, uint, 0644);
 MODULE_PARM_DESC(bar_read_mbps,
 		 "CPU read rate of VRAM through the BAR, MiB/s (AMD measured 17; 0, the default: not modelled)");
 
+/*
+ * A small-BAR GPU (VRAM heap FB_PRIVATE): a VRAM BO allocated without PUBLIC
+ * may lie outside the visible window, and a CPU access makes amdgpu move it
+ * (into the window or to GTT) before reading; AMD measured the plugin's CPU
+ * path there at 16 GB in more than 45 minutes, under 6 MB/s.
+ */
+static unsigned int small_bar_read_mbps;
+module_param(small_bar_read_mbps, uint, 0644);
+MODULE_PARM_DESC(small_bar_read_mbps,
+		 "CPU read rate of non-PUBLIC VRAM of a small-BAR GPU, MiB/s (AMD measured under 6; 0, the default: bar_read_mbps)");
+
 /* Debt below this is carried to the next fault rather than slept. */
 #define BAR_MIN_SLEEP_NS (1000 * 1000)
 
@@ -44,9 +55,15 @@ MODULE_PARM_DESC(bar_read_mbps,
 void kfdsim_bar_fault(struct kfdsim_gem *gem, unsigned int pages, bool write)
 {
 	unsigned int rate = READ_ONCE(bar_read_mbps);
+	struct kfdsim_node *node = kfdsim_gem_node(gem);
 	s64 cost, debt;
 
-	if (!rate || write || !(gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM))
+	if (write || !(gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM))
+		return;
+	if (node && !node->large_bar && !(gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC) &&
+	    READ_ONCE(small_bar_read_mbps))
+		rate = READ_ONCE(small_bar_read_mbps);
+	if (!rate)
 		return;
 	cost = div_u64((u64)pages * PAGE_SIZE * NSEC_PER_SEC, (u64)rate << 20);
 	debt = atomic64_add_return(cost, &gem->bar_debt_ns);
