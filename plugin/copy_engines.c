@@ -134,6 +134,12 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 			"%" PRIu64 " ms of engine time (%" PRIu64 " MiB/s)",
 			what, gpu_id, st.bytes >> 20, st.submissions, st.busy_ns / 1000000,
 			mib_per_s(st.bytes, st.busy_ns));
+		if (st.early_waits)
+			pr_info("%s GPU %" PRIu32 ": %" PRIu64
+				" fence waits ended before their time "
+				"(the kernel's clock is not this task's: a time namespace?); "
+				"waited by our own clock",
+				what, gpu_id, st.early_waits);
 	} else {
 		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);
 	}

@@ -188,6 +188,7 @@ static void open_engines(struct fixture *f)
 		struct bo_sdma_config cfg = {.gpu_id = 0x1000 + g,
 					     .render_minor = RENDER_MIN + g,
 					     .gfx_target_version = GFX_MI210,
+					     .fence_timeout_ms = 300, /* the hung engine's wait */
 					     .dev_dir = f->dev};
 
 		bo_sdma_engine_close(f->sdma[g]);
