@@ -20,7 +20,8 @@ kfdsim_debugfs || diag "no kfdsim debugfs"
 P=/sys/module/kfdsim/parameters
 SIZE_MIB=${BENCH_MIB:-1024}
 BAR_MIBS=17
-ms() { echo $(($(date +%s%N) / 1000000)); }
+# ms: milliseconds since boot, from /proc/uptime (busybox date has no %N)
+ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
 # file_limits: MiB/s writing then reading SIZE_MIB in 4 MiB requests on $WORK
 file_limits() {

@@ -70,7 +70,8 @@ done
 # for these two dumps only), the CPU's dump of the 64 MiB VRAM BO takes at
 # least 64/17 s, and SDMA's far less: both times are printed.
 BAR=/sys/module/kfdsim/parameters/bar_read_mbps
-ms() { echo $(($(date +%s%N) / 1000000)); }
+# ms: milliseconds since boot, from /proc/uptime (busybox date has no %N)
+ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 # copying_ms LOG: the copy engines' busy time of a dump, all GPUs ("copying C ms")
 copying_ms() { sed -n 's/.* MiB in [0-9]* ms ([0-9]* MiB\/s): copying \([0-9]*\) ms.*/\1/p' "$1" | awk '{ t += $1 } END { print t + 0 }'; }
 if gpu_start same --gpus 2 --big-bo 64M; then
