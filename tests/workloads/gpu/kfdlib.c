@@ -242,6 +242,12 @@ uint64_t kfdl_va(struct kfdl *k, uint64_t size)
 
 int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struct kfdl_bo *bo)
 {
+	return kfdl_alloc_flags(k, gi, t, size, 0, bo);
+}
+
+int kfdl_alloc_flags(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size,
+		     uint32_t drop_flags, struct kfdl_bo *bo)
+{
 	static const uint32_t type_flags[] = {
 		KFD_IOC_ALLOC_MEM_FLAGS_VRAM,	    KFD_IOC_ALLOC_MEM_FLAGS_GTT,
 		KFD_IOC_ALLOC_MEM_FLAGS_USERPTR,    KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL,
@@ -256,8 +262,8 @@ int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struc
 	bo->type = t;
 	bo->gi = gi;
 	bo->size = size;
-	bo->flags = type_flags[t] | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
-		    KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
+	bo->flags = (type_flags[t] | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+		     KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE) & ~drop_flags;
 	if (t == KFDL_USERPTR) {
 		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 			       0);

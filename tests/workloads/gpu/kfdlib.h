@@ -87,6 +87,9 @@ int kfdl_read_prop(uint32_t node, const char *key, uint64_t *v);
 
 uint64_t kfdl_va(struct kfdl *k, uint64_t size);
 int kfdl_alloc(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size, struct kfdl_bo *bo);
+/* The same without the KFD_IOC_ALLOC_MEM_FLAGS_* in drop_flags (e.g. WRITABLE: GPU read-only). */
+int kfdl_alloc_flags(struct kfdl *k, int gi, enum kfdl_bo_type t, uint64_t size,
+		     uint32_t drop_flags, struct kfdl_bo *bo);
 int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n);
 int kfdl_unmap(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n);
 int kfdl_unmap_all(struct kfdl *k, struct kfdl_bo *bo);

@@ -37,6 +37,9 @@
  *   --bos N         N more BOs of every type, round-robin over the used GPUs,
  *                   sizes 4 KiB .. 252 KiB, varied mapping sets (none, own,
  *                   own+next, all)
+ *   --ro-bo         one more VRAM BO (1 MiB + 4 KiB) on the first GPU without
+ *                   WRITABLE (GPU read-only; after a restore its dma-buf is
+ *                   read-only too), filled by the CPU, every byte checked
  *   --big-bo-fill   every byte of the --big-bo BO written (a word pattern
  *                   unique per page and word, never zero) and checked,
  *                   instead of 64 pages: BO contents that cost what real
@@ -166,7 +169,8 @@ static int opt_sel[KFDL_MAX_GPUS], opt_nsel, opt_first_n;
 static int opt_bos, opt_threads, opt_fork, opt_render, opt_mmio, opt_svm, opt_xnack;
 static int opt_kfd_twice;
 static uint64_t opt_big;
-static int opt_big_fill;
+static int opt_big_fill, opt_ro_bo;
+static struct kfdl_bo ro_bo;
 static const char *opt_sabotage = "";
 static int is_child;
 static pid_t child_pid;
@@ -446,6 +450,20 @@ static uint64_t fill_word(uint64_t pg, uint64_t w)
 }
 
 #define WORDS_PER_PAGE (KFDL_PAGE / sizeof(uint64_t))
+
+#define RO_BO_SIZE ((1u << 20) + 4096u)
+
+static void setup_ro_bo(void)
+{
+	uint64_t i;
+
+	need(kfdl_alloc_flags(&k, 0, KFDL_VRAM, RO_BO_SIZE, KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+			      &ro_bo),
+	     "alloc the read-only VRAM BO");
+	need(kfdl_map(&k, &ro_bo, &k.gpu[0].gpu_id, 1), "map the read-only VRAM BO");
+	for (i = 0; i < RO_BO_SIZE; i++)
+		ro_bo.cpu[i] = pattern(910000, i);
+}
 
 static void setup_big(void)
 {
@@ -1078,6 +1096,8 @@ static void check_nondestructive(uint64_t round)
 	for (o = 0; o < n_owners; o++)
 		check_owner_bytes(&owners[o]);
 	check_big();
+	if (ro_bo.cpu)
+		check_bytes("read-only (not WRITABLE) VRAM BO", 910000, ro_bo.cpu, RO_BO_SIZE);
 	check_svm();
 	check_xnack();
 	for (o = 0; o < n_owners; o++)
@@ -1414,6 +1434,8 @@ static int run(void)
 		setup_svm();
 	if (opt_big && !is_child)
 		setup_big();
+	if (opt_ro_bo && !is_child)
+		setup_ro_bo();
 	if (!is_child)
 		for (t = 1; t <= opt_threads; t++) {
 			owners[t].id = t;
@@ -1473,6 +1495,10 @@ static int run(void)
 	if (big.cpu) {
 		if ((rc = kfdl_unmap_all(&k, &big)) || (rc = kfdl_free(&k, &big)))
 			finish_fail("big VRAM BO: unmap/free: %s", strerror(-rc));
+	}
+	if (ro_bo.cpu) {
+		if ((rc = kfdl_unmap_all(&k, &ro_bo)) || (rc = kfdl_free(&k, &ro_bo)))
+			finish_fail("read-only VRAM BO: unmap/free: %s", strerror(-rc));
 	}
 	kfdl_close(&k);
 	if (opt_fork && !is_child) {
@@ -1583,6 +1609,7 @@ int main(int argc, char **argv)
 		{"bos", required_argument, NULL, 'b'},
 		{"big-bo", required_argument, NULL, 'B'},
 		{"big-bo-fill", no_argument, NULL, 'F'},
+		{"ro-bo", no_argument, NULL, 'R'},
 		{"threads", required_argument, NULL, 't'},
 		{"fork", no_argument, NULL, 'f'},
 		{"render-fds", no_argument, NULL, 'r'},
@@ -1611,6 +1638,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			opt_big_fill = 1;
+			break;
+		case 'R':
+			opt_ro_bo = 1;
 			break;
 		case 't':
 			opt_threads = atoi(optarg);
@@ -1652,7 +1682,7 @@ int main(int argc, char **argv)
 		return poke(atoi(argv[optind]), strtoull(argv[optind + 1], NULL, 0));
 	if (do_poke || argc - optind != 3) {
 		fprintf(stderr,
-			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--big-bo-fill] [--threads N] "
+			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--big-bo-fill] [--ro-bo] [--threads N] "
 			"[--fork] [--mmio] [--render-fds] [--svm] [--xnack] [--sabotage WHAT] "
 			"READY TRIGGER RESULT\n"
 			"       %s --poke PID ADDR\n",

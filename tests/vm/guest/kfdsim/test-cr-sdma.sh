@@ -2,8 +2,10 @@
 # BO contents moved by SDMA (images/bo_copy_sdma.c through the real
 # libdrm_amdgpu on kfdsim's render nodes and SDMA engine), then the engine
 # choice (plugin/copy_engines.h):
-# - sdma: a two-GPU process with every BO type and a 64 MiB VRAM BO (one
-#   chunk of it all zero: restored by CONST_FILL) is dumped and restored with
+# - sdma: a two-GPU process with every BO type, a 64 MiB VRAM BO (one
+#   chunk of it all zero: restored by CONST_FILL) and a VRAM BO that is not
+#   WRITABLE (its restored dma-buf is read-only: SDMA writes it through a
+#   mapping of our own GPU VM) is dumped and restored with
 #   AMDGPU_CRIU_COPY_ENGINE=sdma; both logs say, per GPU, that SDMA moved
 #   its bytes, none that the CPU did; the self-check PASSes;
 # - cpu: the same with AMDGPU_CRIU_COPY_ENGINE=cpu: the CPU moved them;
@@ -44,7 +46,7 @@ with_engine() {
 }
 
 for engine in sdma cpu; do
-	if ! gpu_start "$engine" --gpus 2 --big-bo 64M --render-fds; then
+	if ! gpu_start "$engine" --gpus 2 --big-bo 64M --render-fds --ro-bo; then
 		fail "$engine: workload ready"
 		continue
 	fi
