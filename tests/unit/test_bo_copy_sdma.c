@@ -238,6 +238,26 @@ static int run(struct fixture *f, bool restore, bool sdma, int dir_fd, char *err
 		       : bo_stream_dump(&cfg, f->gpus, GPUS, err, len);
 }
 
+/*
+ * Files compared by read(), not by mmap(): a read fault of a tmpfs file's
+ * hole through a shared mapping allocates the page (TMPDIR is /dev/shm in
+ * make check), and the restore after would find no hole to zero-fill.
+ */
+static void assert_same_read(int a, int b, uint64_t size)
+{
+	static uint8_t x[1 << 16], y[1 << 16];
+	uint64_t off;
+	size_t n;
+
+	for (off = 0; off < size; off += n) {
+		n = size - off < sizeof(x) ? (size_t)(size - off) : sizeof(x);
+		assert_int_equal(pread(a, x, n, (off_t)off), (ssize_t)n);
+		assert_int_equal(pread(b, y, n, (off_t)off), (ssize_t)n);
+		if (memcmp(x, y, n))
+			fail_msg("files differ in [0x%" PRIx64 ", +%zu)", off, n);
+	}
+}
+
 static void assert_same_file(const char *a_dir, const char *b_dir, const char *name)
 {
 	char a[600], b[600];
@@ -251,8 +271,7 @@ static void assert_same_file(const char *a_dir, const char *b_dir, const char *n
 	assert_true(fa >= 0 && fb >= 0);
 	assert_int_equal(fstat(fa, &sa) | fstat(fb, &sb), 0);
 	assert_int_equal(sa.st_size, sb.st_size);
-	if (sa.st_size)
-		assert_same(fa, fb, (uint64_t)sa.st_size);
+	assert_same_read(fa, fb, (uint64_t)sa.st_size);
 	close(fa);
 	close(fb);
 }
