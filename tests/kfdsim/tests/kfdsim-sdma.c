@@ -30,6 +30,7 @@
 #define TOPO "/sys/class/kfd/kfd/topology/nodes"
 #define INJECT "/sys/kernel/debug/kfdsim/inject"
 #define PARAMS "/sys/module/kfdsim/parameters/"
+#define SDMA_STATE "/sys/kernel/debug/kfdsim/sdma"
 #define LONG_NS (60ULL * 1000000000ULL) /* a finished job on a loaded TCG host */
 #define SHORT_NS (300ULL * 1000000ULL)	/* a job that must not finish */
 
@@ -810,6 +811,26 @@ static void test_close(const char *path)
 	inject("clear");
 }
 
+/* debugfs kfdsim/sdma: nothing alive, no engine with a job */
+static void test_nothing_left(void)
+{
+	char state[4096], *load;
+	int idle = 1;
+
+	if (!ok(!read_file(SDMA_STATE, state, sizeof(state)), "read " SDMA_STATE))
+		return;
+	for (load = strstr(state, " load "); load; load = strstr(load + 1, " load ")) {
+		char *end = strchr(load, '\n'), *q;
+
+		for (q = load + 6; q < end; q++)
+			if (*q != ' ' && *q != '0')
+				idle = 0;
+	}
+	ok(!strncmp(state, "contexts 0 jobs 0 fences 0\n", 27) && idle,
+	   "all files closed: no context, job or fence alive, engines idle");
+	diag("%s", state);
+}
+
 int main(void)
 {
 	char node[300] = "", path[64];
@@ -879,5 +900,6 @@ int main(void)
 	r = amdgpu_device_deinitialize(dev);
 	ok(r == 0, "amdgpu_device_deinitialize");
 	close(fd);
+	test_nothing_left();
 	return tap_done();
 }

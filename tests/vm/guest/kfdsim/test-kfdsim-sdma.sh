@@ -21,7 +21,17 @@ if [ -n "${KFDSIM_PARAMS:-}" ]; then
 fi
 "$BIN"
 rc=$?
+# Unloading runs kfdsim_cs_fini(), which WARNs (kernel log check) about
+# any context, job or fence still alive; then the machine this boot had.
+if kfdsim_unload; then
+	echo "ok - SDMA test: kfdsim unloads afterwards"
+else
+	echo "not ok - SDMA test: kfdsim unloads afterwards"
+	rc=1
+fi
 if [ -n "$reloaded" ]; then
-	kfdsim_reload || rc=1
+	kfdsim_load || rc=1
+else
+	kfdsim_load_builtin || rc=1
 fi
 exit $rc
