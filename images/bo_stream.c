@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/errmsg.h"
@@ -55,8 +57,9 @@ struct gpu_job {
 	struct bo_index_crcs *index_crcs; /* restore: the index's, read on demand */
 	uint32_t zero_crc;		  /* of chunk_size zero bytes, once zero_crc_known */
 	bool zero_crc_known;
-	/* restore: a chunk of zeros for holes (calloc'd, never written: its
-	 * pages stay the kernel's zero page), NULL until the first hole */
+	/* restore: a chunk of zeros for holes (a read-only anonymous mapping,
+	 * page-aligned and never written: its pages stay the kernel's zero
+	 * page), NULL until the first hole; engines with a zero op need none */
 	uint8_t *zeros;
 	int data_fd;
 	int index_fd;
@@ -68,7 +71,18 @@ struct gpu_job {
 	struct staging_ring ring;
 	pthread_t producer, consumer;
 	bool producer_running, consumer_running;
+	/* busy time of the engine side and of the file side (each one thread's) */
+	uint64_t engine_ns, file_ns;
+	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- errors ----------------------------------------------------------------------- */
 
@@ -148,6 +162,14 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* An engine error in words: the engine's own, else strerror's. */
+static const char *engine_error(const struct gpu_job *job, int ret)
+{
+	const char *why = job->engine->ops->explain ? job->engine->ops->explain(ret) : NULL;
+
+	return why ? why : strerror(-ret);
+}
+
 static void bo_close(struct gpu_job *job)
 {
 	if (job->cur.handle) {
@@ -175,7 +197,7 @@ static int bo_switch(struct gpu_job *job, uint32_t index)
 	if (ret) {
 		job->cur.handle = NULL;
 		return job_fail(job, ret, "gpu %" PRIu32 ": BO %" PRIu32 ": copy engine open: %s",
-				job->gpu->gpu_id, index, strerror(-ret));
+				job->gpu->gpu_id, index, engine_error(job, ret));
 	}
 	job->cur.index = index;
 	return 0;
@@ -287,7 +309,7 @@ static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 		return job_fail(job, ret,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": copy engine read: %s",
-				job->gpu->gpu_id, s->bo_index, s->bo_off, strerror(-ret));
+				job->gpu->gpu_id, s->bo_index, s->bo_off, engine_error(job, ret));
 	/* the zero test stops at the first non-zero byte: cheap for data */
 	s->zero = is_zero(s->buf, s->len);
 	job->crcs[s->chunk_index] = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
@@ -337,6 +359,20 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 	return 0;
 }
 
+/* chunk_size zero bytes costing no memory; NULL if no address space is left. */
+static uint8_t *zeros_map(uint32_t chunk_size)
+{
+	void *p = mmap(NULL, chunk_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void zeros_unmap(uint8_t *zeros, uint32_t chunk_size)
+{
+	if (zeros)
+		munmap(zeros, chunk_size);
+}
+
 /* The chunk is a hole of the data file (reads as zeros); false if unsure. */
 static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
 {
@@ -356,10 +392,12 @@ static int restore_fill(struct gpu_job *job, struct staging_slot *s)
 
 	/* a hole needs no read, no CRC pass, no copy: zeros and their checksum */
 	s->zero = chunk_is_hole(job, s);
-	if (s->zero && !job->zeros)
-		job->zeros = calloc(1, job->chunk_size);
-	if (!job->zeros)
-		s->zero = false; /* no memory for it: read the zeros */
+	if (!job->engine->ops->zero) {
+		if (s->zero && !job->zeros)
+			job->zeros = zeros_map(job->chunk_size);
+		if (!job->zeros)
+			s->zero = false; /* no memory for it: read the zeros */
+	}
 	if (!s->zero)
 		ret = pread_full(job->data_fd, s->buf, s->len, s->file_off);
 	image_name(name, sizeof(name), job, "img");
@@ -392,13 +430,16 @@ static int restore_drain(struct gpu_job *job, struct staging_slot *s)
 
 	if (ret)
 		return ret;
-	ret = job->engine->ops->write(job->cur.handle, s->bo_off, s->zero ? job->zeros : s->buf,
-				      s->len);
+	if (s->zero && job->engine->ops->zero)
+		ret = job->engine->ops->zero(job->cur.handle, s->bo_off, s->len);
+	else
+		ret = job->engine->ops->write(job->cur.handle, s->bo_off,
+					      s->zero ? job->zeros : s->buf, s->len);
 	if (ret)
 		return job_fail(job, ret,
 				"gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				": copy engine write: %s",
-				job->gpu->gpu_id, s->bo_index, s->bo_off, strerror(-ret));
+				job->gpu->gpu_id, s->bo_index, s->bo_off, engine_error(job, ret));
 	return 0;
 }
 
@@ -422,8 +463,11 @@ static void report_progress(struct gpu_job *job, uint32_t len)
 static void *producer_main(void *arg)
 {
 	struct gpu_job *job = arg;
+	uint64_t *busy = job->dir == STREAM_DUMP ? &job->engine_ns : &job->file_ns;
 	struct chunk_cursor c = {0};
 	struct staging_slot pos, *s;
+	uint64_t start;
+	int ret;
 
 	while (cursor_next(job, &c, &pos)) {
 		s = ring_claim(&job->ring);
@@ -434,13 +478,17 @@ static void *producer_main(void *arg)
 		s->bo_off = pos.bo_off;
 		s->file_off = pos.file_off;
 		s->chunk_index = pos.chunk_index;
-		if (job->dir == STREAM_DUMP ? dump_fill(job, s) : restore_fill(job, s))
+		start = now_ns();
+		ret = job->dir == STREAM_DUMP ? dump_fill(job, s) : restore_fill(job, s);
+		*busy += now_ns() - start;
+		if (ret)
 			break;
 		ring_publish(&job->ring);
 	}
 	if (job->dir == STREAM_DUMP)
 		bo_close(job);
 	ring_finish(&job->ring);
+	job->producer_end_ns = now_ns();
 	return NULL;
 }
 
@@ -449,10 +497,16 @@ static int write_index(struct gpu_job *job);
 static void *consumer_main(void *arg)
 {
 	struct gpu_job *job = arg;
+	uint64_t *busy = job->dir == STREAM_DUMP ? &job->file_ns : &job->engine_ns;
 	struct staging_slot *s;
+	uint64_t start;
+	int ret;
 
 	while ((s = ring_take(&job->ring))) {
-		if (job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s))
+		start = now_ns();
+		ret = job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s);
+		*busy += now_ns() - start;
+		if (ret)
 			break;
 		report_progress(job, s->len);
 		ring_release(&job->ring);
@@ -461,6 +515,7 @@ static void *consumer_main(void *arg)
 		bo_close(job);
 	else if (!job_error(job))
 		write_index(job);
+	job->consumer_end_ns = now_ns();
 	return NULL;
 }
 
@@ -729,13 +784,36 @@ static int stream_prepare(struct stream *st)
 /* Runs every GPU's pipeline in parallel; returns once all threads are joined. */
 static void stream_run(struct stream *st)
 {
+	uint64_t start = now_ns();
 	uint32_t i;
 
 	for (i = 0; i < st->gpu_count; i++)
 		if (job_start(&st->jobs[i]))
 			break;
-	for (i = 0; i < st->gpu_count; i++)
-		job_join(&st->jobs[i]);
+	for (i = 0; i < st->gpu_count; i++) {
+		struct gpu_job *job = &st->jobs[i];
+		uint64_t end;
+
+		job_join(job);
+		end = job->producer_end_ns > job->consumer_end_ns ? job->producer_end_ns
+								  : job->consumer_end_ns;
+		st->gpus[i].times =
+			(struct bo_stream_times){.wall_ns = end > start ? end - start : 0,
+						 .engine_ns = job->engine_ns,
+						 .file_ns = job->file_ns};
+	}
+}
+
+unsigned int bo_stream_hidden_permille(const struct bo_stream_times *t)
+{
+	uint64_t shorter = t->engine_ns < t->file_ns ? t->engine_ns : t->file_ns;
+	uint64_t sum = t->engine_ns + t->file_ns;
+
+	if (!shorter || sum <= t->wall_ns)
+		return 0;
+	if (sum - t->wall_ns >= shorter)
+		return 1000;
+	return (unsigned int)((sum - t->wall_ns) * 1000 / shorter);
 }
 
 /* The first GPU's error, its message into err. */
@@ -785,7 +863,7 @@ static void stream_teardown(struct stream *st, bool failed)
 		close_fd(&job->index_fd);
 		free(job->crcs);
 		free(job->index_crcs);
-		free(job->zeros);
+		zeros_unmap(job->zeros, job->chunk_size);
 		ring_destroy(&job->ring);
 	}
 	free(st->jobs);
@@ -865,8 +943,12 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 {
 	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = image_id};
 	struct bo_stream_gpu gpu = {.gpu_id = gpu_id, .bo_count = bo_count};
-	struct gpu_job job = {
-		.cfg = &cfg, .gpu = &gpu, .dir = STREAM_RESTORE, .data_fd = -1, .index_fd = -1};
+	struct gpu_job job = {.cfg = &cfg,
+			      .gpu = &gpu,
+			      .engine = &bo_copy_engine_cpu, /* never called: nothing is written */
+			      .dir = STREAM_RESTORE,
+			      .data_fd = -1,
+			      .index_fd = -1};
 	uint32_t i;
 	int ret;
 
@@ -890,7 +972,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	close_fd(&job.index_fd);
 	free(job.crcs);
 	free(job.index_crcs);
-	free(job.zeros);
+	zeros_unmap(job.zeros, job.chunk_size);
 	ring_destroy(&job.ring);
 	free(gpu.bos);
 	return ret;

@@ -88,8 +88,18 @@ struct bo_copy_engine_ops {
 		       enum bo_access access, void **bo);
 	int (*read)(void *bo, uint64_t off, void *buf, size_t len);
 	int (*write)(void *bo, uint64_t off, const void *buf, size_t len);
+	/*
+	 * Optional: writes len zero bytes (restore of an all-zero chunk, which
+	 * the dump did not store). NULL: write() of a zeroed buffer.
+	 */
+	int (*zero)(void *bo, uint64_t off, size_t len);
 	/* Releases what open_bo set up (not the fd). */
 	void (*close_bo)(void *bo);
+	/*
+	 * Optional: what an error of this engine means, in a few words (e.g.
+	 * "the GPU was reset"), or NULL for strerror()'s text.
+	 */
+	const char *(*explain)(int err);
 };
 
 struct bo_copy_engine {
@@ -110,12 +120,32 @@ struct bo_stream_bo {
 	int dmabuf_fd; /* owned by the stream from the call on; -1: none */
 };
 
+/*
+ * Where one GPU's time went, filled in by the stream (also after a failure):
+ * the copy engine's calls, the file side (reads or writes, checksums), and
+ * the whole. The two sides run on their own threads: wall below their sum
+ * is copy time hidden behind file I/O (bo_stream_hidden_permille()).
+ */
+struct bo_stream_times {
+	uint64_t wall_ns;
+	uint64_t engine_ns;
+	uint64_t file_ns;
+};
+
 struct bo_stream_gpu {
 	uint32_t gpu_id;
 	uint32_t bo_count;
 	struct bo_stream_bo *bos;
 	const struct bo_copy_engine *engine; /* NULL: bo_copy_engine_cpu */
+	struct bo_stream_times times;	     /* out */
 };
+
+/*
+ * The share of the shorter side hidden behind the longer one, in 1/1000:
+ * (engine + file - wall) / min(engine, file), 0 when either side took no
+ * time. 1000: fully overlapped; 0: one after the other.
+ */
+unsigned int bo_stream_hidden_permille(const struct bo_stream_times *t);
 
 /*
  * Progress of one GPU: bytes copied so far and in total. Called from the

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bo_stream.h"
+#include "copy_engines.h"
 #include "clock.h"
 #include "dump.h"
 #include "kfd_dev.h"
@@ -40,6 +41,9 @@ int dump_session_init(struct dump_session *s)
 	s->has_kfd = !kfd_dev_rdev(&s->kfd_rdev);
 	if (!uname(&u))
 		snprintf(s->release, sizeof(s->release), "%s", u.release);
+	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the dump here, before anything is paused */
+	if (copy_engine_opts_get(&s->engine_opts))
+		return -EINVAL;
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
 }
@@ -281,14 +285,25 @@ static void report_progress(void *arg, uint32_t gpu_id, uint64_t done, uint64_t 
 		gpu_id, done >> 20, total >> 20);
 }
 
-/* One bo_stream_gpu per device that owns BOs with contents, fds moved into it. */
-static int build_streams(struct checkpoint *c, struct bo_stream_gpu *gpus, uint32_t *n_gpus)
+/*
+ * One bo_stream_gpu per device that owns BOs with contents, fds moved into
+ * it, and where its data is (copy[], for the copy engines).
+ */
+static int build_streams(const struct dump_session *s, struct checkpoint *c,
+			 struct bo_stream_gpu *gpus, struct copy_gpu *copy, uint32_t *n_gpus)
 {
 	uint32_t d, i, n = 0;
 
 	for (d = 0; d < c->args.num_devices; d++) {
+		const struct kfd_node *node = topo_node(&s->topo, c->nodes[d]);
 		struct bo_stream_gpu *g = &gpus[n];
 		uint32_t user = c->devices[d].user_gpu_id;
+
+		copy[n] = (struct copy_gpu){
+			.gpu_id = user,
+			.render_minor = (uint32_t)kfd_prop_get(node, KFD_PROP_drm_render_minor),
+			.gfx_target_version =
+				(uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version)};
 
 		memset(g, 0, sizeof(*g));
 		g->gpu_id = user;
@@ -325,9 +340,25 @@ static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
 	}
 }
 
+/* Each GPU's engine: SDMA, or the CPU's (NULL) where SDMA is not to be had. */
+static int open_engines(const struct copy_engine_opts *opts, struct bo_stream_gpu *gpus,
+			const struct copy_gpu *copy, uint32_t n, struct bo_sdma_engine **sdma)
+{
+	uint32_t i;
+	int ret;
+
+	ret = copy_engines_open(opts, copy, n, sdma);
+	for (i = 0; !ret && i < n; i++)
+		gpus[i].engine = sdma[i] ? bo_sdma_engine_ops(sdma[i]) : NULL;
+	return ret;
+}
+
 static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t id, uint64_t *bytes)
 {
-	struct bo_stream_gpu *gpus = calloc(c->args.num_devices + 1, sizeof(*gpus));
+	uint32_t nd = c->args.num_devices + 1;
+	struct bo_stream_gpu *gpus = calloc(nd, sizeof(*gpus));
+	struct copy_gpu *copy = calloc(nd, sizeof(*copy));
+	struct bo_sdma_engine **sdma = calloc(nd, sizeof(*sdma));
 	struct bo_stream_config cfg = {.dir_fd = s->dir_fd,
 				       .image_id = id,
 				       .sync = true,
@@ -337,19 +368,28 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	char why[512];
 	int ret;
 
-	if (!gpus)
-		return -ENOMEM;
-	ret = build_streams(c, gpus, &n);
+	if (!gpus || !copy || !sdma) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = build_streams(s, c, gpus, copy, &n);
 	for (i = 0; i < n; i++)
 		for (j = 0; j < gpus[i].bo_count; j++)
 			*bytes += gpus[i].bos[j].size;
+	if (!ret && n)
+		ret = open_engines(&s->engine_opts, gpus, copy, n, sdma);
 	if (!ret && n) {
 		ret = bo_stream_dump(&cfg, gpus, n, why, sizeof(why));
 		if (ret)
 			pr_err("pid %u: cannot save BO contents: %s", c->args.pid, why);
 	}
+	snprintf(why, sizeof(why), "dump of pid %u:", c->args.pid);
+	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
 	free_streams(gpus, n);
+out:
 	free(gpus);
+	free(copy);
+	free(sdma);
 	return ret;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "copy_engines.h"
 #include "pause.h"
 #include "topology.h"
 
@@ -26,6 +27,7 @@ struct dump_session {
 	uint32_t kfd_major, kfd_minor; /* 0.0 until checked */
 	char release[65];
 	struct pause_list *paused;
+	struct copy_engine_opts engine_opts; /* read once, at init */
 };
 
 enum gpu_file_kind {

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "copy_engines.h"
 #include "kfd_image.h"
 #include "guardian.h"
 #include "match.h"
@@ -45,7 +46,8 @@ struct restore_session {
 	struct match_result map; /* checkpointed GPU -> local GPU */
 	struct shared_state *shared;
 	struct guardian guard; /* ends the tasks if the master dies (restore_guard.h) */
-	int kfd_fd;	       /* a kfd_dev reference for RESUME, taken at the first one; -1 */
+	struct copy_engine_opts engine_opts; /* read by the master, inherited by the tasks */
+	int kfd_fd; /* a kfd_dev reference for RESUME, taken at the first one; -1 */
 	uint32_t resumed;
 
 	/* state of one restored task (after the fork, private to it) */

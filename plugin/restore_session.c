@@ -462,7 +462,10 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
 	s->guard = GUARDIAN_NONE;
-	ret = check_complete(dir_fd);
+	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the restore here, before any task exists */
+	ret = copy_engine_opts_get(&s->engine_opts);
+	if (!ret)
+		ret = check_complete(dir_fd);
 	if (!ret)
 		ret = load_images(s, dir_fd);
 	if (ret)

@@ -15,6 +15,7 @@
 #include "file_holder.h"
 #include "bo_copy_render.h"
 #include "bo_stream.h"
+#include "copy_engines.h"
 #include "clock.h"
 #include "kfd_dev.h"
 #include "kfd_ioctl.h"
@@ -209,7 +210,7 @@ static int kfd_restore_op(struct kfd_restore *r)
 
 /* Streams and engines per device that owns BOs with contents (dump order). */
 static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
-			 struct bo_render_engine *engines, uint32_t *n_gpus)
+			 struct bo_render_engine *engines, struct copy_gpu *copy, uint32_t *n_gpus)
 {
 	const KfdProcessEntry *e = r->img->entry;
 	uint32_t n = 0;
@@ -251,10 +252,30 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 		}
 		bo_render_engine_init(&engines[n], maps, g->bo_count);
 		g->engine = &engines[n].engine;
+		copy[n] =
+			(struct copy_gpu){.gpu_id = user,
+					  .render_minor = r->targets[d]->dst_render_minor,
+					  .gfx_target_version = (uint32_t)kfd_prop_get(
+						  topo_node(&r->img->topo, r->img->device_nodes[d]),
+						  KFD_PROP_gfx_target_version)};
 		n++;
 	}
 	*n_gpus = n;
 	return 0;
+}
+
+/* SDMA where it can be had; the render-node engine (already set) elsewhere. */
+static int open_sdma_engines(const struct copy_engine_opts *opts, struct bo_stream_gpu *gpus,
+			     const struct copy_gpu *copy, uint32_t n, struct bo_sdma_engine **sdma)
+{
+	uint32_t i;
+	int ret;
+
+	ret = copy_engines_open(opts, copy, n, sdma);
+	for (i = 0; !ret && i < n; i++)
+		if (sdma[i])
+			gpus[i].engine = bo_sdma_engine_ops(sdma[i]);
+	return ret;
 }
 
 static int restore_contents(struct restore_session *s, struct kfd_restore *r, int dir_fd)
@@ -262,18 +283,23 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 	size_t nd = r->img->entry->n_devices;
 	struct bo_stream_gpu *gpus = calloc(nd + 1, sizeof(*gpus));
 	struct bo_render_engine *engines = calloc(nd + 1, sizeof(*engines));
+	struct copy_gpu *copy = calloc(nd + 1, sizeof(*copy));
+	struct bo_sdma_engine **sdma = calloc(nd + 1, sizeof(*sdma));
 	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = r->img->id};
 	uint32_t n = 0, i, j;
 	int ret, slot = -1;
 	char why[512];
 
-	ret = gpus && engines ? build_streams(r, gpus, engines, &n) : -ENOMEM;
+	ret = gpus && engines && copy && sdma ? build_streams(r, gpus, engines, copy, &n) : -ENOMEM;
 	if (ret) {
 		if (ret == -EINVAL)
 			pr_err("pid %u: RESTORE gave no dma-buf for a BO with contents",
 			       r->img->entry->pid);
 		goto out;
 	}
+	ret = open_sdma_engines(&s->engine_opts, gpus, copy, n, sdma);
+	if (ret)
+		goto out;
 	ret = shared_copy_slot_take(s->shared, shared_deadline(COPY_SLOT_WAIT_MS), &slot);
 	if (ret) {
 		pr_err("pid %u: waited %d s for a BO copy slot held by other restoring tasks: %s",
@@ -290,7 +316,11 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 			       ? "out of memory: the restore left nothing behind, retry it when "
 				 "memory is free"
 			       : "the restore left nothing behind");
+	snprintf(why, sizeof(why), "restore of pid %u:", r->img->entry->pid);
+	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
 out:
+	if (sdma)
+		copy_engines_close(NULL, copy, n, sdma, NULL); /* what an early failure left open */
 	for (i = 0; gpus && i < n; i++) {
 		for (j = 0; j < gpus[i].bo_count; j++)
 			if (gpus[i].bos[j].dmabuf_fd >= 0)
@@ -300,6 +330,8 @@ out:
 	}
 	free(gpus);
 	free(engines);
+	free(copy);
+	free(sdma);
 	return ret;
 }
 

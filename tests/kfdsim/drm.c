@@ -56,7 +56,13 @@ static int kfdsim_drm_open(struct drm_device *dev, struct drm_file *file)
 
 	if (!fpriv)
 		return -ENOMEM;
+	fpriv->vm = kfdsim_gpuvm_create();
+	if (!fpriv->vm) {
+		kfree(fpriv);
+		return -ENOMEM;
+	}
 	kfdsim_ctx_mgr_init(&fpriv->ctx_mgr);
+	kfdsim_bo_lists_init(fpriv);
 	file->driver_priv = fpriv;
 	return 0;
 }
@@ -67,6 +73,8 @@ static void kfdsim_drm_postclose(struct drm_device *dev, struct drm_file *file)
 
 	/* contexts and their jobs first: jobs use the file's VM */
 	kfdsim_ctx_mgr_fini(&fpriv->ctx_mgr);
+	kfdsim_gpuvm_destroy(fpriv->vm);
+	kfdsim_bo_lists_fini(fpriv);
 	/* a KFD pdd holds a file reference while it uses the VM */
 	kfree(fpriv);
 }
@@ -79,7 +87,7 @@ static int kfdsim_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vm
 
 	if (gem->kfd_flags & (KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |
 			      KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
-			      KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
+			      KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) || gem->no_cpu_access)
 		return -EPERM;
 	/* "gem_mmap entry ENOMEM": the shmem pages cannot be had */
 	ret = kfdsim_inject("gem_mmap", "entry");
@@ -117,7 +125,7 @@ static vm_fault_t kfdsim_gem_fault(struct vm_fault *vmf)
 	pgoff_t last = min_t(pgoff_t, obj->size >> PAGE_SHIFT, first + vma_pages(vma));
 	unsigned long address = vmf->address & PAGE_MASK;
 	vm_fault_t ret;
-	int i;
+	int i = 0;
 
 	dma_resv_lock(obj->resv, NULL);
 	if (page >= obj->size >> PAGE_SHIFT || !shmem->pages || shmem->madv < 0) {
@@ -136,6 +144,8 @@ static vm_fault_t kfdsim_gem_fault(struct vm_fault *vmf)
 	}
 out:
 	dma_resv_unlock(obj->resv);
+	if (i)
+		kfdsim_bar_fault(to_kfdsim_gem(obj), i, vmf->flags & FAULT_FLAG_WRITE);
 	return ret;
 }
 
@@ -144,8 +154,21 @@ static struct vm_operations_struct kfdsim_gem_vm_ops = {
 	.fault = kfdsim_gem_fault,
 };
 
+static void kfdsim_gem_free(struct drm_gem_object *obj)
+{
+	kfdsim_gem_release_extra(to_kfdsim_gem(obj));
+	drm_gem_shmem_object_free(obj);
+}
+
+/* amdgpu_gem_object_close(): the file's mappings of the object go */
+static void kfdsim_gem_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	kfdsim_gpuvm_gem_closed(file, to_kfdsim_gem(obj));
+}
+
 static const struct drm_gem_object_funcs kfdsim_gem_funcs = {
-	.free = drm_gem_shmem_object_free,
+	.free = kfdsim_gem_free,
+	.close = kfdsim_gem_close,
 	.print_info = drm_gem_shmem_object_print_info,
 	.pin = drm_gem_shmem_object_pin,
 	.unpin = drm_gem_shmem_object_unpin,
@@ -172,6 +195,12 @@ static struct drm_gem_object *kfdsim_gem_create_object(struct drm_device *dev,
 /* amdgpu_ioctls_kms[]: the queries libdrm_amdgpu needs (drm_info.c) */
 static const struct drm_ioctl_desc kfdsim_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(AMDGPU_INFO, kfdsim_drm_info_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	/* gem.c, gpuvm.c */
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_CREATE, kfdsim_gem_create_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_MMAP, kfdsim_gem_mmap_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_USERPTR, kfdsim_gem_userptr_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_VA, kfdsim_gem_va_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_BO_LIST, kfdsim_bo_list_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	/* cs.c */
 	DRM_IOCTL_DEF_DRV(AMDGPU_CTX, kfdsim_ctx_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_CS, kfdsim_cs_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),

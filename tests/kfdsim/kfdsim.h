@@ -254,18 +254,63 @@ struct kfdsim_ctx_mgr {
 struct kfdsim_fpriv {
 	struct kfdsim_pdd *compute_pdd;	/* the KFD pdd that acquired this VM */
 	struct kfdsim_ctx_mgr ctx_mgr;	/* cs.c */
+	struct kfdsim_gpuvm *vm;	/* gpuvm.c: GEM_VA mappings */
+	struct mutex bo_list_lock;	/* gem.c: bo_lists */
+	struct idr bo_lists;		/* DRM_AMDGPU_BO_LIST ids from 1 */
 };
 
 /* GEM object of a BO (amdgpu_bo). */
 struct kfdsim_gem {
 	struct drm_gem_shmem_object shmem;
 	u32 kfd_flags;			/* KFD_IOC_ALLOC_MEM_FLAGS_* of the KFD BO */
+	atomic64_t bar_debt_ns;		/* CPU read cost not yet slept (bar.c) */
+	/* render-node BOs (gem.c) */
+	struct kfdsim_node *reserved_node;	/* GEM_CREATE: memory counted there */
+	bool no_cpu_access;			/* AMDGPU_GEM_CREATE_NO_CPU_ACCESS */
+	struct mm_struct *userptr_mm;		/* GEM_USERPTR: the owner (mmgrab) */
+	u64 userptr_addr;
+	bool userptr_readonly;
 };
 
 static inline struct kfdsim_gem *to_kfdsim_gem(struct drm_gem_object *obj)
 {
 	return container_of(obj, struct kfdsim_gem, shmem.base);
 }
+
+/* ---- render-node BOs (gem.c) and GPU VMs (gpuvm.c) ------------------------ */
+
+int kfdsim_gem_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_gem_mmap_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_gem_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_bo_list_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_gem_va_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+void kfdsim_gem_release_extra(struct kfdsim_gem *gem);
+void kfdsim_bo_lists_init(struct kfdsim_fpriv *fpriv);
+void kfdsim_bo_lists_fini(struct kfdsim_fpriv *fpriv);
+/* 0 if @handle is a live BO list of @file (DRM_AMDGPU_BO_LIST), else -ENOENT. */
+int kfdsim_bo_list_check(struct drm_file *file, u32 handle);
+
+/* One render-node open file's GPU virtual address space (amdgpu_vm). */
+struct kfdsim_gpuvm *kfdsim_gpuvm_create(void);
+void kfdsim_gpuvm_destroy(struct kfdsim_gpuvm *vm);
+struct kfdsim_gpuvm *kfdsim_fpriv_vm(struct drm_file *file);
+void kfdsim_gpuvm_lock(struct kfdsim_gpuvm *vm);	/* a mutex: may sleep */
+void kfdsim_gpuvm_unlock(struct kfdsim_gpuvm *vm);
+/*
+ * The page behind GPU VA @va for a read (@write false) or a write, with the
+ * caller holding the lock: *page gets a reference (put_page() it), *offset
+ * is @va's offset in it, *len the bytes from @va to the end of that page or
+ * of the mapping, whichever is first. -EFAULT: @va not mapped (a GPU page
+ * fault on real hardware); -EACCES: mapped without the needed permission
+ * (AMDGPU_VM_PAGE_WRITEABLE / READABLE, or a READONLY userptr written).
+ */
+int kfdsim_gpuvm_page(struct kfdsim_gpuvm *vm, u64 va, bool write, struct page **page,
+		      u32 *offset, u32 *len);
+void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem);
+
+/* ---- CPU access to VRAM (bar.c) --------------------------------------------- */
+
+void kfdsim_bar_fault(struct kfdsim_gem *gem, unsigned int pages, bool write);
 
 int kfdsim_drm_init(void);
 void kfdsim_drm_fini(void);

@@ -706,6 +706,60 @@ static uint8_t get_byte(struct fixture *f, const char *name, uint64_t off)
  * random all through. A byte put into a hole, and a hole punched into data,
  * are checksum mismatches (the restore reads no hole, but checks each one).
  */
+/* ---- where the time went ----------------------------------------------------------------- */
+
+static int slow_read(void *bo, uint64_t off, void *buf, size_t len)
+{
+	usleep(10 * 1000);
+	return bo_copy_engine_cpu.ops->read(bo, off, buf, len);
+}
+
+static const struct bo_copy_engine_ops slow_ops = {
+	.open_bo = NULL, /* set from the CPU engine's below */
+	.read = slow_read,
+};
+
+/* An engine taking 10 ms a chunk: its busy time is counted, inside the wall time. */
+static void test_times(void **state)
+{
+	static const uint64_t sizes[] = {8 * 64 * KIB};
+	struct fixture *f = *state;
+	struct bo_copy_engine_ops ops = slow_ops;
+	struct bo_copy_engine engine = {.ops = &ops};
+	const struct bo_stream_times *t;
+	struct bo_set s;
+	char err[256];
+
+	ops.open_bo = bo_copy_engine_cpu.ops->open_bo;
+	ops.write = bo_copy_engine_cpu.ops->write;
+	ops.close_bo = bo_copy_engine_cpu.ops->close_bo;
+	set_build(&s, 1, sizes, 1);
+	assert_int_equal(run_dump(f, &s, &small_chunks, &engine, err, sizeof(err)), 0);
+	t = &s.gpus[0].times;
+	print_message("engine %" PRIu64 " ms, file %" PRIu64 " ms, wall %" PRIu64 " ms\n",
+		      t->engine_ns / 1000000, t->file_ns / 1000000, t->wall_ns / 1000000);
+	assert_true(t->engine_ns >= 8 * 10 * 1000000ull);
+	assert_true(t->file_ns > 0);
+	assert_true(t->wall_ns >= t->engine_ns && t->wall_ns >= t->file_ns);
+	set_free(&s);
+}
+
+static void test_hidden_permille(void **state)
+{
+	struct bo_stream_times t = {.wall_ns = 100, .engine_ns = 100, .file_ns = 50};
+
+	(void)state;
+	assert_int_equal(bo_stream_hidden_permille(&t), 1000); /* file fully behind the copy */
+	t.wall_ns = 150;
+	assert_int_equal(bo_stream_hidden_permille(&t), 0); /* one after the other */
+	t.wall_ns = 125;
+	assert_int_equal(bo_stream_hidden_permille(&t), 500);
+	t.wall_ns = 200; /* waits besides: still nothing hidden */
+	assert_int_equal(bo_stream_hidden_permille(&t), 0);
+	t = (struct bo_stream_times){.wall_ns = 10, .engine_ns = 10};
+	assert_int_equal(bo_stream_hidden_permille(&t), 0);
+}
+
 static void test_zero_pages_are_holes(void **state)
 {
 	static const uint64_t sizes[] = {64 * MIB + 4096 + 123, 3 * 4096 + 77};
@@ -1005,6 +1059,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fault_in_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault_in_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_pages_are_holes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_times, setup, teardown),
+		cmocka_unit_test(test_hidden_permille),
 		cmocka_unit_test(test_cpu_engine_offsets_past_4g),
 		cmocka_unit_test_setup_teardown(test_past_4g_bounded_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_engine_bounded_memory, setup, teardown),

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* The choice of copy engine per GPU (see copy_engines.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "copy_engines.h"
+#include "log.h"
+
+#define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
+#define ENV_TIMEOUT "AMDGPU_CRIU_SDMA_TIMEOUT_MS"
+
+static int mode_get(enum copy_engine_mode *mode)
+{
+	const char *v = getenv(ENV_ENGINE);
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		*mode = COPY_ENGINE_AUTO;
+	else if (!strcmp(v, "sdma"))
+		*mode = COPY_ENGINE_SDMA;
+	else if (!strcmp(v, "cpu"))
+		*mode = COPY_ENGINE_CPU;
+	else {
+		pr_err("%s=%s: unknown copy engine; use auto, sdma or cpu", ENV_ENGINE, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0 (the engine's default) when unset; -EINVAL (logged) when not a number of ms. */
+static int timeout_ms_get(uint32_t *ms)
+{
+	const char *v = getenv(ENV_TIMEOUT);
+	unsigned long n;
+	char *end;
+
+	*ms = 0;
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || !n || n > UINT32_MAX) {
+		pr_err("%s=%s: not a time in milliseconds (1 to %" PRIu32 ")", ENV_TIMEOUT, v,
+		       UINT32_MAX);
+		return -EINVAL;
+	}
+	*ms = (uint32_t)n;
+	return 0;
+}
+
+int copy_engine_opts_get(struct copy_engine_opts *opts)
+{
+	int ret = mode_get(&opts->mode);
+
+	return ret ? ret : timeout_ms_get(&opts->sdma_timeout_ms);
+}
+
+int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
+		      struct bo_sdma_engine **sdma)
+{
+	struct bo_sdma_config cfg = {.fence_timeout_ms = opts->sdma_timeout_ms};
+	char why[256];
+	uint32_t i;
+	int ret;
+
+	memset(sdma, 0, n * sizeof(*sdma));
+	if (opts->mode == COPY_ENGINE_CPU)
+		return 0;
+	for (i = 0; i < n; i++) {
+		cfg.gpu_id = gpus[i].gpu_id;
+		cfg.render_minor = gpus[i].render_minor;
+		cfg.gfx_target_version = gpus[i].gfx_target_version;
+		ret = bo_sdma_engine_open(&cfg, &sdma[i], why, sizeof(why));
+		if (!ret) {
+			if (*bo_sdma_engine_libdrm_said(sdma[i]))
+				pr_info("GPU %" PRIu32 ": libdrm_amdgpu said: %s", gpus[i].gpu_id,
+					bo_sdma_engine_libdrm_said(sdma[i]));
+			continue;
+		}
+		if (opts->mode == COPY_ENGINE_SDMA) {
+			pr_err("%s; %s=sdma asks for SDMA only (auto would copy with the CPU)", why,
+			       ENV_ENGINE);
+			copy_engines_close(NULL, gpus, i, sdma, NULL);
+			return ret;
+		}
+		pr_warn("%s; the CPU copies this GPU's BO contents instead (slow for VRAM)", why);
+	}
+	return 0;
+}
+
+static uint64_t mib_per_s(uint64_t bytes, uint64_t ns)
+{
+	return ns ? (uint64_t)((double)bytes / (1 << 20) * 1e9 / (double)ns) : 0;
+}
+
+static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sdma,
+		    const struct bo_stream_gpu *stream)
+{
+	const struct bo_stream_times *t = stream ? &stream->times : NULL;
+	struct bo_sdma_stats st = {0};
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; stream && i < stream->bo_count; i++)
+		bytes += stream->bos[i].size;
+	if (sdma) {
+		bo_sdma_engine_stats(sdma, &st);
+		pr_info("%s GPU %" PRIu32 ": SDMA moved %" PRIu64 " MiB in %" PRIu64
+			" submissions, "
+			"%" PRIu64 " ms of engine time (%" PRIu64 " MiB/s)",
+			what, gpu_id, st.bytes >> 20, st.submissions, st.busy_ns / 1000000,
+			mib_per_s(st.bytes, st.busy_ns));
+	} else {
+		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);
+	}
+	if (t)
+		pr_info("%s GPU %" PRIu32 ": %" PRIu64 " MiB in %" PRIu64 " ms (%" PRIu64
+			" MiB/s): copying %" PRIu64 " ms, files %" PRIu64
+			" ms, %u%% of the shorter hidden behind the other",
+			what, gpu_id, bytes >> 20, t->wall_ns / 1000000,
+			mib_per_s(bytes, t->wall_ns), t->engine_ns / 1000000, t->file_ns / 1000000,
+			bo_stream_hidden_permille(t) / 10);
+}
+
+void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,
+			struct bo_sdma_engine **sdma, const struct bo_stream_gpu *streams)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (what)
+			log_gpu(what, gpus[i].gpu_id, sdma[i], streams ? &streams[i] : NULL);
+		bo_sdma_engine_close(sdma[i]);
+		sdma[i] = NULL;
+	}
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which engine moves each GPU's BO contents, for one dump or restore of a
+ * process: SDMA (images/bo_copy_sdma.h) where the GPU's render node takes
+ * it, else the CPU (the dma-buf mmap engine on dump, the render-node mmap
+ * engine on restore).
+ *
+ * The environment variable AMDGPU_CRIU_COPY_ENGINE chooses:
+ *   auto (default)  SDMA; a GPU whose SDMA engine cannot be set up (no SDMA
+ *                   ring, a render node that refuses libdrm_amdgpu, a GPU
+ *                   older than gfx9) is copied by the CPU, with a warning
+ *                   naming the GPU and the reason
+ *   sdma            SDMA only: a GPU without it fails the dump or restore
+ *   cpu             the CPU only
+ * Only the set-up falls back: once SDMA has started moving a GPU's data,
+ * an SDMA error fails the operation (the dump leaves the process running,
+ * the restore leaves nothing behind), never a silent switch.
+ * AMDGPU_CRIU_SDMA_TIMEOUT_MS (default 60000) bounds each fence wait: a hung
+ * engine is an error naming the GPU, the BO and the offset.
+ */
+#ifndef AMDGPU_CRIU_PLUGIN_COPY_ENGINES_H
+#define AMDGPU_CRIU_PLUGIN_COPY_ENGINES_H
+
+#include <stdint.h>
+
+#include "bo_copy_sdma.h"
+
+enum copy_engine_mode {
+	COPY_ENGINE_AUTO,
+	COPY_ENGINE_SDMA,
+	COPY_ENGINE_CPU,
+};
+
+struct copy_engine_opts {
+	enum copy_engine_mode mode;
+	uint32_t sdma_timeout_ms; /* 0: the engine's default */
+};
+
+/*
+ * The options asked for in the environment, read once when the plugin
+ * starts a dump or restore (so a bad value fails it before anything is
+ * touched); -EINVAL, logged, for a value that means nothing.
+ */
+int copy_engine_opts_get(struct copy_engine_opts *opts);
+
+struct copy_gpu {
+	uint32_t gpu_id;	     /* for messages (the checkpointed id) */
+	uint32_t render_minor;	     /* where the data is now */
+	uint32_t gfx_target_version; /* from the KFD topology */
+};
+
+/*
+ * Per GPU, sdma[i] gets the GPU's SDMA engine, or NULL where the CPU copies
+ * (mode cpu, or auto and SDMA could not be set up: logged). Fails only in
+ * mode sdma (logged), with every engine opened so far closed.
+ */
+int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
+		      struct bo_sdma_engine **sdma);
+
+/*
+ * Closes the engines. With `what` (e.g. "dump of pid 42:"), first logs per
+ * GPU which engine moved how many bytes, at what rate, and how much of the
+ * copy and the file I/O overlapped (streams[i].times; streams may be NULL).
+ */
+void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,
+			struct bo_sdma_engine **sdma, const struct bo_stream_gpu *streams);
+
+#endif

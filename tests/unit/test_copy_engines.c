@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * plugin/copy_engines.c: the environment's options (AMDGPU_CRIU_COPY_ENGINE,
+ * AMDGPU_CRIU_SDMA_TIMEOUT_MS) and the per-GPU choice: auto falls back to the
+ * CPU for a GPU whose SDMA cannot be set up, sdma fails with every engine
+ * closed, cpu opens nothing (libdrm_amdgpu is fake_amdgpu.c's model).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "fake_amdgpu.h"
+#include "plugin/copy_engines.h"
+
+static void test_options(void **state)
+{
+	struct copy_engine_opts o;
+
+	(void)state;
+	unsetenv("AMDGPU_CRIU_COPY_ENGINE");
+	unsetenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS");
+	assert_int_equal(copy_engine_opts_get(&o), 0);
+	assert_int_equal(o.mode, COPY_ENGINE_AUTO);
+	assert_int_equal(o.sdma_timeout_ms, 0);
+	setenv("AMDGPU_CRIU_COPY_ENGINE", "sdma", 1);
+	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "2500", 1);
+	assert_int_equal(copy_engine_opts_get(&o), 0);
+	assert_int_equal(o.mode, COPY_ENGINE_SDMA);
+	assert_int_equal(o.sdma_timeout_ms, 2500);
+	setenv("AMDGPU_CRIU_COPY_ENGINE", "cpu", 1);
+	assert_int_equal(copy_engine_opts_get(&o), 0);
+	assert_int_equal(o.mode, COPY_ENGINE_CPU);
+	setenv("AMDGPU_CRIU_COPY_ENGINE", "auto", 1);
+	assert_int_equal(copy_engine_opts_get(&o), 0);
+	assert_int_equal(o.mode, COPY_ENGINE_AUTO);
+	setenv("AMDGPU_CRIU_COPY_ENGINE", "gpu", 1);
+	assert_int_equal(copy_engine_opts_get(&o), -EINVAL);
+	setenv("AMDGPU_CRIU_COPY_ENGINE", "sdma", 1);
+	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "10s", 1);
+	assert_int_equal(copy_engine_opts_get(&o), -EINVAL);
+	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "0", 1);
+	assert_int_equal(copy_engine_opts_get(&o), -EINVAL);
+	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "99999999999", 1);
+	assert_int_equal(copy_engine_opts_get(&o), -EINVAL);
+	unsetenv("AMDGPU_CRIU_COPY_ENGINE");
+	unsetenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS");
+}
+
+/* GPUs whose render nodes do not exist here (minors past any real one), and an old GPU. */
+static const struct copy_gpu gpus[] = {
+	{.gpu_id = 0x1111, .render_minor = 4000, .gfx_target_version = 90010},
+	{.gpu_id = 0x2222, .render_minor = 4001, .gfx_target_version = 80003},
+};
+
+static void test_choice(void **state)
+{
+	struct copy_engine_opts o = {0};
+	struct bo_sdma_engine *sdma[2] = {(void *)1, (void *)1};
+
+	(void)state;
+	fake_amdgpu_reset();
+	o.mode = COPY_ENGINE_CPU;
+	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), 0);
+	assert_null(sdma[0]);
+	assert_null(sdma[1]);
+
+	/* auto: no render node, no SDMA format: both fall back, with a warning each */
+	o.mode = COPY_ENGINE_AUTO;
+	sdma[0] = sdma[1] = (void *)1;
+	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), 0);
+	assert_null(sdma[0]);
+	assert_null(sdma[1]);
+
+	/* sdma: the first GPU without it fails the whole */
+	o.mode = COPY_ENGINE_SDMA;
+	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), -ENOENT);
+	assert_int_equal(copy_engines_open(&o, &gpus[1], 1, sdma), -EOPNOTSUPP);
+	assert_null(sdma[0]);
+	copy_engines_close("test", gpus, 2, sdma, NULL);
+	assert_true(fake_amdgpu_all_released());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_choice),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# BO contents moved by SDMA (images/bo_copy_sdma.c through the real
+# libdrm_amdgpu on kfdsim's render nodes and SDMA engine), then the engine
+# choice (plugin/copy_engines.h):
+# - sdma: a two-GPU process with every BO type and a 64 MiB VRAM BO (one
+#   chunk of it all zero: restored by CONST_FILL) is dumped and restored with
+#   AMDGPU_CRIU_COPY_ENGINE=sdma; both logs say, per GPU, that SDMA moved
+#   its bytes, none that the CPU did; the self-check PASSes;
+# - cpu: the same with AMDGPU_CRIU_COPY_ENGINE=cpu: the CPU moved them;
+# - the images of an SDMA dump and of a CPU dump of one process (dumped
+#   twice, --leave-running, the workload idle) are the same bytes;
+# - a bad AMDGPU_CRIU_COPY_ENGINE is refused in one line, the process keeps
+#   running.
+# vm-boot: main
+# vm-timeout: 300
+EXPECT=ok
+. /test/lib/guest.sh
+
+gpu_wl_missing && { tap_done; exit; }
+kfdsim_debugfs || diag "no kfdsim debugfs"
+
+# moved IMG LOG WHAT N: LOG of IMG says N times that WHAT (SDMA or the CPU) moved a GPU's BOs
+moved() {
+	local n
+	case "$3" in
+	SDMA) n=$(grep -c 'amdgpu_plugin: .* GPU [0-9]*: SDMA moved [0-9]* MiB' "$1/$2") ;;
+	CPU) n=$(grep -c 'amdgpu_plugin: .* GPU [0-9]*: BO contents moved by the CPU' "$1/$2") ;;
+	esac
+	grep -E 'SDMA moved|moved by the CPU' "$1/$2" | sed 's/^/# /'
+	[ "$n" -eq "$4" ]
+}
+
+# with_engine ENGINE CMD...: CMD with AMDGPU_CRIU_COPY_ENGINE=ENGINE exported
+with_engine() {
+	local rc
+	export AMDGPU_CRIU_COPY_ENGINE="$1"
+	shift
+	"$@"
+	rc=$?
+	unset AMDGPU_CRIU_COPY_ENGINE
+	return $rc
+}
+
+for engine in sdma cpu; do
+	if ! gpu_start "$engine" --gpus 2 --big-bo 64M --render-fds; then
+		fail "$engine: workload ready"
+		continue
+	fi
+	pid=$WL_PID
+	img=$WORK/img-$engine
+	if with_engine "$engine" gpu_dump_restore "$engine" "$img" "$pid"; then
+		if [ "$engine" = sdma ]; then
+			check "sdma: the dump says SDMA moved both GPUs' BOs" moved "$img" dump.log SDMA 2
+			check "sdma: the restore says SDMA moved both GPUs' BOs" moved "$img" restore.log SDMA 2
+			check "sdma: no GPU copied by the CPU" eval '! grep -q "moved by the CPU" "$img"/*.log'
+			check "sdma: no SDMA warning or error" eval '! grep -E "amdgpu_plugin: (Warn|Error)" "$img"/*.log | grep -qi sdma'
+		else
+			check "cpu: the dump says the CPU moved both GPUs' BOs" moved "$img" dump.log CPU 2
+			check "cpu: no SDMA used" eval '! grep -q "SDMA moved" "$img"/*.log'
+		fi
+	fi
+	gpu_finish "$engine" "$pid"
+done
+
+# One process dumped twice, by each engine: the same image bytes.
+if gpu_start same --gpus 2 --big-bo 16M; then
+	pid=$WL_PID
+	with_engine cpu criu_dump "$WORK/img-a" "$pid" --leave-running
+	rc_a=$?
+	with_engine sdma criu_dump "$WORK/img-b" "$pid" --leave-running
+	rc_b=$?
+	check "same: both dumps (status $rc_a, $rc_b)" test "$rc_a" -eq 0 -a "$rc_b" -eq 0
+	check "same: the second dump was SDMA's" moved "$WORK/img-b" dump.log SDMA 2
+	check "same: every BO contents file and index is the same bytes" eval \
+		'(cd "$WORK/img-a" && sha256sum amdgpu-bo-*) >"$WORK/a.sum" &&
+		 (cd "$WORK/img-b" && sha256sum amdgpu-bo-*) >"$WORK/b.sum" &&
+		 test -s "$WORK/a.sum" && cmp -s "$WORK/a.sum" "$WORK/b.sum"'
+	with_engine gpu criu_dump "$WORK/img-c" "$pid" --leave-running
+	rc=$?
+	check "bad engine name: dump refused (status $rc)" test "$rc" -ne 0
+	check "bad engine name: one line saying what to use" \
+		grep -q 'amdgpu_plugin: Error: AMDGPU_CRIU_COPY_ENGINE=gpu: unknown copy engine; use auto, sdma or cpu' "$WORK/img-c/dump.log"
+	check "bad engine name: the process still runs, queues unpaused" wait_until 10 kfd_running "$pid"
+	gpu_finish same "$pid"
+else
+	fail "same: workload ready"
+fi
+tap_done
