@@ -227,9 +227,8 @@ static void ctx_query(struct kfdsim_ctx *ctx, union drm_amdgpu_ctx_out *out, boo
 		return;
 	}
 	/* amdgpu_ctx_query(): "unknown" whenever a reset happened since the last query */
-	out->state.reset_status = ctx->reset_counter_query == resets ?
+	out->state.reset_status = xchg(&ctx->reset_counter_query, resets) == resets ?
 		AMDGPU_CTX_NO_RESET : AMDGPU_CTX_UNKNOWN_RESET;
-	ctx->reset_counter_query = resets;
 }
 
 static bool priority_valid(s32 prio)
@@ -270,9 +269,8 @@ int kfdsim_ctx_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		ctx = ctx_get(mgr, id);
 		if (!ctx)
 			return -EINVAL;
-		mutex_lock(&ctx->submit_lock);	/* reset_counter_query */
+		/* no submit_lock: a CS may wait there for a hung engine */
 		ctx_query(ctx, &args->out, op == AMDGPU_CTX_OP_QUERY_STATE2);
-		mutex_unlock(&ctx->submit_lock);
 		ctx_put(ctx);
 		return 0;
 	}

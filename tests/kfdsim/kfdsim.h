@@ -355,7 +355,7 @@ struct kfdsim_ctx {
 	struct kfdsim_node *node;
 	u32 id;
 	u32 reset_counter;			/* the GPU's at creation */
-	u32 reset_counter_query;		/* the GPU's at the last QUERY_STATE */
+	u32 reset_counter_query;		/* the GPU's at the last QUERY_STATE (xchg) */
 	atomic_t guilty;			/* a job of it hung: CS ECANCELED */
 	bool killed;				/* freed: its jobs end (WRITE_ONCE) */
 	struct mutex submit_lock;		/* CS: waiting for a slot, then pushing */

@@ -655,6 +655,12 @@ static int run_ib(struct run *run, const struct kfdsim_ib *ib)
 		u64 va = c.va;
 		u32 h = 0;
 
+		/* a long IB of small packets must not hog the CPU or outlive a FREE */
+		cond_resched();
+		if (killed(run)) {
+			ret = -ECANCELED;
+			break;
+		}
 		ret = ib_read(run, &c, &h, 1);
 		if (!ret)
 			ret = run_packet(run, &c, va, h);

@@ -531,6 +531,22 @@ static void test_async(amdgpu_context_handle ctx)
 	ok(r == 0 && expired && *fb32(3) == 9, "then the dependent job runs: FENCE 9 (%d)", r);
 }
 
+/* the largest IB the kernel takes: 0xFFFFF dwords of NOPs, in the source BO */
+static void test_big_ib(amdgpu_context_handle ctx)
+{
+	uint32_t expired;
+	uint64_t seq;
+	double t;
+	int r;
+
+	memset(src.cpu, 0, 0xFFFFF * 4);
+	t = now_s();
+	r = submit_at(ctx, AMDGPU_HW_IP_DMA, 0, src.va, 0xFFFFF, NULL, &seq);
+	r = r ?: wait_seq(ctx, 0, seq, LONG_NS, &expired);
+	t = now_s() - t;
+	ok(r == 0 && expired, "an IB of 0xFFFFF NOP dwords runs (%d, %.2f s)", r, t);
+}
+
 /* ---- arguments the kernel refuses ----------------------------------------- */
 
 static void test_errors(amdgpu_context_handle ctx, uint32_t list_handle)
@@ -888,6 +904,7 @@ int main(void)
 		return tap_done();
 	test_copy(ctx);
 	test_async(ctx);
+	test_big_ib(ctx);
 	test_errors(ctx, list_handle);
 	amdgpu_cs_ctx_free(ctx);
 	test_faults();
