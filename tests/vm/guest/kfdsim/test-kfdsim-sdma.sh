@@ -29,6 +29,16 @@ else
 	echo "not ok - SDMA test: kfdsim unloads afterwards"
 	rc=1
 fi
+# HW_IP_COUNT/INFO on the captured machines (MI300X CPX, gfx906/gfx1032/gfx1102)
+for m in mi308x workstation; do
+	if kfdsim_load "machine=/test/kfdsim/machines/$m.desc"; then
+		"$BIN" --hw-ip || rc=1
+		kfdsim_unload || rc=1
+	else
+		echo "not ok - SDMA test: load the $m machine"
+		rc=1
+	fi
+done
 if [ -n "$reloaded" ]; then
 	kfdsim_load || rc=1
 else
