@@ -49,6 +49,11 @@
 #define IB_MAX_DWORDS		0xFFFFF	/* AMDGPU_GFX_SDMA_IB_PACKET_SIZE_MAX_DW */
 #define BO_LIST_MAX_ENTRIES	(128 * 1024)
 
+/* Live objects of every file, for debugfs kfdsim/sdma and the unload check */
+static atomic_t live_ctxs = ATOMIC_INIT(0);
+static atomic_t live_jobs = ATOMIC_INIT(0);
+static atomic_t live_fences = ATOMIC_INIT(0);
+
 /* ---- fences ----------------------------------------------------------- */
 
 /* A job's fence; its own lock, as it may outlive the context */
@@ -67,9 +72,16 @@ static const char *fence_timeline_name(struct dma_fence *f)
 	return "sdma";
 }
 
+static void fence_release(struct dma_fence *f)
+{
+	atomic_dec(&live_fences);
+	dma_fence_free(f);
+}
+
 static const struct dma_fence_ops cs_fence_ops = {
 	.get_driver_name = fence_driver_name,
 	.get_timeline_name = fence_timeline_name,
+	.release = fence_release,
 };
 
 static struct dma_fence *fence_create(u64 context, u64 seq)
@@ -80,6 +92,7 @@ static struct dma_fence *fence_create(u64 context, u64 seq)
 		return NULL;
 	spin_lock_init(&f->lock);
 	dma_fence_init(&f->base, &cs_fence_ops, &f->lock, context, seq);
+	atomic_inc(&live_fences);
 	return &f->base;
 }
 
@@ -105,6 +118,7 @@ static void ctx_release(struct kref *ref)
 			dma_fence_put(ctx->entities[i].fences[j]);
 	mutex_destroy(&ctx->submit_lock);
 	kfree(ctx);
+	atomic_dec(&live_ctxs);
 }
 
 static void ctx_put(struct kfdsim_ctx *ctx)
@@ -164,6 +178,7 @@ static int ctx_alloc(struct kfdsim_node *node, struct kfdsim_ctx_mgr *mgr, u32 *
 	if (!ctx)
 		return -ENOMEM;
 	kref_init(&ctx->ref);
+	atomic_inc(&live_ctxs);
 	ctx->node = node;
 	ctx->reset_counter = kfdsim_sdma_reset_counter(node);
 	ctx->reset_counter_query = ctx->reset_counter;
@@ -212,9 +227,8 @@ static void ctx_query(struct kfdsim_ctx *ctx, union drm_amdgpu_ctx_out *out, boo
 		return;
 	}
 	/* amdgpu_ctx_query(): "unknown" whenever a reset happened since the last query */
-	out->state.reset_status = ctx->reset_counter_query == resets ?
+	out->state.reset_status = xchg(&ctx->reset_counter_query, resets) == resets ?
 		AMDGPU_CTX_NO_RESET : AMDGPU_CTX_UNKNOWN_RESET;
-	ctx->reset_counter_query = resets;
 }
 
 static bool priority_valid(s32 prio)
@@ -255,9 +269,8 @@ int kfdsim_ctx_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		ctx = ctx_get(mgr, id);
 		if (!ctx)
 			return -EINVAL;
-		mutex_lock(&ctx->submit_lock);	/* reset_counter_query */
+		/* no submit_lock: a CS may wait there for a hung engine */
 		ctx_query(ctx, &args->out, op == AMDGPU_CTX_OP_QUERY_STATE2);
-		mutex_unlock(&ctx->submit_lock);
 		ctx_put(ctx);
 		return 0;
 	}
@@ -492,6 +505,7 @@ static int push_job(struct cs_parser *p, u64 *seq)
 	engine = e->engine;
 	spin_unlock(&e->lock);
 	atomic_inc(&mgr->jobs);
+	atomic_inc(&live_jobs);
 	kfdsim_sdma_queue(engine, job);
 	mutex_unlock(&p->ctx->submit_lock);
 	return 0;
@@ -521,6 +535,7 @@ void kfdsim_cs_job_done(struct kfdsim_job *job, int err)
 		dma_fence_put(job->deps[i]);
 	ctx_put(job->ctx);
 	kfree(job);
+	atomic_dec(&live_jobs);
 	/* the file may be gone once jobs is 0: wake_up_var() does not touch it */
 	if (atomic_dec_and_test(&mgr->jobs))
 		wake_up_var(&mgr->jobs);
@@ -626,4 +641,19 @@ int kfdsim_wait_cs_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	memset(wait, 0, sizeof(*wait));
 	wait->out.status = r == 0;
 	return 0;
+}
+
+/* debugfs kfdsim/sdma: what every file has alive (all 0 once they are closed) */
+void kfdsim_cs_show(struct seq_file *m)
+{
+	seq_printf(m, "contexts %d jobs %d fences %d\n", atomic_read(&live_ctxs),
+		   atomic_read(&live_jobs), atomic_read(&live_fences));
+}
+
+/* Module unload: every file is closed, so anything alive is a leak. */
+void kfdsim_cs_fini(void)
+{
+	WARN(atomic_read(&live_ctxs) || atomic_read(&live_jobs) || atomic_read(&live_fences),
+	     KFDSIM_NAME ": leaked %d contexts, %d jobs, %d fences\n", atomic_read(&live_ctxs),
+	     atomic_read(&live_jobs), atomic_read(&live_fences));
 }

@@ -39,6 +39,10 @@
  * /sys/kernel/debug/kfdsim/processes
  *   one line per KFD process (process.c).
  *
+ * /sys/kernel/debug/kfdsim/sdma
+ *   "contexts N jobs N fences N" alive in all render-node files (cs.c), then
+ *   per GPU with SDMA: its IP version, reset counter and each engine's jobs.
+ *
  * Locking: kfdsim_inject_lock (a spinlock) protects the rules; kfdsim_inject()
  * may be called in any context that can take it.
  */
@@ -193,12 +197,20 @@ static const struct file_operations inject_fops = {
 
 DEFINE_SHOW_ATTRIBUTE(kfdsim_processes);
 
+static int kfdsim_sdma_state_show(struct seq_file *m, void *v)
+{
+	kfdsim_sdma_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsim_sdma_state);
+
 int kfdsim_debugfs_init(void)
 {
 	kfdsim_debugfs = debugfs_create_dir(KFDSIM_NAME, NULL);
 	debugfs_create_file("inject", 0600, kfdsim_debugfs, NULL, &inject_fops);
 	debugfs_create_file("processes", 0400, kfdsim_debugfs, NULL,
 			    &kfdsim_processes_fops);
+	debugfs_create_file("sdma", 0400, kfdsim_debugfs, NULL, &kfdsim_sdma_state_fops);
 	return 0;
 }
 

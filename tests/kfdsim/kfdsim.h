@@ -355,7 +355,7 @@ struct kfdsim_ctx {
 	struct kfdsim_node *node;
 	u32 id;
 	u32 reset_counter;			/* the GPU's at creation */
-	u32 reset_counter_query;		/* the GPU's at the last QUERY_STATE */
+	u32 reset_counter_query;		/* the GPU's at the last QUERY_STATE (xchg) */
 	atomic_t guilty;			/* a job of it hung: CS ECANCELED */
 	bool killed;				/* freed: its jobs end (WRITE_ONCE) */
 	struct mutex submit_lock;		/* CS: waiting for a slot, then pushing */
@@ -390,6 +390,8 @@ int kfdsim_cs_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int kfdsim_wait_cs_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 /* the engine is done with @job (@err: its fence error, 0 for none) */
 void kfdsim_cs_job_done(struct kfdsim_job *job, int err);
+void kfdsim_cs_show(struct seq_file *m);
+void kfdsim_cs_fini(void);
 
 /* sdma.c */
 int kfdsim_sdma_init(void);
@@ -399,6 +401,7 @@ void kfdsim_sdma_queue(struct kfdsim_sdma_engine *engine, struct kfdsim_job *job
 u32 kfdsim_sdma_reset_counter(struct kfdsim_node *node);
 void kfdsim_sdma_wake(struct kfdsim_node *node);
 void kfdsim_sdma_reset(void);
+void kfdsim_sdma_show(struct seq_file *m);
 struct drm_amdgpu_info_hw_ip;
 int kfdsim_sdma_hw_ip_count(struct kfdsim_node *node, u32 type, u32 *count);
 int kfdsim_sdma_hw_ip_info(struct kfdsim_node *node, u32 type, u32 instance,

@@ -187,6 +187,7 @@ static void __exit kfdsim_exit(void)
 	kfdsim_process_fini();
 	kfdsim_queue_fini();
 	kfdsim_drm_fini();
+	kfdsim_cs_fini();
 	kfdsim_sdma_fini();
 	kfdsim_chardev_fini();
 	kfdsim_topology_free(kfdsim_topo);

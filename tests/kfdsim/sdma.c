@@ -655,6 +655,12 @@ static int run_ib(struct run *run, const struct kfdsim_ib *ib)
 		u64 va = c.va;
 		u32 h = 0;
 
+		/* a long IB of small packets must not hog the CPU or outlive a FREE */
+		cond_resched();
+		if (killed(run)) {
+			ret = -ECANCELED;
+			break;
+		}
 		ret = ib_read(run, &c, &h, 1);
 		if (!ret)
 			ret = run_packet(run, &c, va, h);
@@ -722,6 +728,25 @@ void kfdsim_sdma_queue(struct kfdsim_sdma_engine *engine, struct kfdsim_job *job
 	atomic_inc(&engine->load);
 	INIT_WORK(&job->work, job_work);
 	queue_work(engine->wq, &job->work);
+}
+
+/* debugfs kfdsim/sdma: per GPU, the reset counter and each engine's jobs */
+void kfdsim_sdma_show(struct seq_file *m)
+{
+	u32 i, j;
+
+	kfdsim_cs_show(m);
+	for (i = 0; i < kfdsim_topo->n_gpus; i++) {
+		struct kfdsim_sdma *sdma = kfdsim_topo->gpus[i]->sdma;
+
+		if (!sdma)
+			continue;
+		seq_printf(m, "gpu %u sdma v%u.%u.%u resets %d load", i, sdma->gen, sdma->minor,
+			   sdma->rev, atomic_read(&sdma->reset_counter));
+		for (j = 0; j < sdma->n_engines; j++)
+			seq_printf(m, " %d", atomic_read(&sdma->engines[j].load));
+		seq_puts(m, "\n");
+	}
 }
 
 int kfdsim_sdma_hw_ip_count(struct kfdsim_node *node, u32 type, u32 *count)

@@ -8,7 +8,8 @@
  * bad arguments), every injected fault (debugfs kfdsim/inject), a hung
  * engine that times out instead of hanging, the rate limit (sdma_mbps) and
  * engines working in parallel. Needs the built-in machine (gfx90a: SDMA
- * v4, count = bytes - 1) and debugfs. TAP.
+ * v4, count = bytes - 1) and debugfs. TAP. "--hw-ip": only the HW IP
+ * queries, on whatever machine is loaded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,6 +31,7 @@
 #define TOPO "/sys/class/kfd/kfd/topology/nodes"
 #define INJECT "/sys/kernel/debug/kfdsim/inject"
 #define PARAMS "/sys/module/kfdsim/parameters/"
+#define SDMA_STATE "/sys/kernel/debug/kfdsim/sdma"
 #define LONG_NS (60ULL * 1000000000ULL) /* a finished job on a loaded TCG host */
 #define SHORT_NS (300ULL * 1000000ULL)	/* a job that must not finish */
 
@@ -335,6 +337,21 @@ static uint64_t prop(const char *node, const char *key)
 	return out;
 }
 
+/* SDMA IP versions (major << 16 | minor << 8 | rev) of the GPUs in the captures */
+static uint32_t sdma_ip_version(uint64_t gfx)
+{
+	switch (gfx) {
+	case 90006: return 0x040200;	/* Vega20 */
+	case 90008: return 0x040202;	/* MI100 */
+	case 90010: return 0x040400;	/* MI200 */
+	case 90402: return 0x040402;	/* MI300 */
+	case 90500: return 0x040405;	/* MI350 */
+	case 100302: return 0x050200;	/* RDNA2 */
+	case 110002: return 0x060000;	/* RDNA3 */
+	default: return 0;		/* not checked */
+	}
+}
+
 static void test_hw_ip(const char *node)
 {
 	uint64_t minor = prop(node, "drm_render_minor"), gfx = prop(node, "gfx_target_version");
@@ -369,6 +386,14 @@ static void test_hw_ip(const char *node)
 		   ", IB alignment 256/4, available_rings 0x%x",
 		   path, info.hw_ip_version_major, info.hw_ip_version_minor, gfx,
 		   info.available_rings);
+	if (engines && sdma_ip_version(gfx)) {
+		/* 6.12's ip_discovery_version is libdrm 2.4.114's _pad (offset 28) */
+		uint32_t v;
+
+		memcpy(&v, (char *)&info + 28, sizeof(v));
+		ok(v == sdma_ip_version(gfx), "%s: HW_IP_INFO ip_discovery_version 0x%06x (want 0x%06x)",
+		   path, v, sdma_ip_version(gfx));
+	}
 	r = amdgpu_query_hw_ip_info(d, AMDGPU_HW_IP_DMA, 1, &info);
 	ok(r == -EINVAL, "%s: HW_IP_INFO DMA instance 1: -EINVAL (%d)", path, r);
 	amdgpu_device_deinitialize(d);
@@ -528,6 +553,22 @@ static void test_async(amdgpu_context_handle ctx)
 	ok(r == 0 && expired && *fb32(2) == 7, "CPU writes the value: the poll ends, FENCE 7 (%d)", r);
 	r = wait_seq(ctx, 1, seq_b, LONG_NS, &expired);
 	ok(r == 0 && expired && *fb32(3) == 9, "then the dependent job runs: FENCE 9 (%d)", r);
+}
+
+/* the largest IB the kernel takes: 0xFFFFF dwords of NOPs, in the source BO */
+static void test_big_ib(amdgpu_context_handle ctx)
+{
+	uint32_t expired;
+	uint64_t seq;
+	double t;
+	int r;
+
+	memset(src.cpu, 0, 0xFFFFF * 4);
+	t = now_s();
+	r = submit_at(ctx, AMDGPU_HW_IP_DMA, 0, src.va, 0xFFFFF, NULL, &seq);
+	r = r ?: wait_seq(ctx, 0, seq, LONG_NS, &expired);
+	t = now_s() - t;
+	ok(r == 0 && expired, "an IB of 0xFFFFF NOP dwords runs (%d, %.2f s)", r, t);
 }
 
 /* ---- arguments the kernel refuses ----------------------------------------- */
@@ -810,7 +851,27 @@ static void test_close(const char *path)
 	inject("clear");
 }
 
-int main(void)
+/* debugfs kfdsim/sdma: nothing alive, no engine with a job */
+static void test_nothing_left(void)
+{
+	char state[4096], *load;
+	int idle = 1;
+
+	if (!ok(!read_file(SDMA_STATE, state, sizeof(state)), "read " SDMA_STATE))
+		return;
+	for (load = strstr(state, " load "); load; load = strstr(load + 1, " load ")) {
+		char *end = strchr(load, '\n'), *q;
+
+		for (q = load + 6; q < end; q++)
+			if (*q != ' ' && *q != '0')
+				idle = 0;
+	}
+	ok(!strncmp(state, "contexts 0 jobs 0 fences 0\n", 27) && idle,
+	   "all files closed: no context, job or fence alive, engines idle");
+	diag("%s", state);
+}
+
+int main(int argc, char **argv)
 {
 	char node[300] = "", path[64];
 	amdgpu_context_handle ctx;
@@ -820,6 +881,8 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!ok(for_each_gpu(test_hw_ip, node, sizeof(node)) > 0, "GPU nodes found"))
+		return tap_done();
+	if (argc > 1 && !strcmp(argv[1], "--hw-ip")) /* any machine: HW IP queries only */
 		return tap_done();
 	snprintf(path, sizeof(path), "/dev/dri/renderD%" PRIu64, prop(node, "drm_render_minor"));
 	diag("%s: %s, gfx_target_version %" PRIu64, node, path, prop(node, "gfx_target_version"));
@@ -867,6 +930,7 @@ int main(void)
 		return tap_done();
 	test_copy(ctx);
 	test_async(ctx);
+	test_big_ib(ctx);
 	test_errors(ctx, list_handle);
 	amdgpu_cs_ctx_free(ctx);
 	test_faults();
@@ -879,5 +943,6 @@ int main(void)
 	r = amdgpu_device_deinitialize(dev);
 	ok(r == 0, "amdgpu_device_deinitialize");
 	close(fd);
+	test_nothing_left();
 	return tap_done();
 }

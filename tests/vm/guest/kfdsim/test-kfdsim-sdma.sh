@@ -21,7 +21,27 @@ if [ -n "${KFDSIM_PARAMS:-}" ]; then
 fi
 "$BIN"
 rc=$?
+# Unloading runs kfdsim_cs_fini(), which WARNs (kernel log check) about
+# any context, job or fence still alive; then the machine this boot had.
+if kfdsim_unload; then
+	echo "ok - SDMA test: kfdsim unloads afterwards"
+else
+	echo "not ok - SDMA test: kfdsim unloads afterwards"
+	rc=1
+fi
+# HW_IP_COUNT/INFO on the captured machines (MI300X CPX, gfx906/gfx1032/gfx1102)
+for m in mi308x workstation; do
+	if kfdsim_load "machine=/test/kfdsim/machines/$m.desc"; then
+		"$BIN" --hw-ip || rc=1
+		kfdsim_unload || rc=1
+	else
+		echo "not ok - SDMA test: load the $m machine"
+		rc=1
+	fi
+done
 if [ -n "$reloaded" ]; then
-	kfdsim_reload || rc=1
+	kfdsim_load || rc=1
+else
+	kfdsim_load_builtin || rc=1
 fi
 exit $rc
