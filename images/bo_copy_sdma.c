@@ -105,6 +105,36 @@ static void vm_unmap_bo(struct vm_map *m)
 
 /* ---- submission ------------------------------------------------------------------------ */
 
+/*
+ * Waits for the fence until our own deadline, in slices of at most a
+ * second: libdrm turns a timeout into an absolute CLOCK_MONOTONIC time of
+ * the calling task, which the kernel reads as its own; in a time namespace
+ * (a restored task may be in one) the two differ, and one long wait could
+ * end at once or far too late. A slice that ends early is not trusted: the
+ * deadline is ours, and a pause keeps the loop from spinning.
+ */
+static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, uint64_t deadline)
+{
+	const struct timespec pause = {.tv_nsec = 1000000};
+	uint64_t now, slice;
+	uint32_t expired = 0;
+	int ret;
+
+	for (;;) {
+		now = now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		slice = deadline - now < 1000000000ull ? deadline - now : 1000000000ull;
+		ret = amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
+		if (ret || expired)
+			return ret;
+		if (now_ns() - now < slice / 2) {
+			e->stats.early_waits++;
+			nanosleep(&pause, NULL);
+		}
+	}
+}
+
 /* Runs the IB's first `dwords` (padded) with bos[] resident; waits for the fence. */
 static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_handle *bos, uint32_t n_bos,
 			   uint32_t dwords)
@@ -114,7 +144,6 @@ static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_handle *bos, uint
 		.ip_type = AMDGPU_HW_IP_DMA, .ring = 0, .number_of_ibs = 1, .ibs = &ib};
 	struct amdgpu_cs_fence fence = {.context = e->ctx, .ip_type = AMDGPU_HW_IP_DMA};
 	uint64_t start = now_ns();
-	uint32_t expired = 0;
 	int ret;
 
 	bos[n_bos++] = e->ib.bo;
@@ -126,9 +155,7 @@ static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_handle *bos, uint
 	if (ret)
 		return ret;
 	fence.fence = req.seq_no;
-	ret = amdgpu_cs_query_fence_status(&fence, e->timeout_ns, 0, &expired);
-	if (!ret && !expired)
-		ret = -ETIMEDOUT;
+	ret = wait_fence(e, &fence, start + e->timeout_ns);
 	e->stats.busy_ns += now_ns() - start;
 	e->stats.submissions++;
 	return ret;

@@ -2,9 +2,10 @@
 /*
  * Streaming of buffer-object (BO) contents between GPU memory and image files.
  *
- * This header is the whole contract of the module (bo_stream.c: the
- * pipelines; bo_index.c: the index file; staging_ring.c: the per-GPU ring;
- * bo_copy_cpu.c: the CPU copy engine).
+ * This header is the whole contract of the module (bo_stream.c: the calls;
+ * bo_stream_job.c: one GPU's pipeline; bo_index.c: the index file;
+ * staging_ring.c: the per-GPU ring; bo_copy_cpu.c, bo_copy_render.c,
+ * bo_copy_sdma.c: the copy engines).
  *
  * Dump: for every GPU, one thread copies the GPU's BOs, in order, through a
  * copy engine into a ring of `ring_depth` staging chunks of `chunk_size`

@@ -199,6 +199,12 @@ int kfd_bo_has_contents(uint32_t alloc_flags)
 	return !!(alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT));
 }
 
+int kfd_bo_maybe_invisible(uint32_t alloc_flags)
+{
+	return (alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) &&
+	       !(alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC);
+}
+
 int kfd_process_image_device(const struct kfd_process_image *img, uint32_t user_gpu_id)
 {
 	size_t i;

@@ -90,6 +90,12 @@ int kfd_process_image_device(const struct kfd_process_image *img, uint32_t user_
 /* True for BOs whose contents the plugin copies (VRAM and GTT). */
 int kfd_bo_has_contents(uint32_t alloc_flags);
 
+/*
+ * True for VRAM BOs allocated without PUBLIC: on a small-BAR GPU they may lie
+ * outside the CPU-visible window (KFD refuses PUBLIC VRAM there).
+ */
+int kfd_bo_maybe_invisible(uint32_t alloc_flags);
+
 struct render_file_image {
 	uint32_t id;
 	RenderFileEntry *entry;

@@ -2,6 +2,7 @@
 /* The choice of copy engine per GPU (see copy_engines.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,18 @@ static int timeout_ms_get(uint32_t *ms)
 	return 0;
 }
 
+/* -EOPNOTSUPP (logged, with why SDMA is not used) if only SDMA may copy this GPU's BOs. */
+static int cpu_allowed(const struct copy_gpu *g, const char *why_not_sdma)
+{
+	if (!g->small_bar || !g->invisible_bos)
+		return 0;
+	pr_err("GPU %" PRIu32 ": %" PRIu32 " VRAM BOs that the CPU may not see (a small-BAR GPU, "
+	       "BOs not allocated CPU-visible) and no SDMA (%s): refused, rather than make the "
+	       "kernel move the application's VRAM for CPU access; let the plugin use SDMA",
+	       g->gpu_id, g->invisible_bos, why_not_sdma);
+	return -EOPNOTSUPP;
+}
+
 int copy_engine_opts_get(struct copy_engine_opts *opts)
 {
 	int ret = mode_get(&opts->mode);
@@ -65,9 +78,14 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 	int ret;
 
 	memset(sdma, 0, n * sizeof(*sdma));
-	if (opts->mode == COPY_ENGINE_CPU)
-		return 0;
 	for (i = 0; i < n; i++) {
+		if (opts->mode == COPY_ENGINE_CPU) {
+			snprintf(why, sizeof(why), "%s=cpu", ENV_ENGINE);
+			ret = cpu_allowed(&gpus[i], why);
+			if (ret)
+				goto fail;
+			continue;
+		}
 		cfg.gpu_id = gpus[i].gpu_id;
 		cfg.render_minor = gpus[i].render_minor;
 		cfg.gfx_target_version = gpus[i].gfx_target_version;
@@ -81,12 +99,17 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 		if (opts->mode == COPY_ENGINE_SDMA) {
 			pr_err("%s; %s=sdma asks for SDMA only (auto would copy with the CPU)", why,
 			       ENV_ENGINE);
-			copy_engines_close(NULL, gpus, i, sdma, NULL);
-			return ret;
+			goto fail;
 		}
+		ret = cpu_allowed(&gpus[i], why);
+		if (ret)
+			goto fail;
 		pr_warn("%s; the CPU copies this GPU's BO contents instead (slow for VRAM)", why);
 	}
 	return 0;
+fail:
+	copy_engines_close(NULL, gpus, i, sdma, NULL);
+	return ret;
 }
 
 static uint64_t mib_per_s(uint64_t bytes, uint64_t ns)
@@ -111,6 +134,12 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 			"%" PRIu64 " ms of engine time (%" PRIu64 " MiB/s)",
 			what, gpu_id, st.bytes >> 20, st.submissions, st.busy_ns / 1000000,
 			mib_per_s(st.bytes, st.busy_ns));
+		if (st.early_waits)
+			pr_info("%s GPU %" PRIu32 ": %" PRIu64
+				" fence waits ended before their time "
+				"(the kernel's clock is not this task's: a time namespace?); "
+				"waited by our own clock",
+				what, gpu_id, st.early_waits);
 	} else {
 		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);
 	}

@@ -21,6 +21,7 @@
 #ifndef AMDGPU_CRIU_PLUGIN_COPY_ENGINES_H
 #define AMDGPU_CRIU_PLUGIN_COPY_ENGINES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bo_copy_sdma.h"
@@ -47,12 +48,20 @@ struct copy_gpu {
 	uint32_t gpu_id;	     /* for messages (the checkpointed id) */
 	uint32_t render_minor;	     /* where the data is now */
 	uint32_t gfx_target_version; /* from the KFD topology */
+	bool small_bar;		     /* VRAM heap FB_PRIVATE: not all VRAM is CPU-visible */
+	uint32_t invisible_bos;	     /* its VRAM BOs without PUBLIC: maybe not CPU-visible */
 };
 
 /*
  * Per GPU, sdma[i] gets the GPU's SDMA engine, or NULL where the CPU copies
- * (mode cpu, or auto and SDMA could not be set up: logged). Fails only in
- * mode sdma (logged), with every engine opened so far closed.
+ * (mode cpu, or auto and SDMA could not be set up: logged). Fails (logged,
+ * every engine opened so far closed) in mode sdma when a GPU has no SDMA,
+ * and in any mode with -EOPNOTSUPP when the CPU would have to copy VRAM
+ * BOs of a small-BAR GPU that were not allocated CPU-visible (no PUBLIC
+ * flag): a CPU access to them makes the kernel move them into the visible
+ * window or to GTT (changing where the application's memory lives, and
+ * SIGBUS for a pinned one; docs/amdgpu-sdma-copy.md 5.2), so only SDMA may
+ * copy them.
  */
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
 		      struct bo_sdma_engine **sdma);

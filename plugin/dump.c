@@ -303,7 +303,8 @@ static int build_streams(const struct dump_session *s, struct checkpoint *c,
 			.gpu_id = user,
 			.render_minor = (uint32_t)kfd_prop_get(node, KFD_PROP_drm_render_minor),
 			.gfx_target_version =
-				(uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version)};
+				(uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version),
+			.small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE};
 
 		memset(g, 0, sizeof(*g));
 		g->gpu_id = user;
@@ -315,6 +316,7 @@ static int build_streams(const struct dump_session *s, struct checkpoint *c,
 
 			if (b->gpu_id != user || b->dmabuf_fd == KFD_NO_DMABUF_FD)
 				continue;
+			copy[n].invisible_bos += kfd_bo_maybe_invisible(b->alloc_flags);
 			g->bos[g->bo_count++] = (struct bo_stream_bo){
 				.size = b->size, .dmabuf_fd = (int)b->dmabuf_fd};
 			b->dmabuf_fd = KFD_NO_DMABUF_FD;

@@ -218,11 +218,20 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 
 	for (d = 0; d < e->n_devices; d++) {
 		uint32_t user = e->devices[d]->user_gpu_id, count = r->img->device_bo_count[d];
+		const struct kfd_node *node;
 		struct bo_render_map *maps;
 		struct bo_stream_gpu *g = &gpus[n];
 
 		if (!count)
 			continue;
+		/* the image's GPU: the match made the local one alike (heap type too) */
+		node = topo_node(&r->img->topo, r->img->device_nodes[d]);
+		copy[n] =
+			(struct copy_gpu){.gpu_id = user,
+					  .render_minor = r->targets[d]->dst_render_minor,
+					  .gfx_target_version = (uint32_t)kfd_prop_get(
+						  node, KFD_PROP_gfx_target_version),
+					  .small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE};
 		g->gpu_id = user;
 		g->bos = calloc(count, sizeof(*g->bos));
 		maps = calloc(count, sizeof(*maps));
@@ -236,6 +245,7 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 
 			if (b->gpu_id != user || !kfd_bo_has_contents(b->alloc_flags))
 				continue;
+			copy[n].invisible_bos += kfd_bo_maybe_invisible(b->alloc_flags);
 			if (b->dmabuf_fd == KFD_NO_DMABUF_FD || g->bo_count == count) {
 				free(maps);
 				n++;
@@ -252,12 +262,6 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 		}
 		bo_render_engine_init(&engines[n], maps, g->bo_count);
 		g->engine = &engines[n].engine;
-		copy[n] =
-			(struct copy_gpu){.gpu_id = user,
-					  .render_minor = r->targets[d]->dst_render_minor,
-					  .gfx_target_version = (uint32_t)kfd_prop_get(
-						  topo_node(&r->img->topo, r->img->device_nodes[d]),
-						  KFD_PROP_gfx_target_version)};
 		n++;
 	}
 	*n_gpus = n;

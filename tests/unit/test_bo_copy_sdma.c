@@ -188,6 +188,7 @@ static void open_engines(struct fixture *f)
 		struct bo_sdma_config cfg = {.gpu_id = 0x1000 + g,
 					     .render_minor = RENDER_MIN + g,
 					     .gfx_target_version = GFX_MI210,
+					     .fence_timeout_ms = 300, /* the hung engine's wait */
 					     .dev_dir = f->dev};
 
 		bo_sdma_engine_close(f->sdma[g]);
@@ -225,10 +226,12 @@ static void give(struct fixture *f, bool restore, bool sdma)
 	}
 }
 
+static uint32_t chunk_size = CHUNK; /* of the runs: tests may change it */
+
 static int run(struct fixture *f, bool restore, bool sdma, int dir_fd, char *err, size_t len)
 {
 	struct bo_stream_config cfg = {
-		.dir_fd = dir_fd, .image_id = 7, .chunk_size = CHUNK, .ring_depth = DEPTH};
+		.dir_fd = dir_fd, .image_id = 7, .chunk_size = chunk_size, .ring_depth = DEPTH};
 
 	give(f, restore, sdma);
 	return restore ? bo_stream_restore(&cfg, f->gpus, GPUS, err, len)
@@ -386,6 +389,37 @@ static void test_hung_engine(void **state)
 	assert_true(fake_amdgpu_all_released());
 }
 
+/*
+ * Chunks of 12 MiB: three packets each (4 MiB is one packet's most), one
+ * submission per chunk; the round trip is exact all the same.
+ */
+static void test_chunks_of_several_packets(void **state)
+{
+	struct fixture *f = *state;
+	char err[512] = "";
+	uint32_t g, b;
+
+	chunk_size = 12u << 20;
+	open_engines(f);
+	if (run(f, false, true, f->img_fd, err, sizeof(err)))
+		fail_msg("SDMA dump: %s", err);
+	/* one chunk per BO; packets: GPU 0 1 + 1 + 3, GPU 1 (8 KiB more a BO) 1 + 2 + 3 */
+	assert_int_equal(fake_gpu.submissions, GPUS * 3);
+	assert_int_equal(fake_gpu.copy_packets, 5 + 6);
+	close_engines(f);
+	fake_amdgpu_reset();
+	open_engines(f);
+	if (run(f, true, true, f->img_fd, err, sizeof(err)))
+		fail_msg("SDMA restore: %s", err);
+	for (g = 0; g < GPUS; g++)
+		for (b = 0; b < BOS; b++)
+			assert_same(f->src[g][b], f->dst[g][b], f->sizes[b] + g * 8192);
+	assert_string_equal(fake_gpu.fault, "");
+	close_engines(f);
+	assert_true(fake_amdgpu_all_released());
+	chunk_size = CHUNK;
+}
+
 /* Opening fails cleanly, saying why, with nothing left open. */
 static void test_open_errors(void **state)
 {
@@ -420,6 +454,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancelled_submission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fence_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hung_engine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunks_of_several_packets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	};
 

@@ -85,11 +85,37 @@ static void test_choice(void **state)
 	assert_true(fake_amdgpu_all_released());
 }
 
+/* A small-BAR GPU's VRAM BOs not allocated CPU-visible: only SDMA may copy them. */
+static void test_small_bar(void **state)
+{
+	struct copy_gpu g = {.gpu_id = 0x3333,
+			     .render_minor = 4002,
+			     .gfx_target_version = 90010,
+			     .small_bar = true,
+			     .invisible_bos = 3};
+	struct copy_engine_opts o = {.mode = COPY_ENGINE_CPU};
+	struct bo_sdma_engine *sdma[1];
+
+	(void)state;
+	fake_amdgpu_reset();
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), -EOPNOTSUPP);
+	o.mode = COPY_ENGINE_AUTO; /* no render node here: SDMA cannot be set up */
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), -EOPNOTSUPP);
+	g.invisible_bos = 0; /* only PUBLIC VRAM and GTT: the CPU sees them */
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), 0);
+	g.invisible_bos = 3;
+	g.small_bar = false; /* large BAR: all VRAM is visible */
+	o.mode = COPY_ENGINE_CPU;
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), 0);
+	assert_true(fake_amdgpu_all_released());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_small_bar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,8 @@
 #                           four boots: main, cr, faults, big ("# vm-boot:" lines)
 #   make vm-amdgpu-check    the real-amdgpu smoke suite (amdgpu.ko, no GPU)
 #   make vm-selftest        the harness's own test: breakage is reported (6 boots)
+#   make vm-bench           benchmarks in the VM (boot "bench"): BO contents per
+#                           copy engine under kfdsim's cost model, next to limits
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)
 #
 # Options (environment or make variables): KFDSIM_PARAMS="a=1 b=2" (module
@@ -30,7 +32,7 @@ VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
 VM_SUITE_vm-selftest := tests/vm/selftest.sh
 export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT VM_CPU
 
-.PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest
+.PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest vm-bench
 
 # A stamp per recipe version, as for the build dependencies.
 $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
@@ -41,3 +43,10 @@ vm-deps: $(VM_DEPS_STAMP)
 vm-check vm-amdgpu-check vm-selftest: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(VM_SUITE_$@)
+
+# The figures are the guest's "# bench:" lines (printed by run-suite only on
+# a failure): shown from the guest test's log either way.
+vm-bench: deps vm-deps
+	$(MAKE) all $(BUILD)/tests/bin
+	$(TEST_ENV) tests/run-suite.sh tests/vm/test-kfdsim-bench.sh; rc=$$?; \
+	grep -h '# bench' $(BUILD)/vm-logs/kfdsim-bench/guest/test-bench-engines.log 2>/dev/null; exit $$rc

@@ -37,6 +37,10 @@
  *   --bos N         N more BOs of every type, round-robin over the used GPUs,
  *                   sizes 4 KiB .. 252 KiB, varied mapping sets (none, own,
  *                   own+next, all)
+ *   --big-bo-fill   every byte of the --big-bo BO written (a word pattern
+ *                   unique per page and word, never zero) and checked,
+ *                   instead of 64 pages: BO contents that cost what real
+ *                   data costs (no holes in the image), for benchmarks
  *   --big-bo SIZE   one more VRAM BO of SIZE bytes (K/M/G suffixes) on the
  *                   first GPU; only the first and last page and 62 pages
  *                   spread over it are written; checked: those pages' bytes,
@@ -162,6 +166,7 @@ static int opt_sel[KFDL_MAX_GPUS], opt_nsel, opt_first_n;
 static int opt_bos, opt_threads, opt_fork, opt_render, opt_mmio, opt_svm, opt_xnack;
 static int opt_kfd_twice;
 static uint64_t opt_big;
+static int opt_big_fill;
 static const char *opt_sabotage = "";
 static int is_child;
 static pid_t child_pid;
@@ -430,6 +435,18 @@ static uint64_t big_page(uint64_t j, uint64_t npages)
 	return j * (npages - 1) / 63; /* j = 0..63: first .. last page */
 }
 
+/* --big-bo-fill: word w of page pg, distinct for every word and never zero */
+static uint64_t fill_word(uint64_t pg, uint64_t w)
+{
+	uint64_t x = (pg << 9 | w) + 0x9e3779b97f4a7c15ULL;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return (x ^ (x >> 31)) | 1;
+}
+
+#define WORDS_PER_PAGE (KFDL_PAGE / sizeof(uint64_t))
+
 static void setup_big(void)
 {
 	uint64_t npages = opt_big / KFDL_PAGE, j, i, avail_kb = 0;
@@ -448,6 +465,12 @@ static void setup_big(void)
 			    opt_big, avail_kb);
 	need(kfdl_alloc(&k, 0, KFDL_VRAM, opt_big, &big), "alloc the big VRAM BO");
 	need(kfdl_map(&k, &big, &k.gpu[0].gpu_id, 1), "map the big VRAM BO");
+	if (opt_big_fill) {
+		for (j = 0; j < npages; j++)
+			for (i = 0; i < WORDS_PER_PAGE; i++)
+				((uint64_t *)(big.cpu + j * KFDL_PAGE))[i] = fill_word(j, i);
+		return;
+	}
 	for (j = 0; j < 64; j++)
 		for (i = 0; i < KFDL_PAGE; i++)
 			big.cpu[big_page(j, npages) * KFDL_PAGE + i] =
@@ -798,7 +821,16 @@ static void check_big(void)
 	if (!big.cpu)
 		return;
 	npages = big.size / KFDL_PAGE;
-	for (j = 0; j < 64; j++) {
+	for (pg = 0; opt_big_fill && pg < npages; pg++) {
+		const uint64_t *w = (const uint64_t *)(big.cpu + pg * KFDL_PAGE);
+
+		for (i = 0; i < WORDS_PER_PAGE; i++)
+			if (w[i] != fill_word(pg, i))
+				finish_fail("big VRAM BO (filled): page %" PRIu64 " word %" PRIu64
+					    " is 0x%016" PRIx64 ", want 0x%016" PRIx64,
+					    pg, i, w[i], fill_word(pg, i));
+	}
+	for (j = 0; !opt_big_fill && j < 64; j++) {
 		pg = big_page(j, npages);
 		snprintf(name, sizeof(name), "big VRAM BO (%" PRIu64 " bytes) page %" PRIu64,
 			 big.size, pg);
@@ -1550,6 +1582,7 @@ int main(int argc, char **argv)
 		{"gpus", required_argument, NULL, 'g'},
 		{"bos", required_argument, NULL, 'b'},
 		{"big-bo", required_argument, NULL, 'B'},
+		{"big-bo-fill", no_argument, NULL, 'F'},
 		{"threads", required_argument, NULL, 't'},
 		{"fork", no_argument, NULL, 'f'},
 		{"render-fds", no_argument, NULL, 'r'},
@@ -1575,6 +1608,9 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			opt_big = parse_size(optarg);
+			break;
+		case 'F':
+			opt_big_fill = 1;
 			break;
 		case 't':
 			opt_threads = atoi(optarg);
@@ -1616,7 +1652,7 @@ int main(int argc, char **argv)
 		return poke(atoi(argv[optind]), strtoull(argv[optind + 1], NULL, 0));
 	if (do_poke || argc - optind != 3) {
 		fprintf(stderr,
-			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--threads N] "
+			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--big-bo-fill] [--threads N] "
 			"[--fork] [--mmio] [--render-fds] [--svm] [--xnack] [--sabotage WHAT] "
 			"READY TRIGGER RESULT\n"
 			"       %s --poke PID ADDR\n",

@@ -5,7 +5,10 @@
 # kfdsim injects an error at every stage of PROCESS_INFO (entry, eviction
 # of all GPUs or of the second one, counting, an uncheckpointable queue
 # type) and of CHECKPOINT (entry, process, devices, queues, events, SVM,
-# the 4th BO), EINTR without end, and the plugin meets faults of its own:
+# the 4th BO), EINTR without end, of the SDMA engine copying BO contents
+# (a job cancelled by a GPU reset, the kernel's job timeout, a CS refused
+# after a reset, a hung engine ended by AMDGPU_CRIU_SDMA_TIMEOUT_MS), and
+# the plugin meets faults of its own:
 # an image directory too small for the BO contents (ENOSPC), image files
 # that exist already (O_EXCL). After each: CRIU failed, the rule was hit,
 # the plugin's error line names what failed, the application runs, its KFD
@@ -90,6 +93,19 @@ for f in "entry EIO" "process EFAULT" "devices ENOMEM" "queues EINVAL" "events E
 	check "ck-${f% *}: the plugin unpaused it" grep -q "amdgpu_plugin: unpaused the GPU queues of pid" "$WORK/img-fault/dump.log"
 done
 dump_fault ck-bo4 'CHECKPOINT of pid [0-9]+ failed: Bad address' "checkpoint bo EFAULT 1 3"
+
+# The SDMA engine reading the BO contents: the kernel's failures, and a hung
+# engine that our deadline (AMDGPU_CRIU_SDMA_TIMEOUT_MS) ends in seconds
+where='cannot save BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine read'
+dump_fault sdma-cancel "$where: the SDMA job was cancelled: the GPU was reset or lost VRAM" "sdma job ECANCELED 1 3"
+dump_fault sdma-timeout "$where: the kernel's SDMA job timeout fired" "sdma job ETIME"
+dump_fault cs-cancel "$where: the SDMA job was cancelled" "cs entry ECANCELED"
+export AMDGPU_CRIU_SDMA_TIMEOUT_MS=3000
+start=$(date +%s)
+dump_fault sdma-hang "$where: the SDMA engine did not finish within the deadline" "sdma hang ETIME"
+took=$(($(date +%s) - start))
+unset AMDGPU_CRIU_SDMA_TIMEOUT_MS
+check "sdma-hang: the dump gave up within its deadline, not the kernel's 10 s ($took s)" test "$took" -lt 60
 
 # the names and sizes of a good dump (--leave-running): the plugin's files
 img=$WORK/img-lr

@@ -4,7 +4,9 @@
 # thread's) is dumped once; then the same images are restored once per
 # fault: kfdsim injects an error at every stage of RESTORE (entry, queue
 # eviction, process, devices, BOs, the 6th BO, GPU mapping (EINTR: never
-# retried), objects, the final size check, an SDMA slot taken) and of
+# retried), objects, the final size check, an SDMA slot taken), of the SDMA
+# engine writing the BO contents (a job cancelled by a GPU reset, the
+# kernel's job timeout, a CS refused after a reset) and of
 # RESUME (entry, lookup ESRCH, SVM), and the plugin meets damaged images
 # (a BO contents or index file missing, a truncated BO contents file, a
 # truncated process image; the master refuses those before any task
@@ -102,6 +104,10 @@ check "r-map-eintr: RESTORE not retried (one EINTR: $hits)" test "${hits:-0}" -e
 restore_fault r-objects 'KFD RESTORE .* failed: Invalid argument' "restore objects EINVAL"
 restore_fault r-end 'KFD RESTORE .* failed: Invalid argument' "restore end EINVAL"
 restore_fault r-sdma-slot 'KFD RESTORE .* failed: Device or resource busy' "restore sdma_slot EBUSY"
+# the SDMA engine writing the BO contents (images/bo_copy_sdma.c)
+restore_fault r-sdma-cancel 'BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine write: the SDMA job was cancelled: the GPU was reset' "sdma job ECANCELED 1 2"
+restore_fault r-sdma-timeout "BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine write: the kernel's SDMA job timeout fired" "sdma job ETIME"
+restore_fault r-cs-cancel 'BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine write: the SDMA job was cancelled' "cs entry ECANCELED"
 
 # RESUME in the CRIU master: the restored task is killed, CRIU fails
 for f in "entry EIO Input/output error" "lookup ESRCH No such process" "svm EFAULT Bad address"; do

@@ -8,7 +8,9 @@
 #   its bytes, none that the CPU did; the self-check PASSes;
 # - cpu: the same with AMDGPU_CRIU_COPY_ENGINE=cpu: the CPU moved them;
 # - the images of an SDMA dump and of a CPU dump of one process (dumped
-#   twice, --leave-running, the workload idle) are the same bytes;
+#   twice, --leave-running, the workload idle) are the same bytes; with the
+#   BAR's cost modelled (bar_read_mbps 17), the CPU's dump takes at least
+#   what 64 MiB at 17 MiB/s takes, SDMA's less than half of it (both shown);
 # - a bad AMDGPU_CRIU_COPY_ENGINE is refused in one line, the process keeps
 #   running.
 # vm-boot: main
@@ -62,15 +64,36 @@ for engine in sdma cpu; do
 	gpu_finish "$engine" "$pid"
 done
 
-# One process dumped twice, by each engine: the same image bytes.
-if gpu_start same --gpus 2 --big-bo 16M; then
+# One process dumped twice, by each engine: the same image bytes. Under the
+# cost of CPU reads of VRAM through the BAR (kfdsim bar_read_mbps, as AMD
+# measured: 17 MiB/s; the workload's own checks read VRAM too, so it is on
+# for these two dumps only), the CPU's dump of the 64 MiB VRAM BO takes at
+# least 64/17 s, and SDMA's far less: both times are printed.
+BAR=/sys/module/kfdsim/parameters/bar_read_mbps
+# ms: milliseconds since boot, from /proc/uptime (busybox date has no %N)
+ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+# copying_ms LOG: the copy engines' busy time of a dump, all GPUs ("copying C ms")
+copying_ms() { sed -n 's/.* MiB in [0-9]* ms ([0-9]* MiB\/s): copying \([0-9]*\) ms.*/\1/p' "$1" | awk '{ t += $1 } END { print t + 0 }'; }
+if gpu_start same --gpus 2 --big-bo 64M; then
 	pid=$WL_PID
+	echo 17 >"$BAR"
+	t0=$(ms)
 	with_engine cpu criu_dump "$WORK/img-a" "$pid" --leave-running
 	rc_a=$?
+	t1=$(ms)
 	with_engine sdma criu_dump "$WORK/img-b" "$pid" --leave-running
 	rc_b=$?
+	t2=$(ms)
+	echo 0 >"$BAR"
+	# the plugin's own copying time, summed over the GPUs (its log line per GPU)
+	cpu_copy=$(copying_ms "$WORK/img-a/dump.log") sdma_copy=$(copying_ms "$WORK/img-b/dump.log")
+	diag "BAR model 17 MiB/s: copying BO contents took the CPU $cpu_copy ms, SDMA $sdma_copy ms (whole dumps: $((t1 - t0)) ms, $((t2 - t1)) ms; a 64 MiB VRAM BO and the workload's others, 2 GPUs)"
+	grep -h 'MiB in [0-9]* ms' "$WORK/img-a/dump.log" "$WORK/img-b/dump.log" | sed 's/^.*amdgpu_plugin: /# /'
 	check "same: both dumps (status $rc_a, $rc_b)" test "$rc_a" -eq 0 -a "$rc_b" -eq 0
 	check "same: the second dump was SDMA's" moved "$WORK/img-b" dump.log SDMA 2
+	check "bar: the CPU paid the BAR (64 MiB at 17 MiB/s: 3.7 s or more; $cpu_copy ms)" test "${cpu_copy:-0}" -ge 3700
+	check "bar: SDMA copied in under half the CPU's time ($sdma_copy ms vs $cpu_copy ms)" \
+		test $((2 * ${sdma_copy:-999999})) -lt "${cpu_copy:-0}"
 	check "same: every BO contents file and index is the same bytes" eval \
 		'(cd "$WORK/img-a" && sha256sum amdgpu-bo-*) >"$WORK/a.sum" &&
 		 (cd "$WORK/img-b" && sha256sum amdgpu-bo-*) >"$WORK/b.sum" &&

@@ -11,8 +11,9 @@
 # - the same with AVAILABLE_MEMORY failing in the master (injected EIO): the
 #   master warns that it could not check, the task's KFD RESTORE meets the
 #   real ENOMEM of the VRAM accounting: nothing left, images untouched;
-# - with the budget back, the BO contents cannot be CPU-mapped (kfdsim
-#   "gem_mmap entry ENOMEM": no pages): the same;
+# - with the budget back, the BO contents cannot be CPU-mapped by the CPU
+#   engine (kfdsim "gem_mmap entry ENOMEM": no pages), or SDMA's submission
+#   meets ENOMEM ("cs entry ENOMEM"): the same;
 # then the restore of the same images succeeds and the self-check PASSes.
 # vm-boot: faults
 # vm-timeout: 180
@@ -89,14 +90,21 @@ check "enomem: the master's AVAILABLE_MEMORY was refused (injected)" eval 'echo 
 refused enomem 'KFD RESTORE of pid [0-9]+ \(file [0-9]+\) failed: Cannot allocate memory.*out of memory'
 
 echo 0 >"$LIMIT"
-rm -f "$img/restore.log"
-kfd_inject "gem_mmap entry ENOMEM"
-criu_restore "$img"
-rc=$?
-left=$(kfd_inject_take)
-check "mmap-enomem: restore failed (status $rc)" test "$rc" -ne 0
-check "mmap-enomem: the fault was hit" test -z "$left"
-refused mmap-enomem 'pid [0-9]+: BO contents: .*Cannot allocate memory.*out of memory'
+# contents_enomem NAME ENGINE RULE REGEX: the BO contents cannot be written
+contents_enomem() {
+	rm -f "$img/restore.log"
+	kfd_inject "$3"
+	export AMDGPU_CRIU_COPY_ENGINE=$2
+	criu_restore "$img"
+	rc=$?
+	unset AMDGPU_CRIU_COPY_ENGINE
+	left=$(kfd_inject_take)
+	check "$1: restore failed (status $rc)" test "$rc" -ne 0
+	check "$1: the fault was hit" test -z "$left"
+	refused "$1" "$4"
+}
+contents_enomem mmap-enomem cpu "gem_mmap entry ENOMEM" 'pid [0-9]+: BO contents: .*Cannot allocate memory.*out of memory'
+contents_enomem sdma-enomem sdma "cs entry ENOMEM" 'pid [0-9]+: BO contents: .*copy engine write: out of memory for the SDMA copy'
 
 rm -f "$img/restore.log"
 criu_restore "$img"

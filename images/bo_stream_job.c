@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: MIT
+/* The per-GPU pipeline of a BO stream (see bo_stream_job.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/errmsg.h"
+#include "common/fullio.h"
+#include "images/bo_index.h"
+#include "common/regfile.h"
+#include "images/bo_stream.h"
+#include "images/staging_ring.h"
+#include "images/bo_stream_job.h"
+
+#define ERR_LEN RING_MSG_LEN
+
+uint64_t bo_job_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- errors ----------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) int bo_job_fail(struct gpu_job *job, int err, const char *fmt,
+						      ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ring_failv(&job->ring, err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* bo_job_fail() for a failed system call: errno, its text after the message. */
+static int job_fail_errno(struct gpu_job *job, const char *what, const char *name)
+{
+	int e = errno;
+
+	return bo_job_fail(job, -e, "gpu %" PRIu32 ": %s%s%s: %s", job->gpu->gpu_id, what,
+			   *what ? " " : "", name, strerror(e));
+}
+
+static int job_error(struct gpu_job *job)
+{
+	return ring_error(&job->ring);
+}
+
+/* ---- checksums ---------------------------------------------------------------------- */
+
+/* zlib's CRC-32 (the same polynomial as gzip and PNG), one per chunk. */
+static uint32_t checksum(const void *buf, size_t len)
+{
+	return bo_index_crc32(0, buf, len);
+}
+
+static const uint8_t zero_page[FILE_PAGE];
+
+static bool is_zero(const uint8_t *p, size_t len)
+{
+	size_t n;
+
+	for (; len; p += n, len -= n) {
+		n = len < FILE_PAGE ? len : FILE_PAGE;
+		if (memcmp(p, zero_page, n))
+			return false;
+	}
+	return true;
+}
+
+/* The checksum of `len` zero bytes, without a buffer of that size (a full
+ * chunk's is computed once per GPU): zero chunks cost no CRC pass. */
+static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
+{
+	uint32_t crc = 0;
+	uint32_t n, left;
+
+	if (len == job->chunk_size && job->zero_crc_known)
+		return job->zero_crc;
+	for (left = len; left; left -= n) {
+		n = left < FILE_PAGE ? left : FILE_PAGE;
+		crc = bo_index_crc32(crc, zero_page, n);
+	}
+	if (len == job->chunk_size) {
+		job->zero_crc = (uint32_t)crc;
+		job->zero_crc_known = true;
+	}
+	return crc;
+}
+
+/* ---- the BO side ----------------------------------------------------------------------- */
+
+void bo_job_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* An engine error in words: the engine's own, else strerror's. */
+static const char *engine_error(const struct gpu_job *job, int ret)
+{
+	const char *why = job->engine->ops->explain ? job->engine->ops->explain(ret) : NULL;
+
+	return why ? why : strerror(-ret);
+}
+
+static void bo_close(struct gpu_job *job)
+{
+	if (job->cur.handle) {
+		job->engine->ops->close_bo(job->cur.handle);
+		bo_job_close_fd(&job->gpu->bos[job->cur.index].dmabuf_fd);
+	}
+	job->cur.handle = NULL;
+}
+
+/* Makes BO `index` the open one (closing the previous one and its fd). */
+static int bo_switch(struct gpu_job *job, uint32_t index)
+{
+	struct bo_stream_bo *bo = &job->gpu->bos[index];
+	enum bo_access access = job->dir == STREAM_DUMP ? BO_ACCESS_READ : BO_ACCESS_WRITE;
+	int ret;
+
+	if (job->cur.handle && job->cur.index == index)
+		return 0;
+	bo_close(job);
+	if (bo->dmabuf_fd < 0)
+		return bo_job_fail(job, -EBADF, "gpu %" PRIu32 ": BO %" PRIu32 " has no dma-buf fd",
+				   job->gpu->gpu_id, index);
+	ret = job->engine->ops->open_bo(job->engine, bo->dmabuf_fd, bo->size, access,
+					&job->cur.handle);
+	if (ret) {
+		job->cur.handle = NULL;
+		return bo_job_fail(job, ret,
+				   "gpu %" PRIu32 ": BO %" PRIu32 ": copy engine open: %s",
+				   job->gpu->gpu_id, index, engine_error(job, ret));
+	}
+	job->cur.index = index;
+	return 0;
+}
+
+/* ---- files --------------------------------------------------------------------------- */
+
+#define BO_FILE_PREFIX "amdgpu-bo-"
+
+void bo_stream_file_name(char *buf, size_t len, uint32_t image_id, uint32_t gpu_id, const char *ext)
+{
+	snprintf(buf, len, BO_FILE_PREFIX "%" PRIu32 "-%" PRIu32 ".%s", image_id, gpu_id, ext);
+}
+
+int bo_stream_file_image_id(const char *name, uint32_t *image_id)
+{
+	const char *p = name + strlen(BO_FILE_PREFIX);
+	unsigned long v;
+	char *end;
+
+	if (strncmp(name, BO_FILE_PREFIX, strlen(BO_FILE_PREFIX)) || *p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (errno || v > UINT32_MAX || *end != '-' || end[1] < '0' || end[1] > '9')
+		return -1;
+	strtoul(end + 1, &end, 10);
+	if (strcmp(end, ".img") && strcmp(end, ".idx"))
+		return -1;
+	*image_id = (uint32_t)v;
+	return 0;
+}
+
+void bo_job_image_name(char *buf, size_t len, const struct gpu_job *job, const char *ext)
+{
+	bo_stream_file_name(buf, len, job->cfg->image_id, job->gpu->gpu_id, ext);
+}
+
+/* ---- chunk layout ----------------------------------------------------------------------- */
+
+/* The job's index layout (the file name is the caller's buffer). */
+static struct bo_index_layout job_index(const struct gpu_job *job, const char *name)
+{
+	return (struct bo_index_layout){.gpu_id = job->gpu->gpu_id,
+					.image_id = job->cfg->image_id,
+					.chunk_size = job->chunk_size,
+					.bo_count = job->gpu->bo_count,
+					.bos = job->gpu->bos,
+					.name = name,
+					.data_bytes = job->data_bytes,
+					.chunk_count = job->chunk_count};
+}
+
+/* Sums the BO sizes and chunk counts; -EOVERFLOW on absurd sizes. */
+static int job_layout(struct gpu_job *job)
+{
+	struct bo_index_layout l = job_index(job, "");
+	char msg[ERR_LEN];
+	int ret = bo_index_layout(&l, msg, sizeof(msg));
+
+	if (ret)
+		return bo_job_fail(job, ret, "%s", msg);
+	job->data_bytes = l.data_bytes;
+	job->chunk_count = l.chunk_count;
+	return 0;
+}
+
+bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struct staging_slot *s)
+{
+	const struct bo_stream_gpu *g = job->gpu;
+	uint64_t left;
+
+	while (c->bo_index < g->bo_count && c->bo_off == g->bos[c->bo_index].size) {
+		c->bo_index++;
+		c->bo_off = 0;
+	}
+	if (c->bo_index == g->bo_count)
+		return false;
+	left = g->bos[c->bo_index].size - c->bo_off;
+	s->len = left < job->chunk_size ? (uint32_t)left : job->chunk_size;
+	s->bo_index = c->bo_index;
+	s->bo_off = c->bo_off;
+	s->file_off = c->file_off;
+	s->chunk_index = c->chunk_index;
+	c->bo_off += s->len;
+	c->file_off += s->len;
+	c->chunk_index++;
+	return true;
+}
+
+/* ---- pipeline stages -------------------------------------------------------------------- */
+
+static int dump_fill(struct gpu_job *job, struct staging_slot *s)
+{
+	int ret = bo_switch(job, s->bo_index);
+
+	if (ret)
+		return ret;
+	ret = job->engine->ops->read(job->cur.handle, s->bo_off, s->buf, s->len);
+	if (ret)
+		return bo_job_fail(job, ret,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": copy engine read: %s",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off,
+				   engine_error(job, ret));
+	/* the zero test stops at the first non-zero byte: cheap for data */
+	s->zero = is_zero(s->buf, s->len);
+	job->crcs[s->chunk_index] = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
+	return 0;
+}
+
+/* Length of the run of blocks (pages of the chunk, the last one maybe shorter)
+ * from `off` on that are all zero (want_zero) or all not. */
+static size_t block_run(const struct staging_slot *s, size_t off, bool want_zero)
+{
+	size_t start = off, n;
+
+	while (off < s->len) {
+		n = s->len - off < FILE_PAGE ? s->len - off : FILE_PAGE;
+		if (!memcmp(s->buf + off, zero_page, n) != want_zero)
+			break;
+		off += n;
+	}
+	return off - start;
+}
+
+/*
+ * Writes the chunk's non-zero pages only: the data file was sized up front,
+ * so the zero pages stay holes, which read back as zeros (VRAM is often
+ * mostly zero; the image then costs what was written, not the BO size).
+ */
+static int dump_drain(struct gpu_job *job, struct staging_slot *s)
+{
+	size_t off = 0, len;
+	char name[64];
+	int ret = 0;
+
+	if (s->zero)
+		return 0;
+	while (!ret && off < s->len) {
+		off += block_run(s, off, true);
+		len = block_run(s, off, false);
+		if (len)
+			ret = pwrite_full(job->data_fd, s->buf + off, len, s->file_off + off);
+		off += len;
+	}
+	if (ret) {
+		bo_job_image_name(name, sizeof(name), job, "img");
+		return bo_job_fail(job, ret, "gpu %" PRIu32 ": writing %s at 0x%" PRIx64 ": %s",
+				   job->gpu->gpu_id, name, s->file_off + off, strerror(-ret));
+	}
+	return 0;
+}
+
+/* chunk_size zero bytes costing no memory; NULL if no address space is left. */
+static uint8_t *zeros_map(uint32_t chunk_size)
+{
+	void *p = mmap(NULL, chunk_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size)
+{
+	if (zeros)
+		munmap(zeros, chunk_size);
+}
+
+/* The chunk is a hole of the data file (reads as zeros); false if unsure. */
+static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
+{
+	off_t data = lseek(job->data_fd, (off_t)s->file_off, SEEK_DATA);
+
+	/* ENXIO: no data from there to the end; other errors: no SEEK_DATA here */
+	if (data < 0)
+		return errno == ENXIO;
+	return (uint64_t)data >= s->file_off + s->len;
+}
+
+int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
+{
+	uint32_t crc, expected;
+	char name[64];
+	int ret = 0;
+
+	/* a hole needs no read, no CRC pass, no copy: zeros and their checksum */
+	s->zero = chunk_is_hole(job, s);
+	if (!job->engine->ops->zero) {
+		if (s->zero && !job->zeros)
+			job->zeros = zeros_map(job->chunk_size);
+		if (!job->zeros)
+			s->zero = false; /* no memory for it: read the zeros */
+	}
+	if (!s->zero)
+		ret = pread_full(job->data_fd, s->buf, s->len, s->file_off);
+	bo_job_image_name(name, sizeof(name), job, "img");
+	if (ret)
+		return bo_job_fail(job, ret == -ENODATA ? -EIO : ret,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": reading %s at 0x%" PRIx64 ": %s",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
+				   ret == -ENODATA ? "file truncated" : strerror(-ret));
+	ret = bo_index_crc_get(job->index_crcs, s->chunk_index, &expected);
+	if (ret)
+		return bo_job_fail(job, ret,
+				   "gpu %" PRIu32 ": reading the checksum of chunk %" PRIu64
+				   " from the index: %s",
+				   job->gpu->gpu_id, s->chunk_index, strerror(-ret));
+	crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
+	if (crc != expected)
+		return bo_job_fail(job, -EBADMSG,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": checksum mismatch in %s (chunk at 0x%" PRIx64
+				   ", crc32 0x%08" PRIx32 ", expected 0x%08" PRIx32 ")",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off, crc,
+				   expected);
+	return 0;
+}
+
+static int restore_drain(struct gpu_job *job, struct staging_slot *s)
+{
+	int ret = bo_switch(job, s->bo_index);
+
+	if (ret)
+		return ret;
+	if (s->zero && job->engine->ops->zero)
+		ret = job->engine->ops->zero(job->cur.handle, s->bo_off, s->len);
+	else
+		ret = job->engine->ops->write(job->cur.handle, s->bo_off,
+					      s->zero ? job->zeros : s->buf, s->len);
+	if (ret)
+		return bo_job_fail(job, ret,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": copy engine write: %s",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off,
+				   engine_error(job, ret));
+	return 0;
+}
+
+static void report_progress(struct gpu_job *job, uint32_t len)
+{
+	const struct bo_stream_config *cfg = job->cfg;
+	uint64_t step = cfg->progress_step ? cfg->progress_step : BO_STREAM_DEFAULT_PROGRESS_STEP;
+
+	job->done_bytes += len;
+	if (!cfg->progress)
+		return;
+	if (job->done_bytes < job->next_progress && job->done_bytes != job->data_bytes)
+		return;
+	while (job->next_progress <= job->done_bytes && job->next_progress <= UINT64_MAX - step)
+		job->next_progress += step;
+	cfg->progress(cfg->progress_arg, job->gpu->gpu_id, job->done_bytes, job->data_bytes);
+}
+
+/* ---- threads ---------------------------------------------------------------------------- */
+
+static void *producer_main(void *arg)
+{
+	struct gpu_job *job = arg;
+	uint64_t *busy = job->dir == STREAM_DUMP ? &job->engine_ns : &job->file_ns;
+	struct chunk_cursor c = {0};
+	struct staging_slot pos, *s;
+	uint64_t start;
+	int ret;
+
+	while (bo_job_cursor_next(job, &c, &pos)) {
+		s = ring_claim(&job->ring);
+		if (!s)
+			break;
+		s->len = pos.len;
+		s->bo_index = pos.bo_index;
+		s->bo_off = pos.bo_off;
+		s->file_off = pos.file_off;
+		s->chunk_index = pos.chunk_index;
+		start = bo_job_now_ns();
+		ret = job->dir == STREAM_DUMP ? dump_fill(job, s) : bo_job_restore_fill(job, s);
+		*busy += bo_job_now_ns() - start;
+		if (ret)
+			break;
+		ring_publish(&job->ring);
+	}
+	if (job->dir == STREAM_DUMP)
+		bo_close(job);
+	ring_finish(&job->ring);
+	job->producer_end_ns = bo_job_now_ns();
+	return NULL;
+}
+
+static int write_index(struct gpu_job *job);
+
+static void *consumer_main(void *arg)
+{
+	struct gpu_job *job = arg;
+	uint64_t *busy = job->dir == STREAM_DUMP ? &job->file_ns : &job->engine_ns;
+	struct staging_slot *s;
+	uint64_t start;
+	int ret;
+
+	while ((s = ring_take(&job->ring))) {
+		start = bo_job_now_ns();
+		ret = job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s);
+		*busy += bo_job_now_ns() - start;
+		if (ret)
+			break;
+		report_progress(job, s->len);
+		ring_release(&job->ring);
+	}
+	if (job->dir == STREAM_RESTORE)
+		bo_close(job);
+	else if (!job_error(job))
+		write_index(job);
+	job->consumer_end_ns = bo_job_now_ns();
+	return NULL;
+}
+
+/* Starts both threads; on failure stops and joins what was started. */
+int bo_job_start(struct gpu_job *job)
+{
+	int ret;
+
+	ret = pthread_create(&job->producer, NULL, producer_main, job);
+	if (ret)
+		return bo_job_fail(job, -ret, "gpu %" PRIu32 ": cannot start a thread: %s",
+				   job->gpu->gpu_id, strerror(ret));
+	job->producer_running = true;
+	ret = pthread_create(&job->consumer, NULL, consumer_main, job);
+	if (ret)
+		return bo_job_fail(job, -ret, "gpu %" PRIu32 ": cannot start a thread: %s",
+				   job->gpu->gpu_id, strerror(ret));
+	job->consumer_running = true;
+	return 0;
+}
+
+void bo_job_join(struct gpu_job *job)
+{
+	if (job->producer_running)
+		pthread_join(job->producer, NULL);
+	if (job->consumer_running)
+		pthread_join(job->consumer, NULL);
+	job->producer_running = job->consumer_running = false;
+}
+
+/* ---- index file (bo_index.c) ---------------------------------------------------------- */
+
+/* Consumer thread of a dump, after the last chunk: index, then durability. */
+static int write_index(struct gpu_job *job)
+{
+	char name[64], msg[ERR_LEN];
+	struct bo_index_layout l;
+	int ret;
+
+	bo_job_image_name(name, sizeof(name), job, "idx");
+	l = job_index(job, name);
+	ret = bo_index_write(job->index_fd, &l, job->crcs, msg, sizeof(msg));
+	if (ret)
+		return bo_job_fail(job, ret, "%s", msg);
+	if (job->cfg->sync && (fdatasync(job->data_fd) || fdatasync(job->index_fd)))
+		return bo_job_fail(job, -errno, "gpu %" PRIu32 ": writing %s: %s", job->gpu->gpu_id,
+				   name, strerror(errno));
+	return 0;
+}
+
+/* The index header: chunk size and layout, the index file's size. */
+static int index_read_header(struct gpu_job *job)
+{
+	char name[64], msg[ERR_LEN];
+	struct bo_index_layout l;
+	int ret;
+
+	bo_job_image_name(name, sizeof(name), job, "idx");
+	l = job_index(job, name);
+	ret = bo_index_read_header(job->index_fd, &l, msg, sizeof(msg));
+	if (ret)
+		return bo_job_fail(job, ret, "%s", msg);
+	job->chunk_size = l.chunk_size;
+	job->data_bytes = l.data_bytes;
+	job->chunk_count = l.chunk_count;
+	return 0;
+}
+
+/* The whole index, streamed; then its chunk checksums are read on demand. */
+static int index_check(struct gpu_job *job)
+{
+	char name[64], msg[ERR_LEN];
+	struct bo_index_layout l;
+	int ret;
+
+	bo_job_image_name(name, sizeof(name), job, "idx");
+	l = job_index(job, name);
+	ret = bo_index_check(job->index_fd, &l, msg, sizeof(msg));
+	if (ret)
+		return bo_job_fail(job, ret, "%s", msg);
+	job->index_crcs = malloc(sizeof(*job->index_crcs));
+	if (!job->index_crcs)
+		return bo_job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
+	bo_index_crcs_init(job->index_crcs, job->index_fd, &l);
+	return 0;
+}
+
+/* ---- per-GPU setup ---------------------------------------------------------------------- */
+
+static int open_image(struct gpu_job *job, const char *ext, int *fd)
+{
+	char name[64], why[128];
+
+	bo_job_image_name(name, sizeof(name), job, ext);
+	if (job->dir == STREAM_DUMP) {
+		*fd = openat(job->cfg->dir_fd, name,
+			     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		return *fd < 0 ? job_fail_errno(job, "", name) : 0;
+	}
+	/* a FIFO, device or link in the image directory: refused, never a blocked open */
+	*fd = regfile_open(job->cfg->dir_fd, name, why, sizeof(why));
+	if (*fd < 0)
+		return bo_job_fail(job, *fd, "gpu %" PRIu32 ": %s: %s", job->gpu->gpu_id, name,
+				   why);
+	return 0;
+}
+
+static int check_data_size(struct gpu_job *job)
+{
+	struct stat st;
+	char name[64];
+
+	bo_job_image_name(name, sizeof(name), job, "img");
+	if (fstat(job->data_fd, &st))
+		return job_fail_errno(job, "", name);
+	if ((uint64_t)st.st_size != job->data_bytes)
+		return bo_job_fail(job, -EINVAL,
+				   "gpu %" PRIu32 ": %s is %s: %jd bytes, the index says %" PRIu64,
+				   job->gpu->gpu_id, name,
+				   (uint64_t)st.st_size < job->data_bytes ? "truncated"
+									  : "too long",
+				   (intmax_t)st.st_size, job->data_bytes);
+	return 0;
+}
+
+static int job_prepare_dump(struct gpu_job *job)
+{
+	int ret = job_layout(job);
+
+	if (ret)
+		return ret;
+	job->crcs = malloc(job->chunk_count ? job->chunk_count * sizeof(*job->crcs) : 1);
+	if (!job->crcs)
+		return bo_job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
+	ret = open_image(job, "img", &job->data_fd);
+	if (ret)
+		return ret;
+	job->created_data = true;
+	ret = open_image(job, "idx", &job->index_fd);
+	if (ret)
+		return ret;
+	job->created_index = true;
+	/* Sets the size up front: a file with holes is not mistaken for a whole one. */
+	if (ftruncate(job->data_fd, (off_t)job->data_bytes))
+		return job_fail_errno(job, "sizing", "the image");
+	return 0;
+}
+
+/* Cheap checks first (sizes), the index's checksum streamed last. */
+int bo_job_prepare_restore(struct gpu_job *job)
+{
+	int ret = open_image(job, "idx", &job->index_fd);
+
+	if (!ret)
+		ret = index_read_header(job);
+	if (!ret)
+		ret = open_image(job, "img", &job->data_fd);
+	if (!ret)
+		ret = check_data_size(job);
+	if (!ret)
+		ret = index_check(job);
+	return ret;
+}
+
+int bo_job_prepare(struct gpu_job *job)
+{
+	int ret = job->dir == STREAM_DUMP ? job_prepare_dump(job) : bo_job_prepare_restore(job);
+	uint32_t depth = job->cfg->ring_depth ? job->cfg->ring_depth : BO_STREAM_DEFAULT_DEPTH;
+
+	if (ret)
+		return ret;
+	if (ring_alloc(&job->ring, depth, job->chunk_size))
+		return bo_job_fail(job, -ENOMEM,
+				   "gpu %" PRIu32 ": no memory for %" PRIu32
+				   " staging chunks of %" PRIu32 " bytes",
+				   job->gpu->gpu_id, depth, job->chunk_size);
+	return 0;
+}

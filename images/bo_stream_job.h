@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-GPU pipeline of bo_stream.c (bo_stream_job.c), for bo_stream.c
+ * only: not a contract for other modules (bo_stream.h is the module's).
+ *
+ * A gpu_job streams one GPU's BOs between its copy engine and its two image
+ * files through a staging ring, with a producer and a consumer thread:
+ *   dump:    producer = copy engine read + CRC,   consumer = pwrite to .img
+ *            (zero pages skipped: holes)
+ *   restore: producer = pread from .img + verify, consumer = copy engine write
+ *            (a chunk that is a hole: no read; the engine's zero op, or a
+ *            shared zero chunk)
+ * bo_job_prepare() opens and checks the files, bo_job_start() runs both
+ * threads, bo_job_join() waits for them; the first error is in job->ring.
+ */
+#ifndef AMDGPU_CRIU_BO_STREAM_JOB_H
+#define AMDGPU_CRIU_BO_STREAM_JOB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "images/bo_index.h"
+#include "images/bo_stream.h"
+#include "images/staging_ring.h"
+
+#define FILE_PAGE 4096u /* the image files' page: holes are made of these */
+enum stream_dir { STREAM_DUMP, STREAM_RESTORE };
+
+/* The BO currently open on the BO side of a GPU's pipeline. */
+struct open_bo {
+	uint32_t index;
+	void *handle; /* NULL: none open */
+};
+
+struct gpu_job {
+	const struct bo_stream_config *cfg;
+	struct bo_stream_gpu *gpu;
+	const struct bo_copy_engine *engine;
+	enum stream_dir dir;
+	uint32_t chunk_size;
+	uint64_t data_bytes;
+	uint64_t chunk_count;
+	uint32_t *crcs; /* dump: chunk_count checksums, written to the index at the end */
+	struct bo_index_crcs *index_crcs; /* restore: the index's, read on demand */
+	uint32_t zero_crc;		  /* of chunk_size zero bytes, once zero_crc_known */
+	bool zero_crc_known;
+	/* restore: a chunk of zeros for holes (a read-only anonymous mapping,
+	 * page-aligned and never written: its pages stay the kernel's zero
+	 * page), NULL until the first hole; engines with a zero op need none */
+	uint8_t *zeros;
+	int data_fd;
+	int index_fd;
+	/* dump: this call created the file (a name that existed is not ours to remove) */
+	bool created_data, created_index;
+	struct open_bo cur;
+	uint64_t done_bytes;
+	uint64_t next_progress;
+	struct staging_ring ring;
+	pthread_t producer, consumer;
+	bool producer_running, consumer_running;
+	/* busy time of the engine side and of the file side (each one thread's) */
+	uint64_t engine_ns, file_ns;
+	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
+};
+
+/* Walks the chunks in file order: fills the position fields of the next slot. */
+struct chunk_cursor {
+	uint32_t bo_index;
+	uint64_t bo_off;
+	uint64_t file_off;
+	uint64_t chunk_index;
+};
+
+/* Records the job's first error (a message and err) and stops both threads; returns err. */
+__attribute__((format(printf, 3, 4))) int bo_job_fail(struct gpu_job *job, int err, const char *fmt,
+						      ...);
+uint64_t bo_job_now_ns(void);
+void bo_job_close_fd(int *fd);
+/* The name of the job's image file with extension ext ("img", "idx"). */
+void bo_job_image_name(char *buf, size_t len, const struct gpu_job *job, const char *ext);
+/* Opens and checks the GPU's files for its direction (a dump creates them). */
+int bo_job_prepare(struct gpu_job *job);
+int bo_job_prepare_restore(struct gpu_job *job);
+/* Starts both threads; on failure stops and joins what was started. */
+int bo_job_start(struct gpu_job *job);
+void bo_job_join(struct gpu_job *job);
+/* The next chunk's position fields into s; false after the last chunk. */
+bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struct staging_slot *s);
+/* Restore's producer stage: reads (or knows as zero) and verifies the slot's chunk. */
+int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s);
+void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size);
+
+#endif

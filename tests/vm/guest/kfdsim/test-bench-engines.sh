@@ -1,0 +1,91 @@
+#!/bin/sh
+# Benchmark (make vm-bench, not make check): one GPU's 1 GiB VRAM BO, every
+# byte data (--big-bo-fill: no holes), dumped and restored by each copy
+# engine under kfdsim's cost model, each figure printed next to its limits,
+# measured the same way in the same run:
+# - the engine's limit: the CPU reads VRAM through the BAR at
+#   bar_read_mbps (17 MiB/s, as AMD measured; writes are not charged, so
+#   the CPU's restore has no such limit), SDMA runs at sdma_mbps per engine;
+# - the file side's limit: the image directory's filesystem written (dump)
+#   and read (restore) in 4 MiB requests like bo_stream, with fdatasync;
+# - how much of the copying the pipeline hid behind the file I/O (the
+#   plugin's own "H% of the shorter hidden behind the other").
+# Checks only that every step worked and the self-check PASSes.
+# vm-boot: bench
+# vm-timeout: 1200
+. /test/lib/guest.sh
+
+gpu_wl_missing && { tap_done; exit; }
+kfdsim_debugfs || diag "no kfdsim debugfs"
+P=/sys/module/kfdsim/parameters
+SIZE_MIB=${BENCH_MIB:-1024}
+BAR_MIBS=17
+# ms: milliseconds since boot, from /proc/uptime (busybox date has no %N)
+ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+
+# file_limits: MiB/s writing then reading SIZE_MIB in 4 MiB requests on $WORK
+file_limits() {
+	local t0 t1 t2
+	t0=$(ms)
+	dd if=/dev/urandom of="$WORK/limit" bs=4M count=$((SIZE_MIB / 4)) conv=fdatasync 2>/dev/null
+	t1=$(ms)
+	dd if="$WORK/limit" of=/dev/null bs=4M 2>/dev/null
+	t2=$(ms)
+	rm -f "$WORK/limit"
+	FILE_W=$((SIZE_MIB * 1000 / (t1 - t0 + 1))) FILE_R=$((SIZE_MIB * 1000 / (t2 - t1 + 1)))
+}
+
+# figures LOG OP ENGINE LIMIT: the plugin's line for the GPU, as a table row
+figures() {
+	local line
+	line=$(grep -h 'MiB in [0-9]* ms ([0-9]* MiB/s): copying' "$1" | grep "GPU $GPU:" | tail -1)
+	echo "$line" | sed -n "s/.*: \([0-9]*\) MiB in \([0-9]*\) ms (\([0-9]*\) MiB\/s): copying \([0-9]*\) ms, files \([0-9]*\) ms, \([0-9]*\)% .*/\1 \2 \3 \4 \5 \6/p" |
+		while read -r mib wall rate copy files hidden; do
+			printf '# bench: %-4s %-7s %5s MiB %7s ms %5s MiB/s | copying %6s ms, files %6s ms, %3s%% hidden | limits: engine %s, files %s MiB/s\n' \
+				"$3" "$2" "$mib" "$wall" "$rate" "$copy" "$files" "$hidden" "$4" "$5"
+		done
+}
+
+# step NAME ENGINE CMD...: CMD with that engine, checked
+step() {
+	local name=$1 engine=$2 rc
+	shift 2
+	export AMDGPU_CRIU_COPY_ENGINE=$engine
+	"$@"
+	rc=$?
+	unset AMDGPU_CRIU_COPY_ENGINE
+	check "$name (status $rc)" test "$rc" -eq 0
+}
+
+file_limits
+diag "bench: file limits on $WORK: write $FILE_W MiB/s, read $FILE_R MiB/s (4 MiB requests, fdatasync)"
+if ! GPU_READY_SECS=600 gpu_start bench --gpus 1 --big-bo "${SIZE_MIB}M" --big-bo-fill; then
+	fail "bench: workload ready"
+	tap_done
+	exit
+fi
+pid=$WL_PID
+GPU=$(kfd_user_ids "$pid" | cut -d' ' -f1)
+sdma=$(cat $P/sdma_mbps)
+sdma_mibs=$((sdma * 1000000 / 1048576))
+
+echo $BAR_MIBS >$P/bar_read_mbps
+step "cpu dump" cpu criu_dump "$WORK/img-cpu" "$pid" --leave-running
+echo 0 >$P/bar_read_mbps
+figures "$WORK/img-cpu/dump.log" dump cpu "$BAR_MIBS (BAR)" "$FILE_W"
+rm -rf "$WORK/img-cpu"
+
+echo $BAR_MIBS >$P/bar_read_mbps
+step "sdma dump" sdma criu_dump "$WORK/img" "$pid"
+echo 0 >$P/bar_read_mbps
+figures "$WORK/img/dump.log" dump sdma "$sdma_mibs (sdma_mbps)" "$FILE_W"
+step "sdma restore" sdma criu_restore "$WORK/img"
+figures "$WORK/img/restore.log" restore sdma "$sdma_mibs (sdma_mbps)" "$FILE_R"
+rm -rf "$WORK/img"
+
+step "cpu dump (for the restore)" cpu criu_dump "$WORK/img" "$pid"
+step "cpu restore" cpu criu_restore "$WORK/img"
+figures "$WORK/img/restore.log" restore cpu "none (writes are not charged)" "$FILE_R"
+rm -rf "$WORK/img"
+gpu_finish bench "$pid"
+tap_done
