@@ -30,7 +30,8 @@
  *   ETIME   what hangs real hardware: an unknown opcode or sub-op, a packet
  *           cut by the end of the IB, a count with bits above its field
  *           (count = bytes for a 4 MiB packet on v4), a misaligned fence;
- *           also a job running past sdma_lockup_ms. As amdgpu's job
+ *           also a job hung or polling for sdma_lockup_ms, or whose bytes
+ *           take longer than that at sdma_mbps. As amdgpu's job
  *           timeout: the context becomes guilty (its next CS fails with
  *           ECANCELED) and the GPU's reset counter moves (QUERY_STATE2).
  *           kfdsim fails an illegal packet at once instead of after the
@@ -305,15 +306,16 @@ static bool killed(struct run *run)
 
 /*
  * Sleeps up to @jiffies, or until the job's context is freed (-ECANCELED),
- * its lockup timeout passes (-ETIME), or, if @reset_counter is not NULL, the
- * GPU resets (-EIO).
+ * if it is @stuck (hung, polling) its lockup timeout passes (-ETIME), or,
+ * if @reset_counter is not NULL, the GPU resets (-EIO).
  */
-static int job_sleep(struct run *run, unsigned long jiffies, const u32 *reset_counter)
+static int job_sleep(struct run *run, unsigned long jiffies, const u32 *reset_counter,
+		     bool stuck)
 {
 	struct kfdsim_sdma *sdma = run->sdma;
 	ktime_t now = ktime_get();
 
-	if (run->deadline != KTIME_MAX) {
+	if (stuck && run->deadline != KTIME_MAX) {
 		if (ktime_after(now, run->deadline))
 			return job_hung(run, -ETIME, "timed out (sdma_lockup_ms)");
 		jiffies = min_t(unsigned long, jiffies,
@@ -338,36 +340,45 @@ static int job_hang(struct run *run, int err)
 	pr_info(KFDSIM_NAME ": sdma%u.%u: job of context %u hangs (injected)\n",
 		run->sdma->node->gpu_index, run->engine->index, run->job->ctx->id);
 	do {
-		ret = job_sleep(run, MAX_SCHEDULE_TIMEOUT - 1, &counter);
+		ret = job_sleep(run, MAX_SCHEDULE_TIMEOUT - 1, &counter, true);
 	} while (!ret);
 	if (ret == -EIO)
 		return job_hung(run, err, "hung until a GPU reset");
 	return ret;
 }
 
-/* The rate limit: the job's bytes so far may not have taken less than bytes / rate. */
+/*
+ * The rate limit: the job's bytes so far may not have taken less than
+ * bytes / rate. The lockup timeout applies to that modelled time, not to
+ * the wall clock: a TCG guest copies far slower than any engine, which is
+ * no hang.
+ */
 static int job_account(struct run *run, u64 bytes)
 {
-	u32 mbps = READ_ONCE(sdma_mbps);
+	u32 mbps = READ_ONCE(sdma_mbps), lockup_ms = READ_ONCE(sdma_lockup_ms);
+	u64 model_ns;
 	ktime_t due;
 	int ret;
 
 	run->bytes += bytes;
 	cond_resched();
+	if (killed(run))
+		return -ECANCELED;
+	if (!mbps)
+		return 0;
+	/* MB/s = bytes per microsecond: bytes * 1000 / rate nanoseconds */
+	model_ns = div_u64(run->bytes * 1000, mbps);
+	if (lockup_ms && model_ns > (u64)lockup_ms * NSEC_PER_MSEC)
+		return job_hung(run, -ETIME, "takes longer than sdma_lockup_ms at sdma_mbps");
+	due = ktime_add_ns(run->t0, model_ns);
 	for (;;) {
-		if (killed(run))
-			return -ECANCELED;
-		if (run->deadline != KTIME_MAX && ktime_after(ktime_get(), run->deadline))
-			return job_hung(run, -ETIME, "timed out (sdma_lockup_ms)");
-		if (!mbps)
-			return 0;
-		/* MB/s = bytes per microsecond: bytes * 1000 / rate nanoseconds */
-		due = ktime_add_ns(run->t0, div_u64(run->bytes * 1000, mbps));
-		if (!ktime_after(due, ktime_get()))
+		ktime_t now = ktime_get();
+
+		if (!ktime_after(due, now))
 			return 0;
 		ret = job_sleep(run, max_t(unsigned long, 1,
-					   nsecs_to_jiffies(ktime_to_ns(ktime_sub(due, ktime_get())))),
-				NULL);
+					   nsecs_to_jiffies(ktime_to_ns(ktime_sub(due, now)))),
+				NULL, false);
 		if (ret)
 			return ret;
 	}
@@ -574,7 +585,7 @@ static int poll_mem(struct run *run, const u32 *dw)
 			return 0;
 		if (retries != POLL_FOREVER && tries >= retries)
 			return 0;	/* the engine gives up and goes on */
-		ret = job_sleep(run, 1, NULL);
+		ret = job_sleep(run, 1, NULL, true);
 		if (ret)
 			return ret;
 	}

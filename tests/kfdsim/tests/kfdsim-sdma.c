@@ -813,8 +813,30 @@ static void test_rate(void)
 	tp = now_s() - tp;
 	ok(r == 0 && tp < 0.8 * t2,
 	   "two jobs on one ring take %.3f s, on rings 0 and 1 (two engines) %.3f s", t2, tp);
-	set_param("sdma_mbps", old);
 	amdgpu_cs_ctx_free(ctx);
+
+	/* the lockup timeout is about the modelled time, not TCG's slowness */
+	{
+		unsigned int old_lockup = get_param("sdma_lockup_ms");
+
+		ctx = new_ctx();
+		pk_copy(pk, dst.va, src.va, 4 * MiB - 1);
+		set_param("sdma_mbps", 0);
+		set_param("sdma_lockup_ms", 1);
+		t1 = now_s();
+		r = run(ctx, pk, 7);
+		t1 = now_s() - t1;
+		ok(r == 0, "unthrottled, sdma_lockup_ms 1: a 4 MiB copy taking %.3f s of wall time is no hang (%d)",
+		   t1, r);
+		pk_copy(pk, dst.va, src.va, 2 * MiB - 1);
+		set_param("sdma_mbps", 20);
+		set_param("sdma_lockup_ms", 50);
+		r = run(ctx, pk, 7);
+		ok(r == -ETIME, "sdma_mbps 20, sdma_lockup_ms 50: 2 MiB would take 105 ms: -ETIME (%d)", r);
+		set_param("sdma_lockup_ms", old_lockup);
+		amdgpu_cs_ctx_free(ctx);
+	}
+	set_param("sdma_mbps", old);
 }
 
 /* ---- file close with a job still hung --------------------------------------- */
