@@ -102,6 +102,27 @@ static int inject(const char *rule)
 	return write_file(INJECT, rule);
 }
 
+/*
+ * Waits (60 s at most) until no "sdma hang" rule is armed any more: the job
+ * just submitted has taken it and hangs its engine. Without this, a loaded
+ * host may not have started the job yet, and a later job (another
+ * context's, or the next test's) takes the rule and hangs instead.
+ */
+static int hang_taken(void)
+{
+	char rules[1024];
+	double end = now_s() + 60;
+
+	while (now_s() < end) {
+		if (read_file(INJECT, rules, sizeof(rules)))
+			return -EIO;
+		if (!strstr(rules, "sdma hang"))
+			return 0;
+		usleep(10 * 1000);
+	}
+	return -ETIMEDOUT;
+}
+
 static int set_param(const char *name, unsigned int v)
 {
 	char path[128], s[32];
@@ -735,6 +756,7 @@ static void test_inject(void)
 	other = new_ctx();
 	inject("sdma hang ETIME");
 	r = submit(ctx, 0, nop, 8, &seq);
+	r = r ?: hang_taken();
 	t = now_s();
 	r = r ?: wait_seq(ctx, 0, seq, SHORT_NS, &expired);
 	t = now_s() - t;
@@ -755,7 +777,8 @@ static void test_inject(void)
 	ctx = new_ctx();
 	inject("sdma hang ETIME");
 	r = submit(ctx, 0, nop, 8, &seq);
-	r = r ?: wait_seq(ctx, 0, seq, SHORT_NS, &expired); /* it hangs now */
+	r = r ?: hang_taken(); /* it hangs now */
+	r = r ?: wait_seq(ctx, 0, seq, SHORT_NS, &expired);
 	t = now_s();
 	amdgpu_cs_ctx_free(ctx);
 	ctx = new_ctx();
