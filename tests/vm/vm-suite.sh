@@ -115,6 +115,7 @@ build_guest_bins() { # KROOT DEST
 	uapi_includes "$1" "$WORKDIR/include"
 	gcc "${cflags[@]}" -o "$2/vmcounter" "$HERE/guest/vmcounter.c"
 	gcc "${cflags[@]}" -o "$2/sigdfl" "$HERE/guest/sigdfl.c"
+	gcc "${cflags[@]}" -o "$2/filebench" "$HERE/guest/filebench.c"
 	gcc "${cflags[@]}" -I "$WORKDIR/include" -o "$2/kfdprobe" "$HERE/guest/kfdprobe.c"
 }
 
