@@ -70,7 +70,7 @@ int copy_engine_opts_get(struct copy_engine_opts *opts)
 }
 
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
-		      struct bo_sdma_engine **sdma)
+		      struct bo_sdma_engine **sdma, struct bo_stream_gpu *streams)
 {
 	struct bo_sdma_config cfg = {.fence_timeout_ms = opts->sdma_timeout_ms};
 	char why[256];
@@ -91,6 +91,8 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 		cfg.gfx_target_version = gpus[i].gfx_target_version;
 		ret = bo_sdma_engine_open(&cfg, &sdma[i], why, sizeof(why));
 		if (!ret) {
+			if (streams)
+				streams[i].engine = bo_sdma_engine_ops(sdma[i]);
 			if (*bo_sdma_engine_libdrm_said(sdma[i]))
 				pr_info("GPU %" PRIu32 ": libdrm_amdgpu said: %s", gpus[i].gpu_id,
 					bo_sdma_engine_libdrm_said(sdma[i]));

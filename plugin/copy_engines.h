@@ -54,7 +54,9 @@ struct copy_gpu {
 
 /*
  * Per GPU, sdma[i] gets the GPU's SDMA engine, or NULL where the CPU copies
- * (mode cpu, or auto and SDMA could not be set up: logged). Fails (logged,
+ * (mode cpu, or auto and SDMA could not be set up: logged); streams[i].engine
+ * (streams may be NULL) is set to it where there is one, left as it was
+ * (the caller's CPU engine) elsewhere. Fails (logged,
  * every engine opened so far closed) in mode sdma when a GPU has no SDMA,
  * and in any mode with -EOPNOTSUPP when the CPU would have to copy VRAM
  * BOs of a small-BAR GPU that were not allocated CPU-visible (no PUBLIC
@@ -64,7 +66,7 @@ struct copy_gpu {
  * copy them.
  */
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
-		      struct bo_sdma_engine **sdma);
+		      struct bo_sdma_engine **sdma, struct bo_stream_gpu *streams);
 
 /*
  * Closes the engines. With `what` (e.g. "dump of pid 42:"), first logs per

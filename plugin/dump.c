@@ -342,19 +342,6 @@ static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
 	}
 }
 
-/* Each GPU's engine: SDMA, or the CPU's (NULL) where SDMA is not to be had. */
-static int open_engines(const struct copy_engine_opts *opts, struct bo_stream_gpu *gpus,
-			const struct copy_gpu *copy, uint32_t n, struct bo_sdma_engine **sdma)
-{
-	uint32_t i;
-	int ret;
-
-	ret = copy_engines_open(opts, copy, n, sdma);
-	for (i = 0; !ret && i < n; i++)
-		gpus[i].engine = sdma[i] ? bo_sdma_engine_ops(sdma[i]) : NULL;
-	return ret;
-}
-
 static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t id, uint64_t *bytes)
 {
 	uint32_t nd = c->args.num_devices + 1;
@@ -379,7 +366,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 		for (j = 0; j < gpus[i].bo_count; j++)
 			*bytes += gpus[i].bos[j].size;
 	if (!ret && n)
-		ret = open_engines(&s->engine_opts, gpus, copy, n, sdma);
+		ret = copy_engines_open(&s->engine_opts, copy, n, sdma, gpus);
 	if (!ret && n) {
 		ret = bo_stream_dump(&cfg, gpus, n, why, sizeof(why));
 		if (ret)

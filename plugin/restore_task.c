@@ -268,20 +268,6 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 	return 0;
 }
 
-/* SDMA where it can be had; the render-node engine (already set) elsewhere. */
-static int open_sdma_engines(const struct copy_engine_opts *opts, struct bo_stream_gpu *gpus,
-			     const struct copy_gpu *copy, uint32_t n, struct bo_sdma_engine **sdma)
-{
-	uint32_t i;
-	int ret;
-
-	ret = copy_engines_open(opts, copy, n, sdma);
-	for (i = 0; !ret && i < n; i++)
-		if (sdma[i])
-			gpus[i].engine = bo_sdma_engine_ops(sdma[i]);
-	return ret;
-}
-
 static int restore_contents(struct restore_session *s, struct kfd_restore *r, int dir_fd)
 {
 	size_t nd = r->img->entry->n_devices;
@@ -301,7 +287,8 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 			       r->img->entry->pid);
 		goto out;
 	}
-	ret = open_sdma_engines(&s->engine_opts, gpus, copy, n, sdma);
+	/* SDMA where it can be had; the render-node engine (already set) elsewhere */
+	ret = copy_engines_open(&s->engine_opts, copy, n, sdma, gpus);
 	if (ret)
 		goto out;
 	ret = shared_copy_slot_take(s->shared, shared_deadline(COPY_SLOT_WAIT_MS), &slot);

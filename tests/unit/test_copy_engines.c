@@ -65,21 +65,21 @@ static void test_choice(void **state)
 	(void)state;
 	fake_amdgpu_reset();
 	o.mode = COPY_ENGINE_CPU;
-	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), 0);
+	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma, NULL), 0);
 	assert_null(sdma[0]);
 	assert_null(sdma[1]);
 
 	/* auto: no render node, no SDMA format: both fall back, with a warning each */
 	o.mode = COPY_ENGINE_AUTO;
 	sdma[0] = sdma[1] = (void *)1;
-	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), 0);
+	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma, NULL), 0);
 	assert_null(sdma[0]);
 	assert_null(sdma[1]);
 
 	/* sdma: the first GPU without it fails the whole */
 	o.mode = COPY_ENGINE_SDMA;
-	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma), -ENOENT);
-	assert_int_equal(copy_engines_open(&o, &gpus[1], 1, sdma), -EOPNOTSUPP);
+	assert_int_equal(copy_engines_open(&o, gpus, 2, sdma, NULL), -ENOENT);
+	assert_int_equal(copy_engines_open(&o, &gpus[1], 1, sdma, NULL), -EOPNOTSUPP);
 	assert_null(sdma[0]);
 	copy_engines_close("test", gpus, 2, sdma, NULL);
 	assert_true(fake_amdgpu_all_released());
@@ -98,15 +98,15 @@ static void test_small_bar(void **state)
 
 	(void)state;
 	fake_amdgpu_reset();
-	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), -EOPNOTSUPP);
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma, NULL), -EOPNOTSUPP);
 	o.mode = COPY_ENGINE_AUTO; /* no render node here: SDMA cannot be set up */
-	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), -EOPNOTSUPP);
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma, NULL), -EOPNOTSUPP);
 	g.invisible_bos = 0; /* only PUBLIC VRAM and GTT: the CPU sees them */
-	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), 0);
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma, NULL), 0);
 	g.invisible_bos = 3;
 	g.small_bar = false; /* large BAR: all VRAM is visible */
 	o.mode = COPY_ENGINE_CPU;
-	assert_int_equal(copy_engines_open(&o, &g, 1, sdma), 0);
+	assert_int_equal(copy_engines_open(&o, &g, 1, sdma, NULL), 0);
 	assert_true(fake_amdgpu_all_released());
 }
 
