@@ -3,7 +3,10 @@
  * libdrm_amdgpu on kfdsim's render nodes: for every GPU node of the KFD
  * topology, amdgpu_device_initialize() on /dev/dri/renderD<drm_render_minor>
  * succeeds and what libdrm reports (amdgpu_query_gpu_info(), heap info,
- * DEV_INFO's VA range) agrees with the node's sysfs properties. TAP.
+ * DEV_INFO's VA range) agrees with the node's sysfs properties; and the
+ * GEM and GPU VM ioctls of the plugin's SDMA path work through libdrm_amdgpu
+ * itself: a GTT BO's CPU mapping round trip, a userptr BO, GEM_VA map/unmap
+ * with amdgpu_vm_bo_map()'s refusals, a BO list. TAP.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
@@ -81,6 +85,129 @@ static uint64_t node_vram(const char *node)
 	}
 }
 
+#define BO_SIZE (64 * 1024)
+#define VA_BASE (1ULL << 32)	/* above the 64 KiB reserved bottom, below the hole */
+
+static int va_raw(amdgpu_device_handle dev, amdgpu_bo_handle bo, uint64_t off, uint64_t size,
+		  uint64_t va, uint32_t op)
+{
+	return amdgpu_bo_va_op_raw(dev, bo, off, size, va,
+				   AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE, op);
+}
+
+/* GEM_CREATE, GEM_MMAP: what the CPU writes through one mapping, another reads. */
+static amdgpu_bo_handle gtt_round_trip(amdgpu_device_handle dev, const char *path)
+{
+	struct amdgpu_bo_alloc_request req = {
+		.alloc_size = BO_SIZE, .phys_alignment = 4096,
+		.preferred_heap = AMDGPU_GEM_DOMAIN_GTT,
+	};
+	amdgpu_bo_handle bo;
+	unsigned int i, bad = 0;
+	uint32_t *cpu;
+	int r;
+
+	r = amdgpu_bo_alloc(dev, &req, &bo);
+	if (!ok(r == 0, "%s: amdgpu_bo_alloc GTT %d KiB (%d)", path, BO_SIZE / 1024, r))
+		return NULL;
+	r = amdgpu_bo_cpu_map(bo, (void **)&cpu);
+	if (ok(r == 0, "%s: amdgpu_bo_cpu_map (%d)", path, r)) {
+		for (i = 0; i < BO_SIZE / 4; i++)
+			cpu[i] = i * 2654435761u;
+		amdgpu_bo_cpu_unmap(bo);
+	}
+	/* a second mapping of the same fake offset sees the pages the first wrote */
+	r = amdgpu_bo_cpu_map(bo, (void **)&cpu);
+	if (ok(r == 0, "%s: amdgpu_bo_cpu_map again (%d)", path, r)) {
+		for (i = 0; i < BO_SIZE / 4; i++)
+			bad += cpu[i] != i * 2654435761u;
+		ok(!bad, "%s: GTT BO round trip through two CPU mappings (%u dwords wrong)", path,
+		   bad);
+		amdgpu_bo_cpu_unmap(bo);
+	}
+	return bo;
+}
+
+/* GEM_VA as amdgpu_vm_bo_map()/amdgpu_gem_va_ioctl() check it. */
+static void va_cases(amdgpu_device_handle dev, amdgpu_bo_handle bo, const char *path)
+{
+	int r;
+
+	r = va_raw(dev, bo, 0, BO_SIZE, VA_BASE, AMDGPU_VA_OP_MAP);
+	ok(r == 0, "%s: GEM_VA MAP at 0x%llx (%d)", path, VA_BASE, r);
+	r = va_raw(dev, bo, 0, BO_SIZE, VA_BASE + 2 * BO_SIZE + 256, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP at a VA not 4 KiB aligned: -EINVAL (%d)", path, r);
+	r = va_raw(dev, bo, 256, BO_SIZE - 4096, VA_BASE + 2 * BO_SIZE, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP at an offset not 4 KiB aligned: -EINVAL (%d)", path, r);
+	r = va_raw(dev, bo, 0, BO_SIZE + 4096, VA_BASE + 2 * BO_SIZE, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP past the BO's end: -EINVAL (%d)", path, r);
+	r = va_raw(dev, bo, 0, BO_SIZE, VA_BASE + BO_SIZE / 2, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP overlapping a mapping: -EINVAL (%d)", path, r);
+	r = va_raw(dev, bo, 0, BO_SIZE, 0x1000, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP in the reserved first 64 KiB: -EINVAL (%d)", path, r);
+	/* the hole's first page: below 2^48 - the reserved top, so only the hole check refuses */
+	r = va_raw(dev, bo, 0, BO_SIZE, 1ULL << 47, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP at 2^47, in the hole: -EINVAL (%d)", path, r);
+	/* the high half's last 64 KiB: 48 bits once sign bits are dropped, in the reserved top */
+	r = va_raw(dev, bo, 0, BO_SIZE, 0ULL - BO_SIZE, AMDGPU_VA_OP_MAP);
+	ok(r == -EINVAL, "%s: MAP in the reserved top of the VA space: -EINVAL (%d)", path, r);
+	r = va_raw(dev, bo, 0, BO_SIZE, VA_BASE, AMDGPU_VA_OP_UNMAP);
+	ok(r == 0, "%s: GEM_VA UNMAP (%d)", path, r);
+	r = va_raw(dev, bo, 0, BO_SIZE, VA_BASE, AMDGPU_VA_OP_UNMAP);
+	ok(r == -ENOENT, "%s: UNMAP of what is not mapped: -ENOENT (%d)", path, r);
+	r = va_raw(dev, bo, 0, BO_SIZE, VA_BASE + BO_SIZE / 2, AMDGPU_VA_OP_MAP);
+	ok(r == 0, "%s: the range is free again: MAP (%d)", path, r);
+	r = amdgpu_bo_va_op(bo, 0, BO_SIZE, VA_BASE + BO_SIZE / 2, 0, AMDGPU_VA_OP_UNMAP);
+	ok(r == 0, "%s: amdgpu_bo_va_op UNMAP (%d)", path, r);
+}
+
+/* GEM_USERPTR of this process's anonymous pages, mapped and unmapped; a BO list of both. */
+static void userptr_and_list(amdgpu_device_handle dev, amdgpu_bo_handle gtt, const char *path)
+{
+	amdgpu_bo_handle user = NULL, bos[2];
+	amdgpu_bo_list_handle list;
+	void *mem;
+	int r;
+
+	mem = mmap(NULL, BO_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ok(mem != MAP_FAILED, "%s: mmap %d KiB", path, BO_SIZE / 1024))
+		return;
+	r = amdgpu_create_bo_from_user_mem(dev, mem, BO_SIZE, &user);
+	ok(r == 0, "%s: amdgpu_create_bo_from_user_mem (%d)", path, r);
+	if (r)
+		goto out;
+	r = amdgpu_bo_va_op(user, 0, BO_SIZE, VA_BASE + 4 * BO_SIZE, 0, AMDGPU_VA_OP_MAP);
+	ok(r == 0, "%s: userptr BO: GEM_VA MAP (%d)", path, r);
+	r = amdgpu_bo_va_op(user, 0, BO_SIZE, VA_BASE + 4 * BO_SIZE, 0, AMDGPU_VA_OP_UNMAP);
+	ok(r == 0, "%s: userptr BO: GEM_VA UNMAP (%d)", path, r);
+
+	bos[0] = gtt;
+	bos[1] = user;
+	r = amdgpu_bo_list_create(dev, 2, bos, NULL, &list);
+	ok(r == 0, "%s: amdgpu_bo_list_create of 2 BOs (%d)", path, r);
+	if (!r) {
+		r = amdgpu_bo_list_update(list, 1, bos, NULL);
+		ok(r == 0, "%s: amdgpu_bo_list_update (%d)", path, r);
+		r = amdgpu_bo_list_destroy(list);
+		ok(r == 0, "%s: amdgpu_bo_list_destroy (%d)", path, r);
+	}
+	r = amdgpu_bo_free(user);
+	ok(r == 0, "%s: userptr BO freed (%d)", path, r);
+out:
+	munmap(mem, BO_SIZE);
+}
+
+static void test_gem(amdgpu_device_handle dev, const char *path)
+{
+	amdgpu_bo_handle bo = gtt_round_trip(dev, path);
+
+	if (!bo)
+		return;
+	va_cases(dev, bo, path);
+	userptr_and_list(dev, bo, path);
+	ok(amdgpu_bo_free(bo) == 0, "%s: GTT BO freed", path);
+}
+
 static void test_node(const char *node, const struct props *p)
 {
 	uint32_t major = 0, minor = 0, hi = 0;
@@ -140,6 +267,7 @@ static void test_node(const char *node, const struct props *p)
 	ok(r == 0 && hi, "%s: sw_info address32_hi 0x%x (high VA range set up)", path, hi);
 	r = amdgpu_query_info(dev, 0xff, sizeof(dummy), &dummy);
 	ok(r == -EINVAL, "%s: unknown AMDGPU_INFO query: -EINVAL (%d)", path, r);
+	test_gem(dev, path);
 
 	r = amdgpu_device_deinitialize(dev);
 	ok(r == 0, "%s: amdgpu_device_deinitialize", path);
