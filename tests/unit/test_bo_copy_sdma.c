@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fake_amdgpu.h"
+#include "fd_compare.h"
 #include "images/bo_copy_sdma.h"
 
 #define MIB	   (1024ull * 1024)
@@ -82,21 +83,6 @@ static void set_bytes(int fd, uint64_t size, int value)
 	assert_true(p != MAP_FAILED);
 	memset(p, value, size);
 	munmap(p, size);
-}
-
-static void assert_same(int a, int b, uint64_t size)
-{
-	uint8_t *x = mmap(NULL, size, PROT_READ, MAP_SHARED, a, 0);
-	uint8_t *y = mmap(NULL, size, PROT_READ, MAP_SHARED, b, 0);
-	uint64_t i;
-
-	assert_true(x != MAP_FAILED && y != MAP_FAILED);
-	for (i = 0; i < size && x[i] == y[i]; i++)
-		;
-	if (i < size)
-		fail_msg("contents differ at byte 0x%" PRIx64 " of 0x%" PRIx64, i, size);
-	munmap(x, size);
-	munmap(y, size);
 }
 
 static int setup(void **state)
@@ -238,26 +224,6 @@ static int run(struct fixture *f, bool restore, bool sdma, int dir_fd, char *err
 		       : bo_stream_dump(&cfg, f->gpus, GPUS, err, len);
 }
 
-/*
- * Files compared by read(), not by mmap(): a read fault of a tmpfs file's
- * hole through a shared mapping allocates the page (TMPDIR is /dev/shm in
- * make check), and the restore after would find no hole to zero-fill.
- */
-static void assert_same_read(int a, int b, uint64_t size)
-{
-	static uint8_t x[1 << 16], y[1 << 16];
-	uint64_t off;
-	size_t n;
-
-	for (off = 0; off < size; off += n) {
-		n = size - off < sizeof(x) ? (size_t)(size - off) : sizeof(x);
-		assert_int_equal(pread(a, x, n, (off_t)off), (ssize_t)n);
-		assert_int_equal(pread(b, y, n, (off_t)off), (ssize_t)n);
-		if (memcmp(x, y, n))
-			fail_msg("files differ in [0x%" PRIx64 ", +%zu)", off, n);
-	}
-}
-
 static void assert_same_file(const char *a_dir, const char *b_dir, const char *name)
 {
 	char a[600], b[600];
@@ -271,7 +237,7 @@ static void assert_same_file(const char *a_dir, const char *b_dir, const char *n
 	assert_true(fa >= 0 && fb >= 0);
 	assert_int_equal(fstat(fa, &sa) | fstat(fb, &sb), 0);
 	assert_int_equal(sa.st_size, sb.st_size);
-	assert_same_read(fa, fb, (uint64_t)sa.st_size);
+	assert_same_bytes(fa, fb, (uint64_t)sa.st_size);
 	close(fa);
 	close(fb);
 }
@@ -319,7 +285,7 @@ static void test_round_trip(void **state)
 	assert_string_equal(fake_gpu.fault, "");
 	for (g = 0; g < GPUS; g++)
 		for (b = 0; b < BOS; b++)
-			assert_same(f->src[g][b], f->dst[g][b], f->sizes[b] + g * 8192);
+			assert_same_bytes(f->src[g][b], f->dst[g][b], f->sizes[b] + g * 8192);
 	/* the all-zero chunk of BO 2 (one per GPU) was filled, not copied */
 	assert_int_equal(fake_gpu.fill_bytes, GPUS * (uint64_t)CHUNK);
 	assert_int_equal(fake_gpu.copy_bytes + fake_gpu.fill_bytes, total);
@@ -432,7 +398,7 @@ static void test_chunks_of_several_packets(void **state)
 		fail_msg("SDMA restore: %s", err);
 	for (g = 0; g < GPUS; g++)
 		for (b = 0; b < BOS; b++)
-			assert_same(f->src[g][b], f->dst[g][b], f->sizes[b] + g * 8192);
+			assert_same_bytes(f->src[g][b], f->dst[g][b], f->sizes[b] + g * 8192);
 	assert_string_equal(fake_gpu.fault, "");
 	close_engines(f);
 	assert_true(fake_amdgpu_all_released());

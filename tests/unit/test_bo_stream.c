@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd_compare.h"
 #include "images/bo_stream.h"
 
 #define MAX_GPUS 4
@@ -131,21 +132,6 @@ static void fill_random(int fd, uint64_t size, uint64_t seed)
 	}
 }
 
-static void assert_same_contents(int a, int b, uint64_t size)
-{
-	static uint8_t x[1 << 16], y[1 << 16];
-	uint64_t off;
-	size_t n;
-
-	for (off = 0; off < size; off += n) {
-		n = size - off < sizeof(x) ? (size_t)(size - off) : sizeof(x);
-		assert_int_equal(pread(a, x, n, (off_t)off), (ssize_t)n);
-		assert_int_equal(pread(b, y, n, (off_t)off), (ssize_t)n);
-		if (memcmp(x, y, n))
-			fail_msg("contents differ in [0x%" PRIx64 ", +%zu)", off, n);
-	}
-}
-
 static void assert_closed(int fd)
 {
 	errno = 0;
@@ -217,7 +203,7 @@ static void assert_restored(const struct bo_set *s)
 
 	for (g = 0; g < s->gpu_count; g++)
 		for (b = 0; b < s->gpus[g].bo_count; b++)
-			assert_same_contents(s->src[g][b], s->dst[g][b], s->bos[g][b].size);
+			assert_same_bytes(s->src[g][b], s->dst[g][b], s->bos[g][b].size);
 }
 
 static int run_dump(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
