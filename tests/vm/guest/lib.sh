@@ -63,6 +63,22 @@ criu_dump() {
 	[ $rc -eq 0 ] || keep "$dir/dump.log"
 	return $rc
 }
+# criu_why LOG STATUS: why a criu run failed, in 3 diag lines at most for
+# the TAP line just printed (tests/run-suite.sh repeats a failure's first 4,
+# and a CI log's tail may be all that is left of a run elsewhere): the status
+# with the log's first error line (else its last line), its second error
+# line, the kernel's last line from kfdsim or of a warning.
+criu_why() {
+	local st=$2 e
+	[ "$st" != 137 ] || st="137 (killed after CRIU_TIMEOUT=${CRIU_TIMEOUT} s)"
+	e=$(grep -E 'Error|error:' "$1" 2>/dev/null | head -2)
+	[ -n "$e" ] || e=$(tail -n 1 "$1" 2>/dev/null)
+	[ -n "$e" ] || e="(no log $1)"
+	diag "criu status $st: $(echo "$e" | head -1 | cut -c1-250)"
+	[ "$(echo "$e" | wc -l)" -lt 2 ] || diag "$(echo "$e" | sed -n 2p | cut -c1-250)"
+	e=$(dmesg 2>/dev/null | grep -E 'kfdsim|amdgpu|BUG|WARN|hung' | tail -n 1 | cut -c1-250)
+	[ -z "$e" ] || diag "kernel: $e"
+}
 criu_restore() {
 	local dir=$1 rc
 	shift
@@ -309,12 +325,14 @@ gpu_dump_restore() {
 		return 1
 	fi
 	check "$name: dump (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$img/dump.log" "$rc"
 	check "$name: the dumped tree is gone" gpu_gone "$pid" $child
 	check "$name: no KFD process left after the dump" eval 'kfdsim_debugfs && wait_until 10 kfd_no_processes'
 	# shellcheck disable=SC2086
 	criu_restore "$img" ${GPU_RESTORE_ARGS:-}
 	rc=$?
 	check "$name: restore (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$img/restore.log" "$rc"
 	gpu_restored "$name" "$pid" "$R.ready"
 	check "$name: the restored KFD process has the user gpu_ids it had ($ids)" \
 		eval '[ -n "$ids" ] && [ "$(kfd_user_ids "$pid")" = "$ids" ]'

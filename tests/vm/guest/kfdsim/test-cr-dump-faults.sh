@@ -68,7 +68,7 @@ dump_fault() {
 	check "$name: dump failed (status $rc)" test "$rc" -ne 0
 	# gone once hit, or (COUNT 0) still armed with its hits
 	check "$name: the fault was hit ($*)" eval '! echo "$left" | awk "NF && \$6 == 0" | grep -q .'
-	[ -z "$left" ] || diag "armed still: $left"
+	[ -z "$left" ] || { diag "armed still: $left"; criu_why "$log" "$rc"; }
 	check "$name: the plugin says what failed (/$want/)" grep -qE "amdgpu_plugin: Error: .*$want" "$log"
 	check "$name: CRIU does not take the GPU file for one of an unknown type" eval '! grep -q "Can.t dump file .* of that type" "$log"'
 	grep -E 'amdgpu_plugin: Error|Error \(' "$log" | head -3 | sed 's/^/# /'

@@ -85,7 +85,7 @@ restore_fault() {
 	left=$(kfd_inject_take)
 	check "$name: restore failed (status $rc)" test "$rc" -ne 0
 	[ $# -eq 0 ] || check "$name: the fault was hit ($*)" eval '! echo "$left" | awk "NF && \$6 == 0" | grep -q .'
-	[ -z "$left" ] || diag "armed still: $left"
+	[ -z "$left" ] || { diag "armed still: $left"; criu_why "$img/restore.log" "$rc"; }
 	check "$name: the plugin says what failed (/$want/)" grep -qE "amdgpu_plugin: Error: .*$want" "$img/restore.log"
 	grep -E 'amdgpu_plugin: Error|Error \(' "$img/restore.log" | head -3 | sed 's/^/# /'
 	[ -n "${NOCHECK:-}" ] || nothing_left "$name"
