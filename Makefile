@@ -27,7 +27,8 @@ CRIU_INC  := $(CRIU_DIR)/root/usr/include/criu
 DEPS_STAMP := $(CACHE)/deps-build.stamp
 
 CC       ?= gcc
-PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c zlib
+# zlib: the tests' reference CRC-32 (the products use ISA-L's; --as-needed drops it)
+PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
@@ -118,9 +119,9 @@ LIB_OBJ_SAN = $(call obj,san,$(LIB_SRC)) $(BUILD)/san/gen/amdgpu_plugin.pb-c.o
 
 # ---- products -----------------------------------------------------------------
 $(BUILD)/amdgpu_plugin.so: $(call obj,n,$(PLUGIN_SRC)) $(LIB_OBJ_N) plugin/exports.map
-	$(CC) -shared -Wl,--version-script=plugin/exports.map -o $@ $(filter %.o,$^) $(PKG_LIBS) -lpthread
+	$(CC) -shared -Wl,--version-script=plugin/exports.map -o $@ $(filter %.o,$^) -Wl,--as-needed $(PKG_LIBS) -lpthread
 $(BUILD)/amdgpu-criu: $(call obj,n,$(TOOLS_SRC)) $(LIB_OBJ_N)
-	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread
+	$(CC) -o $@ $^ -Wl,--as-needed $(PKG_LIBS) -lpthread
 
 # ---- tests --------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(call obj,n,$(UNIT_HELPERS) $(PLUGIN_LIB_SRC)) $(LIB_OBJ_N)

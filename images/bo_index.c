@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 #include "common/errmsg.h"
 #include "common/fullio.h"
@@ -24,9 +24,15 @@
 #define INDEX_CRC_SIZE	  4u
 #define FILE_PAGE	  4096u
 
+/*
+ * ISA-L's crc32_gzip_refl is zlib's CRC-32 (same polynomial, reflected, same
+ * pre- and post-inversion, so chaining works the same and older images
+ * verify), about 6x faster than zlib's crc32_z on the machines measured
+ * (issue 14: 25 GB/s against 2.8-4.0): the checksums are off the critical path.
+ */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 {
-	return (uint32_t)crc32_z(crc, buf, len);
+	return crc32_gzip_refl(crc, buf, len);
 }
 
 static void put32(uint8_t *p, uint32_t v)
