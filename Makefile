@@ -145,7 +145,7 @@ TEST_ENV = TMPDIR=$(TEST_TMPDIR) KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(a
 # job per core. Longest first: the VM boots, then the unit tests (in lanes,
 # next to the last boots), then the host tests (see tests/run-suite.sh).
 check: deps vm-deps
-	$(MAKE) --no-print-directory -j$(NPROC) products $(UNIT_BINS) $(BUILD)/tests/bin fuzz-build
+	$(MAKE) --no-print-directory -j$(NPROC) products $(UNIT_BINS) $(BUILD)/tests/bin $(BUILD)/bench/bo_bench fuzz-build
 	$(TEST_ENV) tests/run-suite.sh $(VM_TESTS) --parallel $(UNIT_BINS) -- $(HOST_TESTS)
 
 $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)

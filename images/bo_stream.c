@@ -135,7 +135,8 @@ static void stream_run(struct stream *st)
 		st->gpus[i].times =
 			(struct bo_stream_times){.wall_ns = end > start ? end - start : 0,
 						 .engine_ns = job->engine_ns,
-						 .file_ns = job->file_ns};
+						 .file_ns = job->file_ns,
+						 .checksum_ns = job->checksum_ns};
 	}
 }
 

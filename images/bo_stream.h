@@ -131,6 +131,7 @@ struct bo_stream_times {
 	uint64_t wall_ns;
 	uint64_t engine_ns;
 	uint64_t file_ns;
+	uint64_t checksum_ns; /* of engine_ns (dump) or file_ns (restore): the CRC-32s */
 };
 
 struct bo_stream_gpu {

@@ -61,7 +61,7 @@ struct gpu_job {
 	pthread_t producer, consumer;
 	bool producer_running, consumer_running;
 	/* busy time of the engine side and of the file side (each one thread's) */
-	uint64_t engine_ns, file_ns;
+	uint64_t engine_ns, file_ns, checksum_ns;
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 };
 

@@ -1,23 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
  * bo_bench: throughput of bo_stream_dump()/bo_stream_restore() on this host,
- * next to the limits measured in the same run.
+ * each next to a limit measured in the same run the same way as the path.
  *
  * BENCH_GIB GiB (default 2) of BO contents, in memfds standing in for
- * dma-bufs, split over 2 GPUs x 2 BOs, stream through the CPU copy engine into
- * the image directory (argv[1], default "."), and back into fresh memfds,
- * which are compared with the originals afterwards (not timed). Then the same
- * with all-zero BOs (sparse images).
+ * dma-bufs, split over BENCH_GPUS GPUs (default 2, at most 8) x 2 BOs, stream
+ * through the CPU copy engine into the image directory (argv[1], default
+ * "."), and back into fresh memfds, which are compared with the originals
+ * afterwards (not timed). BENCH_ROUNDS rounds (default 3) of
+ *   write limit, dump, read limit, restore
+ * interleaved, so that a drifting device or a busy neighbour hits a path and
+ * its limit alike; the median of each is reported.
  *
- * Page cache: the dump runs with cfg.sync (fdatasync of the images) and the
- * file-write baseline fdatasyncs too; before the restore and the file-read
- * baseline the files are dropped from the page cache (fdatasync +
- * POSIX_FADV_DONTNEED), so both read from the device (or whatever caches
- * sit under it, e.g. the hypervisor's).
+ * The limits are the file I/O the path cannot avoid, done alone:
+ *   dump     one thread per GPU writes one file of that GPU's bytes in
+ *            chunk-sized pwrite()s, then fdatasync()s it: the path's streams,
+ *            request sizes and sync (cfg.sync), without reading a BO or
+ *            computing a checksum
+ *   restore  one thread per GPU reads one such file, dropped from the page
+ *            cache (fdatasync + POSIX_FADV_DONTNEED) as the path's images
+ *            are, in chunk-sized pread()s
+ * A path faster than its limit would mean the limit is wrong.
+ *
+ * Also measured, for reading the figures: N-thread memcpy, one-thread
+ * CRC-32 by ISA-L (what the images use) and by zlib, and the share of the
+ * path's CPU time spent on checksums (bo_stream_times.checksum_ns against
+ * getrusage()). The last line is JSON, for scripts.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +41,31 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "images/bo_index.h"
 #include "images/bo_stream.h"
 
-#define GPUS	     2
+#define MAX_GPUS     8
 #define BOS_PER_GPU  2
+#define MAX_ROUNDS   9
 #define MIB	     (1ull << 20)
 #define GIB	     (1ull << 30)
-#define IO_BLOCK     (4 * MIB)
+#define CHUNK	     BO_STREAM_DEFAULT_CHUNK
 #define BASELINE_BUF (256 * MIB)
 
 struct bench {
 	int dir_fd;
+	int gpus;
 	uint64_t total;
-	int src[GPUS][BOS_PER_GPU];
-	int dst[GPUS][BOS_PER_GPU];
 	uint64_t bo_size;
+	int src[MAX_GPUS][BOS_PER_GPU];
+	int dst[MAX_GPUS][BOS_PER_GPU];
+};
+
+/* One path run: wall time, CPU time of this process, checksum time. */
+struct path_run {
+	double wall_s;
+	double cpu_s;
+	double checksum_s;
 };
 
 static double now(void)
@@ -51,6 +74,15 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
 static double gibps(uint64_t bytes, double seconds)
@@ -84,17 +116,13 @@ static void die(const char *what)
 	exit(1);
 }
 
-static int memfd_of(uint64_t size, const uint8_t *pattern)
+static void *xmalloc(size_t n)
 {
-	int fd = memfd_create("bo", MFD_CLOEXEC);
-	uint64_t off;
+	void *p = malloc(n);
 
-	if (fd < 0 || ftruncate(fd, (off_t)size))
-		die("memfd");
-	for (off = 0; pattern && off < size; off += IO_BLOCK)
-		if (pwrite(fd, pattern, IO_BLOCK, (off_t)off) != (ssize_t)IO_BLOCK)
-			die("filling a memfd");
-	return fd;
+	if (!p)
+		die("malloc");
+	return p;
 }
 
 /* Incompressible-looking, and different per block so that a mix-up shows. */
@@ -111,22 +139,33 @@ static void fill_pattern(uint8_t *buf, size_t len, uint64_t seed)
 	}
 }
 
+static int memfd_of(uint64_t size, const uint8_t *pattern)
+{
+	int fd = memfd_create("bo", MFD_CLOEXEC);
+	uint64_t off;
+
+	if (fd < 0 || ftruncate(fd, (off_t)size))
+		die("memfd");
+	for (off = 0; pattern && off < size; off += CHUNK)
+		if (pwrite(fd, pattern, CHUNK, (off_t)off) != (ssize_t)CHUNK)
+			die("filling a memfd");
+	return fd;
+}
+
 static void bench_setup(struct bench *b)
 {
-	uint8_t *pattern = malloc(IO_BLOCK);
+	uint8_t *pattern = xmalloc(CHUNK);
 	int g, i;
 
-	if (!pattern)
-		die("malloc");
-	b->bo_size = b->total / (GPUS * BOS_PER_GPU) / IO_BLOCK * IO_BLOCK;
-	b->total = b->bo_size * GPUS * BOS_PER_GPU;
-	for (g = 0; g < GPUS; g++)
+	b->bo_size = b->total / ((uint64_t)b->gpus * BOS_PER_GPU) / CHUNK * CHUNK;
+	b->total = b->bo_size * (uint64_t)b->gpus * BOS_PER_GPU;
+	for (g = 0; g < b->gpus; g++)
 		for (i = 0; i < BOS_PER_GPU; i++) {
-			fill_pattern(pattern, IO_BLOCK, (uint64_t)g * 16 + (uint64_t)i + 1);
+			fill_pattern(pattern, CHUNK, (uint64_t)g * 16 + (uint64_t)i + 1);
 			b->src[g][i] = memfd_of(b->bo_size, pattern);
 			b->dst[g][i] = memfd_of(b->bo_size, NULL);
-			/* Allocated up front, like VRAM: the restore measures copies, not shmem
-			 * allocation. */
+			/* Allocated up front, like VRAM: the restore measures copies, not
+			 * shmem allocation. */
 			if (fallocate(b->dst[g][i], 0, 0, (off_t)b->bo_size))
 				die("fallocate");
 		}
@@ -134,11 +173,11 @@ static void bench_setup(struct bench *b)
 }
 
 static void give_fds(struct bench *b, struct bo_stream_gpu *gpus,
-		     struct bo_stream_bo bos[GPUS][BOS_PER_GPU], bool restore)
+		     struct bo_stream_bo bos[][BOS_PER_GPU], bool restore)
 {
 	int g, i;
 
-	for (g = 0; g < GPUS; g++) {
+	for (g = 0; g < b->gpus; g++) {
 		gpus[g] = (struct bo_stream_gpu){
 			.gpu_id = 1000 + (uint32_t)g, .bo_count = BOS_PER_GPU, .bos = bos[g]};
 		for (i = 0; i < BOS_PER_GPU; i++) {
@@ -160,122 +199,208 @@ static void drop_cache(int dir_fd, const char *name)
 	close(fd);
 }
 
-static double run_stream(struct bench *b, bool restore)
+static void image_name(char *name, size_t len, int gpu, const char *ext)
+{
+	snprintf(name, len, "amdgpu-bo-1-%d.%s", 1000 + gpu, ext);
+}
+
+static struct path_run run_stream(struct bench *b, bool restore)
 {
 	struct bo_stream_config cfg = {.dir_fd = b->dir_fd, .image_id = 1, .sync = true};
-	struct bo_stream_gpu gpus[GPUS];
-	struct bo_stream_bo bos[GPUS][BOS_PER_GPU];
+	struct bo_stream_gpu gpus[MAX_GPUS];
+	struct bo_stream_bo bos[MAX_GPUS][BOS_PER_GPU];
+	struct path_run r = {0};
 	char err[256], name[64];
-	double t0;
+	double t0, c0;
 	int g, ret;
 
-	for (g = 0; restore && g < GPUS; g++) {
-		snprintf(name, sizeof(name), "amdgpu-bo-1-%d.img", 1000 + g);
+	for (g = 0; restore && g < b->gpus; g++) {
+		image_name(name, sizeof(name), g, "img");
 		drop_cache(b->dir_fd, name);
 	}
 	give_fds(b, gpus, bos, restore);
+	c0 = cpu_now();
 	t0 = now();
-	ret = restore ? bo_stream_restore(&cfg, gpus, GPUS, err, sizeof(err))
-		      : bo_stream_dump(&cfg, gpus, GPUS, err, sizeof(err));
+	ret = restore ? bo_stream_restore(&cfg, gpus, (uint32_t)b->gpus, err, sizeof(err))
+		      : bo_stream_dump(&cfg, gpus, (uint32_t)b->gpus, err, sizeof(err));
+	r.wall_s = now() - t0;
+	r.cpu_s = cpu_now() - c0;
 	if (ret) {
 		fprintf(stderr, "bo_bench: %s: %s\n", restore ? "restore" : "dump", err);
 		exit(1);
 	}
-	return now() - t0;
+	for (g = 0; g < b->gpus; g++)
+		r.checksum_s += (double)gpus[g].times.checksum_ns * 1e-9;
+	return r;
 }
 
-static void verify(const struct bench *b)
+/* ---- the limits: the path's file I/O alone, one thread per GPU ---- */
+
+struct io_job {
+	int dir_fd;
+	int gpu;
+	uint64_t bytes;
+	bool read;
+	const uint8_t *pattern; /* write: what to write */
+	pthread_barrier_t *start;
+	int err;
+};
+
+static void limit_name(char *name, size_t len, int gpu)
 {
-	uint8_t *x = malloc(IO_BLOCK), *y = malloc(IO_BLOCK);
+	snprintf(name, len, "bo-bench-limit-%d.tmp", gpu);
+}
+
+static void *io_main(void *arg)
+{
+	struct io_job *j = arg;
+	uint8_t *buf = j->read ? xmalloc(CHUNK) : NULL;
+	char name[64];
 	uint64_t off;
-	int g, i;
+	ssize_t n;
+	int fd;
 
-	if (!x || !y)
-		die("malloc");
-	for (g = 0; g < GPUS; g++)
-		for (i = 0; i < BOS_PER_GPU; i++)
-			for (off = 0; off < b->bo_size; off += IO_BLOCK)
-				if (pread(b->src[g][i], x, IO_BLOCK, (off_t)off) != IO_BLOCK ||
-				    pread(b->dst[g][i], y, IO_BLOCK, (off_t)off) != IO_BLOCK ||
-				    memcmp(x, y, IO_BLOCK)) {
-					fprintf(stderr, "bo_bench: restored contents differ\n");
-					exit(1);
-				}
-	free(x);
-	free(y);
+	limit_name(name, sizeof(name), j->gpu);
+	fd = j->read ? openat(j->dir_fd, name, O_RDONLY | O_CLOEXEC)
+		     : openat(j->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	pthread_barrier_wait(j->start);
+	if (fd < 0) {
+		j->err = errno;
+		goto out;
+	}
+	for (off = 0; off < j->bytes; off += CHUNK) {
+		n = j->read ? pread(fd, buf, CHUNK, (off_t)off)
+			    : pwrite(fd, j->pattern, CHUNK, (off_t)off);
+		if (n != (ssize_t)CHUNK) {
+			j->err = n < 0 ? errno : EIO;
+			goto out;
+		}
+	}
+	if (!j->read && fdatasync(fd))
+		j->err = errno;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
 }
 
-static double memcpy_gibps(void)
+/* Seconds for one thread per GPU to write (or cold-read) its share of the bytes. */
+static double limit_run(struct bench *b, bool read, const uint8_t *pattern)
 {
-	uint8_t *a = malloc(BASELINE_BUF), *c = malloc(BASELINE_BUF);
-	double t0, t;
+	struct io_job jobs[MAX_GPUS];
+	pthread_t th[MAX_GPUS];
+	pthread_barrier_t start;
+	char name[64];
+	double t0;
+	int g;
+
+	for (g = 0; read && g < b->gpus; g++) {
+		limit_name(name, sizeof(name), g);
+		drop_cache(b->dir_fd, name);
+	}
+	pthread_barrier_init(&start, NULL, (unsigned int)b->gpus + 1);
+	for (g = 0; g < b->gpus; g++) {
+		jobs[g] = (struct io_job){.dir_fd = b->dir_fd,
+					  .gpu = g,
+					  .bytes = b->bo_size * BOS_PER_GPU,
+					  .read = read,
+					  .pattern = pattern,
+					  .start = &start};
+		if (pthread_create(&th[g], NULL, io_main, &jobs[g]))
+			die("pthread_create");
+	}
+	pthread_barrier_wait(&start);
+	t0 = now();
+	for (g = 0; g < b->gpus; g++)
+		pthread_join(th[g], NULL);
+	t0 = now() - t0;
+	pthread_barrier_destroy(&start);
+	for (g = 0; g < b->gpus; g++)
+		if (jobs[g].err) {
+			errno = jobs[g].err;
+			die(read ? "limit: reading its file" : "limit: writing its file");
+		}
+	return t0;
+}
+
+static void remove_limit_files(struct bench *b)
+{
+	char name[64];
+	int g;
+
+	for (g = 0; g < MAX_GPUS; g++) {
+		limit_name(name, sizeof(name), g);
+		unlinkat(b->dir_fd, name, 0);
+	}
+}
+
+/* ---- figures for reading the results ---- */
+
+struct memcpy_job {
+	size_t len;
+	double gibps;
+};
+
+static void *memcpy_main(void *arg)
+{
+	struct memcpy_job *j = arg;
+	uint8_t *a = xmalloc(j->len), *c = xmalloc(j->len);
+	double t0;
 	int i, rounds = 8;
 
-	if (!a || !c)
-		die("malloc");
-	memset(a, 1, BASELINE_BUF);
-	memset(c, 2, BASELINE_BUF);
+	memset(a, 1, j->len);
+	memset(c, 2, j->len);
 	t0 = now();
 	for (i = 0; i < rounds; i++) {
-		memcpy(i % 2 ? a : c, i % 2 ? c : a, BASELINE_BUF);
+		memcpy(i % 2 ? a : c, i % 2 ? c : a, j->len);
 		__asm__ volatile("" : : "r"(a), "r"(c) : "memory");
 	}
-	t = now() - t0;
+	j->gibps = gibps((uint64_t)rounds * j->len, now() - t0);
 	free(a);
 	free(c);
-	return gibps((uint64_t)rounds * BASELINE_BUF, t);
+	return NULL;
 }
 
-static double crc32_gibps(void)
+/* Sum of N threads' memcpy rates, N = GPUs (the CPU engine's copies). */
+static double memcpy_gibps(int threads)
 {
-	uint8_t *a = malloc(BASELINE_BUF);
-	volatile uLong sink;
-	double t0, t;
+	struct memcpy_job jobs[MAX_GPUS];
+	pthread_t th[MAX_GPUS];
+	double sum = 0;
+	int t;
 
-	if (!a)
-		die("malloc");
+	for (t = 0; t < threads; t++) {
+		jobs[t] = (struct memcpy_job){.len = BASELINE_BUF / (size_t)threads};
+		if (pthread_create(&th[t], NULL, memcpy_main, &jobs[t]))
+			die("pthread_create");
+	}
+	for (t = 0; t < threads; t++) {
+		pthread_join(th[t], NULL);
+		sum += jobs[t].gibps;
+	}
+	return sum;
+}
+
+static double crc32_gibps(bool isal)
+{
+	uint8_t *a = xmalloc(BASELINE_BUF);
+	volatile uint32_t sink;
+	double t0, t;
+	uint64_t off;
+
 	fill_pattern(a, BASELINE_BUF, 7);
 	t0 = now();
-	sink = crc32_z(0, a, BASELINE_BUF);
-	sink = crc32_z(sink, a, BASELINE_BUF);
+	for (off = 0; off < BASELINE_BUF; off += CHUNK)
+		sink = isal ? bo_index_crc32(0, a + off, CHUNK)
+			    : (uint32_t)crc32_z(0, a + off, CHUNK);
 	t = now() - t0;
 	(void)sink;
 	free(a);
-	return gibps(2 * BASELINE_BUF, t);
+	return gibps(BASELINE_BUF, t);
 }
 
-/* Sequential write (with fdatasync) then cold read of one file of `bytes`. */
-static void file_gibps(int dir_fd, uint64_t bytes, double *write_rate, double *read_rate)
-{
-	const char *name = "bo-bench-baseline.tmp";
-	uint8_t *buf = malloc(IO_BLOCK);
-	uint64_t off;
-	double t0;
-	int fd;
-
-	if (!buf)
-		die("malloc");
-	fill_pattern(buf, IO_BLOCK, 99);
-	fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		die(name);
-	t0 = now();
-	for (off = 0; off < bytes; off += IO_BLOCK)
-		if (pwrite(fd, buf, IO_BLOCK, (off_t)off) != (ssize_t)IO_BLOCK)
-			die("baseline write");
-	if (fdatasync(fd))
-		die("fdatasync");
-	*write_rate = gibps(bytes, now() - t0);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	t0 = now();
-	for (off = 0; off < bytes; off += IO_BLOCK)
-		if (pread(fd, buf, IO_BLOCK, (off_t)off) != (ssize_t)IO_BLOCK)
-			die("baseline read");
-	*read_rate = gibps(bytes, now() - t0);
-	close(fd);
-	unlinkat(dir_fd, name, 0);
-	free(buf);
-}
+/* ---- all-zero BOs ---- */
 
 /* The sources become all zero (still allocated, like VRAM): the case of
  * mostly-empty VRAM, whose image is sparse. */
@@ -283,7 +408,7 @@ static void zero_sources(struct bench *b)
 {
 	int g, i;
 
-	for (g = 0; g < GPUS; g++)
+	for (g = 0; g < b->gpus; g++)
 		for (i = 0; i < BOS_PER_GPU; i++)
 			if (fallocate(b->src[g][i], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 				      (off_t)b->bo_size) ||
@@ -292,81 +417,202 @@ static void zero_sources(struct bench *b)
 }
 
 /* Bytes the images of the GPUs take on the device. */
-static uint64_t images_allocated(int dir_fd)
+static uint64_t images_allocated(struct bench *b)
 {
 	uint64_t bytes = 0;
 	struct stat st;
 	char name[64];
 	int g;
 
-	for (g = 0; g < GPUS; g++) {
-		snprintf(name, sizeof(name), "amdgpu-bo-1-%d.img", 1000 + g);
-		if (!fstatat(dir_fd, name, &st, 0))
+	for (g = 0; g < b->gpus; g++) {
+		image_name(name, sizeof(name), g, "img");
+		if (!fstatat(b->dir_fd, name, &st, 0))
 			bytes += (uint64_t)st.st_blocks * 512;
 	}
 	return bytes;
 }
 
-static void remove_images(int dir_fd)
+static void remove_images(struct bench *b)
 {
 	char name[64];
 	int g;
 
-	for (g = 0; g < GPUS; g++) {
-		snprintf(name, sizeof(name), "amdgpu-bo-1-%d.img", 1000 + g);
-		unlinkat(dir_fd, name, 0);
-		snprintf(name, sizeof(name), "amdgpu-bo-1-%d.idx", 1000 + g);
-		unlinkat(dir_fd, name, 0);
+	for (g = 0; g < MAX_GPUS; g++) {
+		image_name(name, sizeof(name), g, "img");
+		unlinkat(b->dir_fd, name, 0);
+		image_name(name, sizeof(name), g, "idx");
+		unlinkat(b->dir_fd, name, 0);
 	}
+}
+
+static void verify(const struct bench *b)
+{
+	uint8_t *x = xmalloc(CHUNK), *y = xmalloc(CHUNK);
+	uint64_t off;
+	int g, i;
+
+	for (g = 0; g < b->gpus; g++)
+		for (i = 0; i < BOS_PER_GPU; i++)
+			for (off = 0; off < b->bo_size; off += CHUNK)
+				if (pread(b->src[g][i], x, CHUNK, (off_t)off) != CHUNK ||
+				    pread(b->dst[g][i], y, CHUNK, (off_t)off) != CHUNK ||
+				    memcmp(x, y, CHUNK)) {
+					fprintf(stderr, "bo_bench: restored contents differ (gpu %d, "
+							"BO %d, offset 0x%" PRIx64 ")\n",
+						g, i, off);
+					exit(1);
+				}
+	free(x);
+	free(y);
+}
+
+/* ---- main ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static long env_long(const char *name, long def, long min, long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max) {
+		fprintf(stderr, "bo_bench: %s=%s: want a whole number from %ld to %ld\n", name, s,
+			min, max);
+		exit(2);
+	}
+	return v;
+}
+
+struct figures {
+	double dump[MAX_ROUNDS], dump_limit[MAX_ROUNDS];
+	double restore[MAX_ROUNDS], restore_limit[MAX_ROUNDS];
+	double cpu_s, checksum_s;
+};
+
+static void run_rounds(struct bench *b, int rounds, struct figures *f)
+{
+	uint8_t *pattern = xmalloc(CHUNK);
+	struct path_run r;
+	int k;
+
+	fill_pattern(pattern, CHUNK, 99);
+	for (k = 0; k < rounds; k++) {
+		f->dump_limit[k] = gibps(b->total, limit_run(b, false, pattern));
+		remove_images(b);
+		r = run_stream(b, false);
+		f->dump[k] = gibps(b->total, r.wall_s);
+		f->cpu_s += r.cpu_s;
+		f->checksum_s += r.checksum_s;
+		f->restore_limit[k] = gibps(b->total, limit_run(b, true, NULL));
+		r = run_stream(b, true);
+		f->restore[k] = gibps(b->total, r.wall_s);
+		f->cpu_s += r.cpu_s;
+		f->checksum_s += r.checksum_s;
+		verify(b);
+		fprintf(stderr,
+			"bo_bench: round %d: dump %.2f (limit %.2f), restore %.2f (limit %.2f) GiB/s\n",
+			k + 1, f->dump[k], f->dump_limit[k], f->restore[k], f->restore_limit[k]);
+	}
+	free(pattern);
+	remove_limit_files(b);
+}
+
+static double env_gib(void)
+{
+	const char *s = getenv("BENCH_GIB");
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return 2;
+	v = strtod(s, &end);
+	if (*end || !(v > 0 && v <= 1024)) {
+		fprintf(stderr, "bo_bench: BENCH_GIB=%s: want a number of GiB above 0, at most 1024\n",
+			s);
+		exit(2);
+	}
+	return v;
 }
 
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : ".";
-	const char *gib = getenv("BENCH_GIB");
-	struct bench b = {.total = (uint64_t)(gib && *gib ? strtod(gib, NULL) * GIB : 2 * GIB)};
-	double dump_s, restore_s, w, r;
+	struct bench b = {.total = (uint64_t)(env_gib() * GIB)};
+	int rounds = (int)env_long("BENCH_ROUNDS", 3, 1, MAX_ROUNDS);
+	double dump, dump_limit, restore, restore_limit, share;
+	struct figures f = {0};
+	struct path_run zd, zr;
 	uint64_t zero_bytes;
-	long rss0;
+	long rss0, peak;
 
+	b.gpus = (int)env_long("BENCH_GPUS", 2, 1, MAX_GPUS);
 	b.dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b.dir_fd < 0)
 		die(dir);
-	if (b.total < GPUS * BOS_PER_GPU * IO_BLOCK)
-		b.total = GPUS * BOS_PER_GPU * IO_BLOCK;
-	remove_images(b.dir_fd);
+	if (b.total < (uint64_t)b.gpus * BOS_PER_GPU * CHUNK)
+		b.total = (uint64_t)b.gpus * BOS_PER_GPU * CHUNK;
+	remove_images(&b);
+	remove_limit_files(&b);
 	bench_setup(&b);
-	/* The file baseline first: the dump does not get a fresher device than it. */
-	file_gibps(b.dir_fd, b.total, &w, &r);
 	rss0 = rss_now_mib();
-	dump_s = run_stream(&b, false);
-	restore_s = run_stream(&b, true);
+	run_rounds(&b, rounds, &f);
+	peak = peak_rss_mib();
+	dump = median(f.dump, rounds);
+	dump_limit = median(f.dump_limit, rounds);
+	restore = median(f.restore, rounds);
+	restore_limit = median(f.restore_limit, rounds);
+	share = f.cpu_s > 0 ? f.checksum_s / f.cpu_s : 0;
+
 	printf("bo_bench: %.2f GiB in %d GPUs x %d BOs, CPU engine, chunk %u MiB x %u per GPU, "
-	       "images in %s\n",
-	       (double)b.total / GIB, GPUS, BOS_PER_GPU, BO_STREAM_DEFAULT_CHUNK >> 20,
-	       BO_STREAM_DEFAULT_DEPTH, dir);
-	printf("  dump    (fdatasync'd images)         %6.2f GiB/s  (%.2f s)\n",
-	       gibps(b.total, dump_s), dump_s);
-	printf("  restore (cold images, CRC verified)  %6.2f GiB/s  (%.2f s)\n",
-	       gibps(b.total, restore_s), restore_s);
-	printf("  peak RSS %ld MiB (%ld MiB before streaming)\n", peak_rss_mib(), rss0);
-	verify(&b);
-	remove_images(b.dir_fd);
+	       "images in %s, median of %d rounds\n",
+	       (double)b.total / GIB, b.gpus, BOS_PER_GPU, CHUNK >> 20, BO_STREAM_DEFAULT_DEPTH,
+	       dir, rounds);
+	printf("  %-44s %6s  %-52s %6s  %s\n", "path", "GiB/s", "its limit, measured the same way",
+	       "GiB/s", "ratio");
+	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "dump (read BO, CRC-32, write, fdatasync)", dump,
+	       "write + fdatasync, a file per GPU, chunk requests", dump_limit, dump / dump_limit);
+	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "restore (cold read, CRC-32, write BO)", restore,
+	       "cold read, a file per GPU, chunk requests", restore_limit,
+	       restore / restore_limit);
+	printf("  peak RSS %ld MiB (%ld MiB before streaming; %.1f MiB per GPU of streaming)\n", peak,
+	       rss0, (double)(peak - rss0) / b.gpus);
+	printf("  checksums: %.1f %% of the paths' CPU time (%.2f of %.2f s)\n", share * 100,
+	       f.checksum_s, f.cpu_s);
+
+	remove_images(&b);
 	zero_sources(&b);
-	dump_s = run_stream(&b, false);
-	zero_bytes = images_allocated(b.dir_fd);
-	restore_s = run_stream(&b, true);
-	printf("  all-zero BOs: dump %6.2f GiB/s (%.2f s), restore %6.2f GiB/s (%.2f s), "
-	       "images %" PRIu64 " KiB on the device\n",
-	       gibps(b.total, dump_s), dump_s, gibps(b.total, restore_s), restore_s,
-	       zero_bytes >> 10);
+	zd = run_stream(&b, false);
+	zero_bytes = images_allocated(&b);
+	zr = run_stream(&b, true);
 	verify(&b);
-	remove_images(b.dir_fd);
-	printf("limits measured in this run:\n");
-	printf("  memcpy, 1 thread                     %6.2f GiB/s\n", memcpy_gibps());
-	printf("  zlib crc32_z, 1 thread               %6.2f GiB/s\n", crc32_gibps());
-	printf("  file write + fdatasync, 1 stream     %6.2f GiB/s\n", w);
-	printf("  file read, cold (FADV_DONTNEED)      %6.2f GiB/s\n", r);
+	remove_images(&b);
+	printf("  all-zero BOs: dump %.2f GiB/s, restore %.2f GiB/s, images %" PRIu64
+	       " KiB on the device\n",
+	       gibps(b.total, zd.wall_s), gibps(b.total, zr.wall_s), zero_bytes >> 10);
+	printf("  for reading the figures: memcpy %d threads %.2f GiB/s; CRC-32 1 thread: ISA-L "
+	       "%.2f, zlib %.2f GiB/s\n",
+	       b.gpus, memcpy_gibps(b.gpus), crc32_gibps(true), crc32_gibps(false));
+	printf("{\"gib\":%.3f,\"gpus\":%d,\"rounds\":%d,\"dump_gibps\":%.3f,\"dump_limit_gibps\":%.3f,"
+	       "\"dump_ratio\":%.3f,\"restore_gibps\":%.3f,\"restore_limit_gibps\":%.3f,"
+	       "\"restore_ratio\":%.3f,\"peak_rss_mib\":%ld,\"checksum_share\":%.4f}\n",
+	       (double)b.total / GIB, b.gpus, rounds, dump, dump_limit, dump / dump_limit, restore,
+	       restore_limit, restore / restore_limit, peak, share);
 	close(b.dir_fd);
 	return 0;
 }

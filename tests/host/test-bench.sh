@@ -1,0 +1,54 @@
+#!/bin/bash
+# `make bench`'s program (tests/bench/bo_bench.c), small: it runs, checks
+# every restored byte itself (exit 1 otherwise), and prints each path next
+# to its limit with the ratio and a JSON line whose figures agree with the
+# table: ratios are path / limit, RSS within the bound the issue sets
+# (256 MiB per GPU), the checksum share a fraction. 2 and 8 GPUs; bad
+# settings are refused in one line. Speeds are not judged here (a busy
+# machine): `make bench` is for that.
+# env: BUILD (absolute build dir holding bench/bo_bench)
+# run-suite-timeout: 300
+# run-suite-parallel: yes (writes under mktemp)
+set -uo pipefail
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
+
+BENCH=$BUILD/bench/bo_bench
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+OUT=$TMP/stdout
+ERR=$TMP/stderr
+
+run() {
+	env "$@" "$BENCH" "$TMP/img" >"$OUT" 2>"$ERR"
+	RC=$?
+}
+json() { tail -n 1 "$OUT"; }
+jqt() { [ "$(json | jq -e "$1" 2>/dev/null)" = true ]; }
+
+mkdir -p "$TMP/img"
+for gpus in 2 8; do
+	run BENCH_GIB=0.125 BENCH_ROUNDS=2 BENCH_GPUS=$gpus
+	check "$gpus GPUs: bo_bench exits 0 (restored bytes equal: status $RC)" test "$RC" -eq 0
+	[ "$RC" -eq 0 ] || diag "$(tail -n 2 "$ERR")"
+	check "$gpus GPUs: the last line is one JSON object" eval 'json | jq -e "type == \"object\"" >/dev/null'
+	check "$gpus GPUs: it says what it measured" jqt ".gpus == $gpus and .rounds == 2 and .gib == 0.125"
+	check "$gpus GPUs: every figure is there and positive" \
+		jqt '[.dump_gibps, .dump_limit_gibps, .dump_ratio, .restore_gibps, .restore_limit_gibps, .restore_ratio, .peak_rss_mib] | all(. > 0)'
+	check "$gpus GPUs: each ratio is its path over its limit" \
+		jqt '((.dump_ratio - .dump_gibps / .dump_limit_gibps) | fabs) < 0.01 and ((.restore_ratio - .restore_gibps / .restore_limit_gibps) | fabs) < 0.01'
+	check "$gpus GPUs: peak RSS within 256 MiB per GPU" jqt ".peak_rss_mib <= 256 * $gpus"
+	check "$gpus GPUs: the checksum share is a fraction above 0" jqt '.checksum_share > 0 and .checksum_share < 1'
+	check "$gpus GPUs: the table shows both paths next to their limits" \
+		eval 'grep -qE "^  dump .* [0-9.]+  write \+ fdatasync, a file per GPU.* [0-9.]+  [0-9.]+$" "$OUT" && grep -qE "^  restore .* [0-9.]+  cold read, a file per GPU.* [0-9.]+  [0-9.]+$" "$OUT"'
+	check "$gpus GPUs: one progress line per round" test "$(grep -c '^bo_bench: round' "$ERR")" -eq 2
+	check "$gpus GPUs: nothing left in the image directory" test -z "$(ls -A "$TMP/img")"
+done
+run BENCH_GPUS=9
+check "BENCH_GPUS=9: refused (status 2)" test "$RC" -eq 2
+check "BENCH_GPUS=9: in one line naming the setting" eval '[ "$(wc -l <"$ERR")" -eq 1 ] && grep -q "BENCH_GPUS=9" "$ERR"'
+run BENCH_ROUNDS=x
+check "BENCH_ROUNDS=x: refused (status 2)" test "$RC" -eq 2
+run BENCH_GIB=-1
+check "BENCH_GIB=-1: refused (status 2)" test "$RC" -eq 2
+tap_done
