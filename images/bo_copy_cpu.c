@@ -2,8 +2,9 @@
 /*
  * CPU copy engine: BO contents through mmap(MAP_SHARED) of the dma-buf fd.
  *
- * Only one window (the range asked for, rounded out to pages) is mapped at a
- * time, so a 64 GiB BO never needs 64 GiB of address space or page tables.
+ * Only one window (BO_COPY_CPU_WINDOW from the page of the first offset asked
+ * for, or more if one access needs it) is mapped at a time, so a 64 GiB BO
+ * never needs 64 GiB of address space or page tables.
  * The dma-buf CPU-access protocol (Documentation/driver-api/dma-buf.rst)
  * brackets every access with DMA_BUF_IOCTL_SYNC so that caches and the
  * exporter's state are coherent; fds that are not dma-bufs (memfds standing
@@ -21,18 +22,19 @@
 
 #include "images/bo_stream.h"
 
+/* A mapped range of a BO: [map, map + map_len) holds BO bytes from map_off. */
+struct cpu_window {
+	uint8_t *map;
+	size_t map_len;
+	uint64_t map_off;
+};
+
 struct cpu_bo {
 	int fd;
 	uint64_t size;
 	enum bo_access access;
 	uint64_t page_size;
-};
-
-/* A mapped range of a BO: [map, map + map_len) holds BO bytes from map_off. */
-struct cpu_window {
-	uint8_t *map;
-	size_t map_len;
-	size_t delta; /* where the asked-for offset lies in the mapping */
+	struct cpu_window win; /* map NULL: none */
 };
 
 static int cpu_open_bo(const struct bo_copy_engine *engine, int dmabuf_fd, uint64_t size,
@@ -72,48 +74,63 @@ static int dmabuf_sync(const struct cpu_bo *cb, uint64_t phase)
 	}
 }
 
-static int window_map(const struct cpu_bo *cb, uint64_t off, size_t len, struct cpu_window *w)
+static int window_unmap(struct cpu_window *w)
 {
-	uint64_t map_off = off & ~(cb->page_size - 1);
+	int ret = 0;
+
+	if (w->map && munmap(w->map, w->map_len))
+		ret = -errno;
+	w->map = NULL;
+	return ret;
+}
+
+/* The window holding [off, off + len): the current one, or a new one from off's page on. */
+static int window_get(struct cpu_bo *cb, uint64_t off, size_t len, uint8_t **p)
+{
+	struct cpu_window *w = &cb->win;
+	uint64_t map_off = off & ~(cb->page_size - 1), map_len;
 	int prot = cb->access == BO_ACCESS_READ ? PROT_READ : PROT_READ | PROT_WRITE;
 	void *map;
+	int ret;
 
 	if (!len || off > cb->size || len > cb->size - off)
 		return -EINVAL;
-	w->delta = (size_t)(off - map_off);
-	w->map_len = w->delta + len;
-	map = mmap(NULL, w->map_len, prot, MAP_SHARED | MAP_POPULATE, cb->fd, (off_t)map_off);
-	if (map == MAP_FAILED)
-		return -errno;
-	w->map = map;
+	if (!w->map || off < w->map_off || off + len > w->map_off + w->map_len) {
+		ret = window_unmap(w);
+		if (ret)
+			return ret;
+		map_len = cb->size - map_off;
+		if (map_len > BO_COPY_CPU_WINDOW)
+			map_len = BO_COPY_CPU_WINDOW;
+		if (map_len < off - map_off + len)
+			map_len = off - map_off + len;
+		map = mmap(NULL, (size_t)map_len, prot, MAP_SHARED | MAP_POPULATE, cb->fd,
+			   (off_t)map_off);
+		if (map == MAP_FAILED)
+			return -errno;
+		*w = (struct cpu_window){.map = map, .map_len = (size_t)map_len, .map_off = map_off};
+	}
+	*p = w->map + (off - w->map_off);
 	return 0;
 }
 
-static int window_unmap(struct cpu_window *w)
-{
-	return munmap(w->map, w->map_len) ? -errno : 0;
-}
-
-/* Maps the window, syncs, copies in the direction asked, syncs back, unmaps. */
+/* Syncs, copies in the direction asked, syncs back (the window stays mapped). */
 static int cpu_copy(struct cpu_bo *cb, uint64_t off, void *host, size_t len)
 {
-	struct cpu_window w = {0};
-	int ret, end_ret, unmap_ret;
+	uint8_t *p = NULL;
+	int ret;
 
-	ret = window_map(cb, off, len, &w);
+	ret = window_get(cb, off, len, &p);
 	if (ret)
 		return ret;
 	ret = dmabuf_sync(cb, DMA_BUF_SYNC_START);
-	if (!ret) {
-		if (cb->access == BO_ACCESS_READ)
-			memcpy(host, w.map + w.delta, len);
-		else
-			memcpy(w.map + w.delta, host, len);
-		end_ret = dmabuf_sync(cb, DMA_BUF_SYNC_END);
-		ret = end_ret;
-	}
-	unmap_ret = window_unmap(&w);
-	return ret ? ret : unmap_ret;
+	if (ret)
+		return ret;
+	if (cb->access == BO_ACCESS_READ)
+		memcpy(host, p, len);
+	else
+		memcpy(p, host, len);
+	return dmabuf_sync(cb, DMA_BUF_SYNC_END);
 }
 
 static int cpu_read(void *bo, uint64_t off, void *buf, size_t len)
@@ -137,6 +154,9 @@ static int cpu_write(void *bo, uint64_t off, const void *buf, size_t len)
 
 static void cpu_close_bo(void *bo)
 {
+	struct cpu_bo *cb = bo;
+
+	window_unmap(&cb->win);
 	free(bo);
 }
 

@@ -256,6 +256,8 @@ static int verify_chunks(struct gpu_job *job, struct bo_stream_fault *fault)
 				   job->gpu->gpu_id);
 	while (!ret && bo_job_cursor_next(job, &c, &s)) {
 		ret = bo_job_restore_fill(job, &s);
+		if (!ret)
+			ret = bo_job_restore_verify(job, &s);
 		if (ret && fault)
 			*fault = (struct bo_stream_fault){.located = true,
 							  .bo_index = s.bo_index,

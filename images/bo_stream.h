@@ -109,12 +109,19 @@ struct bo_copy_engine {
 };
 
 /*
- * CPU engine: mmap(MAP_SHARED) of the dma-buf fd, one chunk-sized window at a
- * time, bracketed by DMA_BUF_IOCTL_SYNC (ignored on fds that are not
+ * CPU engine: mmap(MAP_SHARED) of the dma-buf fd, one window (below) at a
+ * time, each access bracketed by DMA_BUF_IOCTL_SYNC (ignored on fds that are not
  * dma-bufs, e.g. memfds in tests). Restore needs a dma-buf opened read-write
  * (a non-WRITABLE BO's dma-buf is read-only: mmap fails with EACCES).
  */
 extern const struct bo_copy_engine bo_copy_engine_cpu;
+/*
+ * The CPU engine maps this much of a BO at a time (one window per open BO):
+ * consecutive chunks reuse the mapping, so a BO is mapped, populated and
+ * unmapped (TLB shootdown) once per window, not once per chunk. Its pages are
+ * the BO's own; they count in RSS while mapped.
+ */
+#define BO_COPY_CPU_WINDOW (32ull << 20)
 
 struct bo_stream_bo {
 	uint64_t size; /* bytes of contents (the bucket's size) */
@@ -131,7 +138,7 @@ struct bo_stream_times {
 	uint64_t wall_ns;
 	uint64_t engine_ns;
 	uint64_t file_ns;
-	uint64_t checksum_ns; /* of engine_ns (dump) or file_ns (restore): the CRC-32s */
+	uint64_t checksum_ns; /* the CRC-32s, part of engine_ns (run on the copy side) */
 };
 
 struct bo_stream_gpu {

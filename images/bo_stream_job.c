@@ -337,7 +337,6 @@ static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
 
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 {
-	uint32_t crc, expected;
 	char name[64];
 	int ret = 0;
 
@@ -358,6 +357,22 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 				   ": reading %s at 0x%" PRIx64 ": %s",
 				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
 				   ret == -ENODATA ? "file truncated" : strerror(-ret));
+	return 0;
+}
+
+/*
+ * Checked by the consumer, before the chunk reaches the BO: the reading
+ * thread only reads, as fast as the file allows (what make bench's limit
+ * measures), and the CRC-32 pass runs on the other thread, over data it is
+ * about to copy anyway.
+ */
+int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
+{
+	uint32_t crc, expected;
+	char name[64];
+	int ret;
+
+	bo_job_image_name(name, sizeof(name), job, "img");
 	ret = bo_index_crc_get(job->index_crcs, s->chunk_index, &expected);
 	if (ret)
 		return bo_job_fail(job, ret,
@@ -377,8 +392,10 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 
 static int restore_drain(struct gpu_job *job, struct staging_slot *s)
 {
-	int ret = bo_switch(job, s->bo_index);
+	int ret = bo_job_restore_verify(job, s);
 
+	if (!ret)
+		ret = bo_switch(job, s->bo_index);
 	if (ret)
 		return ret;
 	if (s->zero && job->engine->ops->zero)

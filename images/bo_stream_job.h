@@ -88,8 +88,10 @@ int bo_job_start(struct gpu_job *job);
 void bo_job_join(struct gpu_job *job);
 /* The next chunk's position fields into s; false after the last chunk. */
 bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struct staging_slot *s);
-/* Restore's producer stage: reads (or knows as zero) and verifies the slot's chunk. */
+/* Restore's producer stage: reads the slot's chunk (or knows it is a hole). */
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s);
+/* Restore's consumer stage, first: the chunk's CRC-32 against the index (-EBADMSG). */
+int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s);
 void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size);
 
 #endif
