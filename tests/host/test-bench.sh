@@ -41,7 +41,8 @@ for gpus in 2 8; do
 	check "$gpus GPUs: the checksum share is a fraction above 0" jqt '.checksum_share > 0 and .checksum_share < 1'
 	check "$gpus GPUs: the table shows both paths next to their limits" \
 		eval 'grep -qE "^  dump .* [0-9.]+  write \+ fdatasync, a file per GPU.* [0-9.]+  [0-9.]+$" "$OUT" && grep -qE "^  restore .* [0-9.]+  cold read, a file per GPU.* [0-9.]+  [0-9.]+$" "$OUT"'
-	check "$gpus GPUs: one progress line per round" test "$(grep -c '^bo_bench: round' "$ERR")" -eq 2
+	check "$gpus GPUs: a progress line per round with both paths and limits" \
+		test "$(grep -cE '^bo_bench: round [12]: dump [0-9.]+ \(limit [0-9.]+\), restore [0-9.]+ \(limit [0-9.]+\) GiB/s$' "$ERR")" -eq 2
 	check "$gpus GPUs: nothing left in the image directory" test -z "$(ls -A "$TMP/img")"
 done
 run BENCH_GPUS=9
