@@ -111,7 +111,9 @@ static void vm_unmap_bo(struct vm_map *m)
  * the calling task, which the kernel reads as its own; in a time namespace
  * (a restored task may be in one) the two differ, and one long wait could
  * end at once or far too late. A slice that ends early is not trusted: the
- * deadline is ours, and a pause keeps the loop from spinning.
+ * deadline is ours, and a pause keeps the loop from spinning. The fence is
+ * always looked at once more at or after the deadline before it counts as
+ * late.
  */
 static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, uint64_t deadline)
 {
@@ -122,12 +124,16 @@ static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, u
 
 	for (;;) {
 		now = now_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		slice = deadline - now < 1000000000ull ? deadline - now : 1000000000ull;
+		slice = now >= deadline ? 0
+			: deadline - now < 1000000000ull ? deadline - now
+							 : 1000000000ull;
 		ret = amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
 		if (ret || expired)
 			return ret;
+		/* only a look at the fence after the deadline says it is late: a
+		 * thread descheduled past the deadline (a busy machine) is not */
+		if (now >= deadline)
+			return -ETIMEDOUT;
 		if (now_ns() - now < slice / 2) {
 			e->stats.early_waits++;
 			nanosleep(&pause, NULL);
