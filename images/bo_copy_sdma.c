@@ -124,9 +124,9 @@ static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, u
 
 	for (;;) {
 		now = now_ns();
-		slice = now >= deadline ? 0
-			: deadline - now < 1000000000ull ? deadline - now
-							 : 1000000000ull;
+		slice = now < deadline ? deadline - now : 0;
+		if (slice > 1000000000ull)
+			slice = 1000000000ull;
 		ret = amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
 		if (ret || expired)
 			return ret;
