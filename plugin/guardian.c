@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -80,7 +81,7 @@ static bool stood_down(int done_rd)
  * Waits until CRIU has ended: EOF on the done pipe, or (when CRIU's children
  * still hold copies of its write end) CRIU's pidfd becoming readable.
  */
-static void guardian_main(int *keep, size_t n_keep, int done_rd, int criu_pidfd,
+static __attribute__((noreturn)) void guardian_main(int *keep, size_t n_keep, int done_rd, int criu_pidfd,
 			  int (*orphaned)(void *), void *arg)
 {
 	static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2};
@@ -96,10 +97,49 @@ static void guardian_main(int *keep, size_t n_keep, int done_rd, int criu_pidfd,
 	_exit(stood_down(done_rd) ? 0 : orphaned(arg));
 }
 
+/*
+ * Forks the guardian (a grandchild: the child in between exits at once) with
+ * SIGCHLD blocked until that child is reaped, as CRIU's own cr_system()
+ * does: while the parasite is in, CRIU's SIGCHLD handler takes any child's
+ * exit for a crashed task and ends the dump (waitpid(-1): "exited with 0
+ * unexpectedly"). Unblocked after our waitpid, the pending signal finds no
+ * child to reap and the handler returns.
+ */
+static pid_t fork_reaped(int *all, size_t n_all, int done[2], int ex[2], int (*orphaned)(void *),
+			 void *arg, int *status)
+{
+	sigset_t chld, old;
+	pid_t child;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	child = fork();
+	if (!child) {
+		/* CRIU's pidfd (Linux 5.3+; else the pipe alone tells) */
+		int pidfd = (int)syscall(SYS_pidfd_open, getppid(), 0);
+
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		all[n_all] = pidfd;
+		close(done[1]);
+		close(ex[0]);
+		setsid();
+		child = fork();
+		if (child)
+			_exit(child < 0 ? 1 : 0);
+		guardian_main(all, n_all + 1, done[0], pidfd, orphaned, arg);
+	}
+	if (child > 0)
+		while (waitpid(child, status, 0) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return child;
+}
+
 int guardian_start(struct guardian *g, const int *keep, size_t n_keep, int (*orphaned)(void *arg),
 		   void *arg)
 {
-	int done[2], ex[2], all[GUARDIAN_MAX_KEEP], status;
+	int done[2], ex[2], all[GUARDIAN_MAX_KEEP], status = 0;
 	pid_t child;
 	size_t i;
 
@@ -117,25 +157,9 @@ int guardian_start(struct guardian *g, const int *keep, size_t n_keep, int (*orp
 		all[i] = keep[i];
 	all[n_keep] = done[0];
 	all[n_keep + 1] = ex[1];
-	child = fork();
-	if (!child) {
-		/* CRIU's pidfd (Linux 5.3+; else the pipe alone tells) */
-		int pidfd = (int)syscall(SYS_pidfd_open, getppid(), 0);
-
-		all[n_keep + 2] = pidfd;
-		close(done[1]);
-		close(ex[0]);
-		setsid();
-		child = fork();
-		if (child)
-			_exit(child < 0 ? 1 : 0);
-		guardian_main(all, n_keep + 3, done[0], pidfd, orphaned, arg);
-	}
+	child = fork_reaped(all, n_keep + 2, done, ex, orphaned, arg, &status);
 	close(done[0]);
 	close(ex[1]);
-	if (child > 0)
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
 	if (child < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		close(done[1]);
 		close(ex[0]);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,22 @@
 #include "plugin/shared_state.h"
 
 static char marker[64];
+
+/*
+ * waitpid() as the plugin calls it, optionally late: a caller descheduled
+ * between fork() and waitpid(), as on a busy machine, made deterministic.
+ */
+static volatile sig_atomic_t slow_waitpid;
+
+pid_t waitpid(pid_t pid, int *status, int options)
+{
+	struct timespec t = {.tv_nsec = 100 * 1000000L};
+
+	if (slow_waitpid)
+		while (nanosleep(&t, &t) && errno == EINTR)
+			;
+	return (pid_t)syscall(SYS_wait4, pid, status, options, NULL);
+}
 
 /* The orphaned callback: writes which of the fds 'keep' and 'other' are open. */
 struct fd_probe {
@@ -125,6 +142,54 @@ static void orphaned_guardian_acts_with_only_its_fds(void **state)
 	assert_true(read(fd, text, sizeof(text) - 1) > 0);
 	close(fd);
 	assert_string_equal(text, "orphaned keep=1 other=0");
+}
+
+/* CRIU's SIGCHLD handler while the parasite is in: any child it can reap ends the dump. */
+static volatile sig_atomic_t criu_reaped;
+
+static void criu_sigchld(int sig, siginfo_t *si, void *uc)
+{
+	int status;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	if (syscall(SYS_wait4, -1, &status, WNOHANG, NULL) > 0)
+		criu_reaped = 1;
+}
+
+/*
+ * The guardian's fork is invisible to CRIU's SIGCHLD handler even when the
+ * plugin reaps the child late (CRIU 4.1.1 failed dumps on a busy machine:
+ * "exited with 0 unexpectedly").
+ */
+static void guardian_fork_is_invisible_to_criu(void **state)
+{
+	struct fd_probe p = {.keep = open("/dev/null", O_RDONLY | O_CLOEXEC), .other = -1};
+	pid_t criu = fork();
+	int status;
+
+	(void)state;
+	assert_true(criu >= 0);
+	if (!criu) {
+		struct sigaction sa = {.sa_sigaction = criu_sigchld,
+				       .sa_flags = SA_SIGINFO | SA_RESTART};
+		struct timespec t = {.tv_nsec = 50 * 1000000L};
+		struct guardian g;
+
+		sigaction(SIGCHLD, &sa, NULL);
+		slow_waitpid = 1;
+		if (guardian_start(&g, &p.keep, 1, write_marker, &p))
+			_exit(2);
+		slow_waitpid = 0;
+		nanosleep(&t, NULL); /* a pending SIGCHLD is delivered by now */
+		guardian_stand_down(&g);
+		_exit(criu_reaped ? 3 : 0);
+	}
+	assert_int_equal(waitpid(criu, &status, 0), criu);
+	close(p.keep);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0); /* 3: CRIU's handler reaped the plugin's child */
 }
 
 /*
@@ -261,6 +326,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(stood_down_guardian_does_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(guardian_fork_is_invisible_to_criu, setup, teardown),
 		cmocka_unit_test_setup_teardown(orphaned_guardian_acts_with_only_its_fds, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(restore_guard_kills_unfinished_tasks_only, setup,
