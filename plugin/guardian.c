@@ -81,8 +81,9 @@ static bool stood_down(int done_rd)
  * Waits until CRIU has ended: EOF on the done pipe, or (when CRIU's children
  * still hold copies of its write end) CRIU's pidfd becoming readable.
  */
-static __attribute__((noreturn)) void guardian_main(int *keep, size_t n_keep, int done_rd, int criu_pidfd,
-			  int (*orphaned)(void *), void *arg)
+static __attribute__((noreturn)) void guardian_main(int *keep, size_t n_keep, int done_rd,
+						    int criu_pidfd, int (*orphaned)(void *),
+						    void *arg)
 {
 	static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2};
 	struct pollfd p[2] = {{.fd = done_rd, .events = POLLIN},

@@ -326,7 +326,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(stood_down_guardian_does_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(guardian_fork_is_invisible_to_criu, setup, teardown),
+		cmocka_unit_test_setup_teardown(guardian_fork_is_invisible_to_criu, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(orphaned_guardian_acts_with_only_its_fds, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(restore_guard_kills_unfinished_tasks_only, setup,
