@@ -12,17 +12,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <isa-l/crc.h>
+#include <xxhash.h>
 
 #include "common/errmsg.h"
 #include "common/fullio.h"
 #include "images/bo_index.h"
 
-#define INDEX_MAGIC	  "AMDBOIX1"
-#define INDEX_VERSION	  1u
-#define INDEX_HEADER_SIZE 64u
-#define INDEX_BO_SIZE	  16u
-#define INDEX_CRC_SIZE	  4u
-#define FILE_PAGE	  4096u
+#define INDEX_MAGIC_V1	    "AMDBOIX1"
+#define INDEX_MAGIC	    "AMDBOIX2"
+#define INDEX_VERSION	    2u
+#define INDEX_HEADER_SIZE   64u
+#define INDEX_BO_SIZE_V1    16u
+#define INDEX_BO_SIZE	    24u
+#define INDEX_ANCESTOR_SIZE 24u
+#define INDEX_ENTRY_SIZE_V1 4u
+#define INDEX_ENTRY_SIZE    32u
+#define INDEX_CRC_SIZE	    4u
+#define FILE_PAGE	    4096u
 
 /*
  * ISA-L's crc32_gzip_refl is zlib's CRC-32 (same polynomial, reflected, same
@@ -33,6 +39,19 @@
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	return crc32_gzip_refl(crc, buf, len);
+}
+
+/*
+ * XXH3-128 (Debian's libxxhash): the digest a child dump compares chunks by.
+ * 128 bits, as two different chunks must never pass for equal; several
+ * times faster than the CRC-32 pass.
+ */
+void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN])
+{
+	XXH128_canonical_t c;
+
+	XXH128_canonicalFromHash(&c, XXH3_128bits(buf, len));
+	memcpy(digest, c.digest, BO_DIGEST_LEN);
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -80,9 +99,11 @@ int bo_index_layout(struct bo_index_layout *l, char *err, size_t errlen)
 		bytes += l->bos[i].size;
 		chunks += chunks_of(l->bos[i].size, l->chunk_size);
 	}
-	/* the index's size must fit an off_t (and the dump's checksum array a size_t) */
-	fixed = INDEX_HEADER_SIZE + (uint64_t)l->bo_count * INDEX_BO_SIZE + INDEX_CRC_SIZE;
-	if (chunks > (INT64_MAX - fixed) / INDEX_CRC_SIZE || chunks > SIZE_MAX / INDEX_CRC_SIZE)
+	/* the index's size must fit an off_t (and the dump's entry array a size_t) */
+	fixed = INDEX_HEADER_SIZE + (uint64_t)l->bo_count * INDEX_BO_SIZE +
+		BO_STREAM_MAX_CHAIN * INDEX_ANCESTOR_SIZE + INDEX_CRC_SIZE;
+	if (chunks > (INT64_MAX - fixed) / INDEX_ENTRY_SIZE ||
+	    chunks > SIZE_MAX / sizeof(struct bo_chunk_entry))
 		return errmsg_set(err, errlen, -EOVERFLOW, "gpu %" PRIu32 ": too many chunks",
 				  l->gpu_id);
 	l->data_bytes = bytes;
@@ -90,10 +111,28 @@ int bo_index_layout(struct bo_index_layout *l, char *err, size_t errlen)
 	return 0;
 }
 
+static bool is_v1(const struct bo_index_layout *l)
+{
+	return l->version == 1;
+}
+
+static uint64_t bo_table_size(const struct bo_index_layout *l)
+{
+	return (uint64_t)l->bo_count * (is_v1(l) ? INDEX_BO_SIZE_V1 : INDEX_BO_SIZE);
+}
+
+/* File offset of the first chunk entry. */
+static uint64_t entries_base(const struct bo_index_layout *l)
+{
+	return INDEX_HEADER_SIZE + bo_table_size(l) +
+	       (uint64_t)l->ancestor_count * INDEX_ANCESTOR_SIZE;
+}
+
 uint64_t bo_index_size(const struct bo_index_layout *l)
 {
-	return INDEX_HEADER_SIZE + (uint64_t)l->bo_count * INDEX_BO_SIZE +
-	       l->chunk_count * INDEX_CRC_SIZE + INDEX_CRC_SIZE;
+	return entries_base(l) +
+	       l->chunk_count * (is_v1(l) ? INDEX_ENTRY_SIZE_V1 : INDEX_ENTRY_SIZE) +
+	       INDEX_CRC_SIZE;
 }
 
 static void encode_header(const struct bo_index_layout *l, uint8_t *h)
@@ -105,6 +144,7 @@ static void encode_header(const struct bo_index_layout *l, uint8_t *h)
 	put32(h + 16, l->image_id);
 	put32(h + 20, l->chunk_size);
 	put32(h + 24, l->bo_count);
+	put32(h + 28, l->ancestor_count);
 	put64(h + 32, l->data_bytes);
 	put64(h + 40, l->chunk_count);
 }
@@ -141,7 +181,7 @@ static int writer_put(struct block_writer *w, const uint8_t *p, size_t n)
 }
 
 static int write_blocks(struct block_writer *w, const struct bo_index_layout *l,
-			const uint32_t *crcs)
+			const struct bo_chunk_entry *entries)
 {
 	uint8_t item[INDEX_HEADER_SIZE];
 	uint64_t off = 0, i;
@@ -152,12 +192,24 @@ static int write_blocks(struct block_writer *w, const struct bo_index_layout *l,
 	for (i = 0; !ret && i < l->bo_count; i++) {
 		put64(item, l->bos[i].size);
 		put64(item + 8, off);
+		put64(item + 16, l->bos[i].gpu_va);
 		off += l->bos[i].size;
 		ret = writer_put(w, item, INDEX_BO_SIZE);
 	}
+	for (i = 0; !ret && i < l->ancestor_count; i++) {
+		memset(item, 0, INDEX_ANCESTOR_SIZE);
+		put32(item, l->ancestors[i].image_id);
+		put32(item + 4, l->ancestors[i].gpu_id);
+		put64(item + 8, l->ancestors[i].data_bytes);
+		put32(item + 16, l->ancestors[i].index_crc);
+		ret = writer_put(w, item, INDEX_ANCESTOR_SIZE);
+	}
 	for (i = 0; !ret && i < l->chunk_count; i++) {
-		put32(item, crcs[i]);
-		ret = writer_put(w, item, INDEX_CRC_SIZE);
+		put32(item, entries[i].crc);
+		put32(item + 4, entries[i].level);
+		put64(item + 8, entries[i].offset);
+		memcpy(item + 16, entries[i].digest, BO_DIGEST_LEN);
+		ret = writer_put(w, item, INDEX_ENTRY_SIZE);
 	}
 	ret = ret ?: writer_flush(w);
 	if (ret)
@@ -166,16 +218,18 @@ static int write_blocks(struct block_writer *w, const struct bo_index_layout *l,
 	return pwrite_full(w->fd, item, INDEX_CRC_SIZE, w->off);
 }
 
-int bo_index_write(int fd, const struct bo_index_layout *l, const uint32_t *crcs, char *err,
-		   size_t errlen)
+int bo_index_write(int fd, const struct bo_index_layout *l, const struct bo_chunk_entry *entries,
+		   char *err, size_t errlen)
 {
 	struct block_writer w = {.fd = fd, .buf = malloc(BO_INDEX_BLOCK)};
+	struct bo_index_layout v2 = *l;
 	int ret;
 
 	if (!w.buf)
 		return errmsg_set(err, errlen, -ENOMEM, "gpu %" PRIu32 ": no memory for %s",
 				  l->gpu_id, l->name);
-	ret = write_blocks(&w, l, crcs);
+	v2.version = INDEX_VERSION;
+	ret = write_blocks(&w, &v2, entries);
 	free(w.buf);
 	if (ret)
 		return errmsg_set(err, errlen, ret, "gpu %" PRIu32 ": writing %s: %s", l->gpu_id,
@@ -188,10 +242,11 @@ int bo_index_write(int fd, const struct bo_index_layout *l, const uint32_t *crcs
 static int check_header(const uint8_t *h, struct bo_index_layout *l, char *err, size_t errlen)
 {
 	uint32_t chunk = get32(h + 20);
+	bool v1 = !memcmp(h, INDEX_MAGIC_V1, 8) && get32(h + 8) == 1;
 
-	if (memcmp(h, INDEX_MAGIC, 8) || get32(h + 8) != INDEX_VERSION)
+	if (!v1 && (memcmp(h, INDEX_MAGIC, 8) || get32(h + 8) != INDEX_VERSION))
 		return errmsg_set(err, errlen, -EINVAL,
-				  "gpu %" PRIu32 ": %s: not a BO index (version 1)", l->gpu_id,
+				  "gpu %" PRIu32 ": %s: not a BO index (version 1 or 2)", l->gpu_id,
 				  l->name);
 	if (get32(h + 12) != l->gpu_id || get32(h + 16) != l->image_id)
 		return errmsg_set(err, errlen, -EINVAL,
@@ -202,13 +257,50 @@ static int check_header(const uint8_t *h, struct bo_index_layout *l, char *err, 
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: bad chunk size %" PRIu32, l->gpu_id,
 				  l->name, chunk);
-	if (get32(h + 24) != l->bo_count)
+	if (l->bos && get32(h + 24) != l->bo_count)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: %" PRIu32 " BOs recorded, %" PRIu32
 				  " expected",
 				  l->gpu_id, l->name, get32(h + 24), l->bo_count);
+	if (!l->bos && get32(h + 24) > BO_STREAM_MAX_BOS)
+		return errmsg_set(err, errlen, -EINVAL,
+				  "gpu %" PRIu32 ": %s: %" PRIu32 " BOs recorded, at most %u",
+				  l->gpu_id, l->name, get32(h + 24), BO_STREAM_MAX_BOS);
+	if (!v1 && get32(h + 28) > BO_STREAM_MAX_CHAIN)
+		return errmsg_set(err, errlen, -EINVAL,
+				  "gpu %" PRIu32 ": %s: %" PRIu32 " parent levels, at most %u",
+				  l->gpu_id, l->name, get32(h + 28), BO_STREAM_MAX_CHAIN);
 	l->chunk_size = chunk;
+	l->version = v1 ? 1 : INDEX_VERSION;
+	l->ancestor_count = v1 ? 0 : get32(h + 28);
+	if (!l->bos) { /* any BOs: the sizes as recorded, checked with the BO table */
+		l->bo_count = get32(h + 24);
+		l->data_bytes = get64(h + 32);
+		l->chunk_count = get64(h + 40);
+		if (l->data_bytes > INT64_MAX || l->chunk_count > INT64_MAX / INDEX_ENTRY_SIZE)
+			return errmsg_set(err, errlen, -EINVAL, "gpu %" PRIu32 ": %s: bad sizes",
+					  l->gpu_id, l->name);
+	}
 	return 0;
+}
+
+static int read_ancestors(int fd, struct bo_index_layout *l)
+{
+	uint8_t raw[BO_STREAM_MAX_CHAIN * INDEX_ANCESTOR_SIZE];
+	const uint8_t *p = raw;
+	uint32_t i;
+	int ret;
+
+	if (!l->ancestor_count)
+		return 0;
+	ret = pread_full(fd, raw, (size_t)l->ancestor_count * INDEX_ANCESTOR_SIZE,
+			 INDEX_HEADER_SIZE + bo_table_size(l));
+	for (i = 0; !ret && i < l->ancestor_count; i++, p += INDEX_ANCESTOR_SIZE)
+		l->ancestors[i] = (struct bo_index_ancestor){.image_id = get32(p),
+							     .gpu_id = get32(p + 4),
+							     .data_bytes = get64(p + 8),
+							     .index_crc = get32(p + 16)};
+	return ret;
 }
 
 int bo_index_read_header(int fd, struct bo_index_layout *l, char *err, size_t errlen)
@@ -223,7 +315,8 @@ int bo_index_read_header(int fd, struct bo_index_layout *l, char *err, size_t er
 				  "gpu %" PRIu32 ": %s: %s", l->gpu_id, l->name,
 				  ret == -ENODATA ? "file truncated" : strerror(-ret));
 	ret = check_header(h, l, err, errlen);
-	ret = ret ?: bo_index_layout(l, err, errlen);
+	if (!ret && l->bos)
+		ret = bo_index_layout(l, err, errlen);
 	if (ret)
 		return ret;
 	/* the size the recorded BOs need, exactly: nothing more is read */
@@ -234,6 +327,11 @@ int bo_index_read_header(int fd, struct bo_index_layout *l, char *err, size_t er
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: %jd bytes, expected %" PRIu64, l->gpu_id,
 				  l->name, (intmax_t)st.st_size, bo_index_size(l));
+	ret = read_ancestors(fd, l);
+	if (ret)
+		return errmsg_set(err, errlen, ret == -ENODATA ? -EINVAL : ret,
+				  "gpu %" PRIu32 ": %s: %s", l->gpu_id, l->name,
+				  ret == -ENODATA ? "file truncated" : strerror(-ret));
 	return 0;
 }
 
@@ -255,11 +353,16 @@ static int crc_of_file(int fd, uint64_t len, uint8_t *buf, uint32_t *crc)
 	return 0;
 }
 
+static uint32_t bo_record_size(const struct bo_index_layout *l)
+{
+	return is_v1(l) ? INDEX_BO_SIZE_V1 : INDEX_BO_SIZE;
+}
+
 /* The BO table against the caller's sizes, a block of records at a time. */
 static int check_bo_table(int fd, const struct bo_index_layout *l, uint8_t *buf, char *err,
 			  size_t errlen)
 {
-	const uint32_t per_block = BO_INDEX_BLOCK / INDEX_BO_SIZE;
+	const uint32_t rec = bo_record_size(l), per_block = BO_INDEX_BLOCK / rec;
 	uint64_t off = 0;
 	uint32_t i, n, k;
 	const uint8_t *p;
@@ -267,11 +370,10 @@ static int check_bo_table(int fd, const struct bo_index_layout *l, uint8_t *buf,
 
 	for (i = 0; i < l->bo_count; i += n) {
 		n = l->bo_count - i < per_block ? l->bo_count - i : per_block;
-		ret = pread_full(fd, buf, (size_t)n * INDEX_BO_SIZE,
-				 INDEX_HEADER_SIZE + (uint64_t)i * INDEX_BO_SIZE);
+		ret = pread_full(fd, buf, (size_t)n * rec, INDEX_HEADER_SIZE + (uint64_t)i * rec);
 		if (ret)
 			return ret;
-		for (k = 0, p = buf; k < n; k++, p += INDEX_BO_SIZE) {
+		for (k = 0, p = buf; k < n; k++, p += rec) {
 			if (get64(p) != l->bos[i + k].size || get64(p + 8) != off)
 				return errmsg_set(
 					err, errlen, -EINVAL,
@@ -284,8 +386,53 @@ static int check_bo_table(int fd, const struct bo_index_layout *l, uint8_t *buf,
 	return 0;
 }
 
-static int check_body(int fd, const struct bo_index_layout *l, uint8_t *buf, char *err,
-		      size_t errlen)
+/*
+ * Every entry where the layout says it can be: its level recorded, a level 0
+ * chunk at its own position, an ancestor's inside that ancestor's data
+ * file. Sums the bytes each level holds.
+ */
+static int check_entries(int fd, struct bo_index_layout *l, char *err, size_t errlen)
+{
+	struct bo_index_reader *r = malloc(sizeof(*r));
+	uint64_t chunk = 0, pos = 0, left, len, limit;
+	struct bo_chunk_entry e;
+	uint32_t b;
+	int ret = r ? 0 : -ENOMEM;
+
+	memset(l->level_bytes, 0, sizeof(l->level_bytes));
+	if (r)
+		bo_index_reader_init(r, fd, l);
+	for (b = 0; !ret && b < l->bo_count; b++) {
+		for (left = l->bos[b].size; !ret && left; left -= len, pos += len, chunk++) {
+			len = left < l->chunk_size ? left : l->chunk_size;
+			ret = bo_index_entry_get(r, chunk, &e);
+			if (ret)
+				break;
+			limit = e.level && e.level <= l->ancestor_count
+					? l->ancestors[e.level - 1].data_bytes
+					: 0;
+			if (e.level > l->ancestor_count ||
+			    (!e.level && !is_v1(l) && e.offset != pos) ||
+			    (e.level && (e.offset > limit || len > limit - e.offset))) {
+				free(r);
+				return errmsg_set(err, errlen, -EINVAL,
+						  "gpu %" PRIu32 ": %s: chunk %" PRIu64
+						  " refers to level %" PRIu32 " offset 0x%" PRIx64
+						  ", outside what the index records",
+						  l->gpu_id, l->name, chunk, e.level, e.offset);
+			}
+			l->level_bytes[e.level] += len;
+		}
+	}
+	free(r);
+	if (ret)
+		return errmsg_set(err, errlen, ret == -ENODATA ? -EINVAL : ret,
+				  "gpu %" PRIu32 ": %s: %s", l->gpu_id, l->name,
+				  ret == -ENODATA ? "file truncated" : strerror(-ret));
+	return 0;
+}
+
+static int check_body(int fd, struct bo_index_layout *l, uint8_t *buf, char *err, size_t errlen)
 {
 	uint64_t len = bo_index_size(l);
 	uint32_t crc;
@@ -297,6 +444,7 @@ static int check_body(int fd, const struct bo_index_layout *l, uint8_t *buf, cha
 		return errmsg_set(err, errlen, -EBADMSG,
 				  "gpu %" PRIu32 ": %s: index checksum mismatch", l->gpu_id,
 				  l->name);
+	l->index_crc = crc;
 	ret = ret ?: pread_full(fd, buf, INDEX_HEADER_SIZE, 0);
 	if (!ret && (get64(buf + 32) != l->data_bytes || get64(buf + 40) != l->chunk_count))
 		return errmsg_set(err, errlen, -EINVAL,
@@ -306,10 +454,11 @@ static int check_body(int fd, const struct bo_index_layout *l, uint8_t *buf, cha
 		return errmsg_set(err, errlen, ret == -ENODATA ? -EINVAL : ret,
 				  "gpu %" PRIu32 ": %s: %s", l->gpu_id, l->name,
 				  ret == -ENODATA ? "file truncated" : strerror(-ret));
-	return check_bo_table(fd, l, buf, err, errlen);
+	ret = check_bo_table(fd, l, buf, err, errlen);
+	return ret ?: check_entries(fd, l, err, errlen);
 }
 
-int bo_index_check(int fd, const struct bo_index_layout *l, char *err, size_t errlen)
+int bo_index_check(int fd, struct bo_index_layout *l, char *err, size_t errlen)
 {
 	uint8_t *buf = malloc(BO_INDEX_BLOCK);
 	int ret;
@@ -322,38 +471,77 @@ int bo_index_check(int fd, const struct bo_index_layout *l, char *err, size_t er
 	return ret;
 }
 
-/* ---- chunk checksums on demand -------------------------------------------------------------- */
-
-void bo_index_crcs_init(struct bo_index_crcs *c, int fd, const struct bo_index_layout *l)
+int bo_index_read_bos(int fd, const struct bo_index_layout *l, struct bo_index_bo **bos, char *err,
+		      size_t errlen)
 {
-	c->fd = fd;
-	c->count = l->chunk_count;
-	c->base = INDEX_HEADER_SIZE + (uint64_t)l->bo_count * INDEX_BO_SIZE;
-	c->first = 0;
-	c->n = 0;
+	const uint32_t rec = bo_record_size(l);
+	uint8_t *raw = malloc((size_t)l->bo_count * rec + 1);
+	struct bo_index_bo *v = calloc(l->bo_count + 1, sizeof(*v));
+	uint32_t i;
+	int ret = raw && v ? 0 : -ENOMEM;
+
+	if (!ret)
+		ret = pread_full(fd, raw, (size_t)l->bo_count * rec, INDEX_HEADER_SIZE);
+	for (i = 0; !ret && i < l->bo_count; i++)
+		v[i] = (struct bo_index_bo){.size = get64(raw + (size_t)i * rec),
+					    .gpu_va = is_v1(l) ? 0
+							       : get64(raw + (size_t)i * rec + 16)};
+	free(raw);
+	if (ret) {
+		free(v);
+		return errmsg_set(err, errlen, ret == -ENODATA ? -EINVAL : ret,
+				  "gpu %" PRIu32 ": %s: %s", l->gpu_id, l->name,
+				  ret == -ENODATA ? "file truncated" : strerror(-ret));
+	}
+	*bos = v;
+	return 0;
 }
 
-int bo_index_crc_get(struct bo_index_crcs *c, uint64_t chunk, uint32_t *crc)
+/* ---- chunk entries on demand -------------------------------------------------------------- */
+
+void bo_index_reader_init(struct bo_index_reader *r, int fd, const struct bo_index_layout *l)
 {
-	uint8_t raw[BO_INDEX_WINDOW * INDEX_CRC_SIZE];
-	uint32_t n;
+	r->fd = fd;
+	r->version = l->version ? l->version : INDEX_VERSION;
+	r->count = l->chunk_count;
+	r->base = entries_base(l);
+	r->first = 0;
+	r->n = 0;
+}
+
+static void decode_entry(const struct bo_index_reader *r, const uint8_t *p,
+			 struct bo_chunk_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->crc = get32(p);
+	if (r->version == 1)
+		return;
+	e->level = get32(p + 4);
+	e->offset = get64(p + 8);
+	memcpy(e->digest, p + 16, BO_DIGEST_LEN);
+}
+
+int bo_index_entry_get(struct bo_index_reader *r, uint64_t chunk, struct bo_chunk_entry *e)
+{
+	const uint32_t size = r->version == 1 ? INDEX_ENTRY_SIZE_V1 : INDEX_ENTRY_SIZE;
+	uint8_t raw[BO_INDEX_WINDOW * INDEX_ENTRY_SIZE];
+	uint32_t n, i;
 	int ret;
 
-	if (chunk >= c->count)
+	if (chunk >= r->count)
 		return -EINVAL;
-	if (chunk < c->first || chunk >= c->first + c->n) {
+	if (chunk < r->first || chunk >= r->first + r->n) {
 		/* chunks are read in order: the window starts at the one asked for */
-		n = c->count - chunk < BO_INDEX_WINDOW ? (uint32_t)(c->count - chunk)
+		n = r->count - chunk < BO_INDEX_WINDOW ? (uint32_t)(r->count - chunk)
 						       : BO_INDEX_WINDOW;
-		ret = pread_full(c->fd, raw, (size_t)n * INDEX_CRC_SIZE,
-				 c->base + chunk * INDEX_CRC_SIZE);
+		ret = pread_full(r->fd, raw, (size_t)n * size, r->base + chunk * size);
 		if (ret)
 			return ret == -ENODATA ? -EIO : ret;
-		for (uint32_t i = 0; i < n; i++)
-			c->v[i] = get32(raw + (size_t)i * INDEX_CRC_SIZE);
-		c->first = chunk;
-		c->n = n;
+		for (i = 0; i < n; i++)
+			decode_entry(r, raw + (size_t)i * size, &r->v[i]);
+		r->first = chunk;
+		r->n = n;
 	}
-	*crc = c->v[chunk - c->first];
+	*e = r->v[chunk - r->first];
 	return 0;
 }

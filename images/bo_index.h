@@ -23,6 +23,29 @@
 
 #define BO_INDEX_BLOCK	(64u << 10)
 #define BO_INDEX_WINDOW 1024u
+#define BO_DIGEST_LEN	16u /* XXH3-128, canonical (big-endian) bytes */
+
+/*
+ * Where a chunk's bytes are: level 0, this image's data file at the chunk's
+ * own position; level k >= 1, the data file of ancestor k (1: the parent
+ * image directory) at `offset`. crc is the chunk's CRC-32 (what a restore
+ * verifies, wherever the bytes are), digest its XXH3-128 (what a child dump
+ * compares: a CRC-32 is too weak to call two chunks equal).
+ */
+struct bo_chunk_entry {
+	uint32_t crc;
+	uint32_t level;
+	uint64_t offset;
+	uint8_t digest[BO_DIGEST_LEN];
+};
+
+/* An ancestor's files as a child index records them (its identity). */
+struct bo_index_ancestor {
+	uint32_t image_id;
+	uint32_t gpu_id;
+	uint64_t data_bytes; /* its data file's size */
+	uint32_t index_crc;  /* its index's own checksum (the index's last 4 bytes) */
+};
 
 /* What an index describes: filled by the caller, then by bo_index_layout(). */
 struct bo_index_layout {
@@ -30,48 +53,80 @@ struct bo_index_layout {
 	uint32_t image_id;
 	uint32_t chunk_size;
 	uint32_t bo_count;
-	const struct bo_stream_bo *bos; /* bo_count BOs: their sizes */
+	const struct bo_stream_bo *bos; /* bo_count BOs: their sizes (and gpu_va, written) */
 	const char *name;		/* the index file's name, for messages */
 	/* from bo_layout(): */
 	uint64_t data_bytes;  /* sum of the BO sizes */
 	uint64_t chunk_count; /* chunks of chunk_size cut from each BO */
+	/* version 2: the ancestors whose data files chunks refer to (written
+	 * by the caller, read from the header and the ancestor table) */
+	uint32_t version; /* read: 1 or 2 */
+	uint32_t ancestor_count;
+	struct bo_index_ancestor ancestors[BO_STREAM_MAX_CHAIN];
+	/* from bo_index_check(): bytes of chunks each level holds, and the
+	 * index's own checksum (what a child records as index_crc) */
+	uint64_t level_bytes[BO_STREAM_MAX_CHAIN + 1];
+	uint32_t index_crc;
 };
 
 /* CRC-32 (zlib's, as gzip and PNG) of len bytes, continuing crc (0 to start). */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len);
+/* XXH3-128 of len bytes, canonical bytes into digest. */
+void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN]);
 
 /* data_bytes and chunk_count from the BO sizes; -EOVERFLOW on absurd sizes. */
 int bo_index_layout(struct bo_index_layout *l, char *err, size_t errlen);
 
-/* Bytes of the index file of that layout. */
+/* Bytes of the index file of that layout (the version and ancestor count set). */
 uint64_t bo_index_size(const struct bo_index_layout *l);
 
-/* Writes the whole index (crcs: chunk_count checksums) to fd from offset 0. */
-int bo_index_write(int fd, const struct bo_index_layout *l, const uint32_t *crcs, char *err,
-		   size_t errlen);
+/*
+ * Writes the whole index, version 2 (entries: chunk_count of them, with
+ * l->ancestors[0..ancestor_count-1] as the levels they refer to), to fd from
+ * offset 0.
+ */
+int bo_index_write(int fd, const struct bo_index_layout *l, const struct bo_chunk_entry *entries,
+		   char *err, size_t errlen);
 
 /*
  * Reads and checks the index in fd against l (gpu_id, image_id, bo_count,
- * bos, name set by the caller): header first (l->chunk_size is taken from
- * it, then the layout computed), the file's size, then the whole file
- * streamed: its own checksum, the recorded sizes, the BO table. Reads no
- * chunk checksum into memory.
+ * bos, name set by the caller): header first (l->chunk_size, version and
+ * ancestors are taken from it, then the layout computed), the file's size,
+ * then the whole file streamed: its own checksum, the recorded sizes, the
+ * BO table, every entry (levels recorded, offsets inside their file). Reads
+ * no more than a block and a window of entries into memory.
+ * bo_index_read_header() with l->bos NULL takes any BO count (a parent's
+ * index, whose BOs the caller learns from bo_index_read_bos()).
  */
 int bo_index_read_header(int fd, struct bo_index_layout *l, char *err, size_t errlen);
-int bo_index_check(int fd, const struct bo_index_layout *l, char *err, size_t errlen);
+int bo_index_check(int fd, struct bo_index_layout *l, char *err, size_t errlen);
 
-/* The chunk checksums of a checked index, read on demand. */
-struct bo_index_crcs {
-	int fd;
-	uint64_t count; /* chunks */
-	uint64_t base;	/* file offset of the first checksum */
-	uint64_t first; /* chunk of v[0] */
-	uint32_t n;	/* valid entries of v */
-	uint32_t v[BO_INDEX_WINDOW];
+/* A BO as an index records it. */
+struct bo_index_bo {
+	uint64_t size;
+	uint64_t gpu_va; /* 0 in version 1 */
 };
 
-void bo_index_crcs_init(struct bo_index_crcs *c, int fd, const struct bo_index_layout *l);
-/* The checksum of chunk `chunk` (< count); -errno when the index cannot be read. */
-int bo_index_crc_get(struct bo_index_crcs *c, uint64_t chunk, uint32_t *crc);
+/* The BO table of an index whose header was read (l->bo_count entries, malloc'd). */
+int bo_index_read_bos(int fd, const struct bo_index_layout *l, struct bo_index_bo **bos, char *err,
+		      size_t errlen);
+
+/* The chunk entries of a checked index, read on demand through a window. */
+struct bo_index_reader {
+	int fd;
+	uint32_t version;
+	uint64_t count; /* chunks */
+	uint64_t base;	/* file offset of the first entry */
+	uint64_t first; /* chunk of v[0] */
+	uint32_t n;	/* valid entries of v */
+	struct bo_chunk_entry v[BO_INDEX_WINDOW];
+};
+
+void bo_index_reader_init(struct bo_index_reader *r, int fd, const struct bo_index_layout *l);
+/*
+ * The entry of chunk `chunk` (< count); -errno when the index cannot be read.
+ * Version 1 entries are level 0 with no digest.
+ */
+int bo_index_entry_get(struct bo_index_reader *r, uint64_t chunk, struct bo_chunk_entry *e);
 
 #endif

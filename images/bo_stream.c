@@ -61,6 +61,8 @@ static int check_config(const struct stream *st, char *err, size_t errlen)
 	if (cfg->chunk_size % FILE_PAGE || cfg->chunk_size > BO_STREAM_MAX_CHUNK)
 		return errmsg_set(err, errlen, -EINVAL, "bo_stream: bad chunk size %" PRIu32,
 				  cfg->chunk_size);
+	if (cfg->has_parent && cfg->parent_dir_fd < 0)
+		return errmsg_set(err, errlen, -EINVAL, "bo_stream: no parent image directory");
 	if (cfg->ring_depth == 1 || cfg->ring_depth > BO_STREAM_MAX_DEPTH)
 		return errmsg_set(err, errlen, -EINVAL, "bo_stream: bad ring depth %" PRIu32,
 				  cfg->ring_depth);
@@ -87,6 +89,8 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 		return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 	for (i = 0; i < st->gpu_count; i++) {
 		job = &st->jobs[i];
+		st->gpus[i].parent_bytes = st->gpus[i].written_bytes = 0;
+		st->gpus[i].parent_note[0] = 0;
 		if (ring_init(&job->ring))
 			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 		st->jobs_ready++;
@@ -137,6 +141,8 @@ static void stream_run(struct stream *st)
 						 .engine_ns = job->engine_ns,
 						 .file_ns = job->file_ns,
 						 .checksum_ns = job->checksum_ns};
+		st->gpus[i].parent_bytes = job->parent_bytes;
+		st->gpus[i].written_bytes = job->written_bytes;
 	}
 }
 
@@ -197,9 +203,7 @@ static void stream_teardown(struct stream *st, bool failed)
 			unlink_images(job);
 		bo_job_close_fd(&job->data_fd);
 		bo_job_close_fd(&job->index_fd);
-		free(job->crcs);
-		free(job->index_crcs);
-		bo_job_zeros_unmap(job->zeros, job->chunk_size);
+		bo_job_free(job);
 		ring_destroy(&job->ring);
 	}
 	free(st->jobs);
@@ -308,9 +312,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 		errmsg_set(err, errlen, ret, "%s", job.ring.msg);
 	bo_job_close_fd(&job.data_fd);
 	bo_job_close_fd(&job.index_fd);
-	free(job.crcs);
-	free(job.index_crcs);
-	bo_job_zeros_unmap(job.zeros, job.chunk_size);
+	bo_job_free(&job);
 	ring_destroy(&job.ring);
 	free(gpu.bos);
 	return ret;

@@ -22,22 +22,40 @@
  *                                       order, back to back (no padding); sparse:
  *                                       all-zero pages of a chunk are not written
  *                                       (holes read as zeros; checksums as usual)
- *   amdgpu-bo-<image_id>-<gpu_id>.idx   the index, all integers little-endian:
- *     off  0  char[8] magic "AMDBOIX1"
- *          8  u32 version (1)
+ *   amdgpu-bo-<image_id>-<gpu_id>.idx   the index, all integers little-endian
+ *                                       (version 2; version 1 is still read):
+ *     off  0  char[8] magic "AMDBOIX2" ("AMDBOIX1": version 1)
+ *          8  u32 version (2)
  *         12  u32 gpu_id
  *         16  u32 image_id
  *         20  u32 chunk_size (a multiple of 4096, at most BO_STREAM_MAX_CHUNK)
  *         24  u32 bo_count
- *         28  u32 reserved (0)
+ *         28  u32 ancestor_count (at most BO_STREAM_MAX_CHAIN; version 1: 0)
  *         32  u64 data_bytes (size of the .img file = sum of BO sizes)
  *         40  u64 chunk_count
  *         48  u8[16] reserved (0)
- *         64  bo_count x { u64 size; u64 offset in .img }
- *          .  chunk_count x u32 CRC-32 (zlib crc32) of each chunk. Chunks cut
- *             each BO from its start in chunk_size pieces (the last one may be
- *             shorter); a chunk never spans two BOs; zero-size BOs have none
+ *         64  bo_count x { u64 size; u64 offset in .img; u64 gpu_va }
+ *                        (version 1: { u64 size; u64 offset })
+ *          .  ancestor_count x { u32 image_id; u32 gpu_id; u64 data_bytes;
+ *                                u32 index_crc; u32 reserved (0) }: ancestor k
+ *             (k = 1, 2, ...) is the same GPU's files in the image directory
+ *             reached by following the link "parent" k times (CRIU's
+ *             --prev-images-dir); index_crc is that index's last 4 bytes
+ *          .  chunk_count x { u32 CRC-32 (zlib crc32) of the chunk; u32 level;
+ *                             u64 offset; u8[16] XXH3-128 of the chunk }
+ *             (version 1: u32 CRC-32 only). Chunks cut each BO from its start
+ *             in chunk_size pieces (the last one may be shorter); a chunk never
+ *             spans two BOs; zero-size BOs have none. Level 0: the bytes are in
+ *             this .img at offset (the chunk's own position); level k: in
+ *             ancestor k's .img at offset, and this .img has a hole there.
  *          .  u32 CRC-32 of all the preceding bytes of the index
+ * Incremental dumps (cfg->has_parent): a chunk whose XXH3-128 and CRC-32 equal
+ * those of the parent's chunk at the same offset of the same BO (same gpu_va
+ * and size; BOs without gpu_va: same index and size) is not written; its
+ * entry refers to where the parent has it. All-zero chunks are holes of
+ * their own image, never references. A restore or verify opens the
+ * ancestors its index names (each identity checked: index_crc, data size)
+ * and reads every chunk where it is, checking its CRC-32 as usual.
  * Restore refuses an index or data file that does not match the BO sizes the
  * caller passes (from its own metadata), exactly, before touching any BO.
  * Both files are checked in bounded memory whatever their size: the sizes
@@ -67,6 +85,8 @@
 #define BO_STREAM_MAX_CHUNK		(256u << 20)
 #define BO_STREAM_MAX_DEPTH		64u
 #define BO_STREAM_DEFAULT_PROGRESS_STEP (1ull << 30)
+/* Parent links an incremental chain may have (deeper chunks are written again). */
+#define BO_STREAM_MAX_CHAIN 32u
 /* More BOs per GPU than this is taken as corrupt metadata. */
 #define BO_STREAM_MAX_BOS (1u << 20)
 
@@ -124,8 +144,9 @@ extern const struct bo_copy_engine bo_copy_engine_cpu;
 #define BO_COPY_CPU_WINDOW (32ull << 20)
 
 struct bo_stream_bo {
-	uint64_t size; /* bytes of contents (the bucket's size) */
-	int dmabuf_fd; /* owned by the stream from the call on; -1: none */
+	uint64_t size;	 /* bytes of contents (the bucket's size) */
+	uint64_t gpu_va; /* its GPU address: the same BO in a parent image; 0: unknown */
+	int dmabuf_fd;	 /* owned by the stream from the call on; -1: none */
 };
 
 /*
@@ -147,6 +168,10 @@ struct bo_stream_gpu {
 	struct bo_stream_bo *bos;
 	const struct bo_copy_engine *engine; /* NULL: bo_copy_engine_cpu */
 	struct bo_stream_times times;	     /* out */
+	/* out, dump: bytes left in the ancestors' files (incremental) and written here */
+	uint64_t parent_bytes, written_bytes;
+	/* out, dump with a parent: why this GPU's chunks were all written ("" if not) */
+	char parent_note[256];
 };
 
 /*
@@ -164,11 +189,19 @@ unsigned int bo_stream_hidden_permille(const struct bo_stream_times *t);
 typedef void (*bo_stream_progress_fn)(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total);
 
 struct bo_stream_config {
-	int dir_fd;			/* image directory */
-	uint32_t image_id;		/* see file names above */
-	uint32_t chunk_size;		/* 0: default; else a multiple of 4096 up to MAX */
-	uint32_t ring_depth;		/* staging chunks per GPU, 0: default; 2..MAX */
-	bool sync;			/* dump: fdatasync() both files before returning */
+	int dir_fd;	     /* image directory */
+	uint32_t image_id;   /* see file names above */
+	uint32_t chunk_size; /* 0: default; else a multiple of 4096 up to MAX */
+	uint32_t ring_depth; /* staging chunks per GPU, 0: default; 2..MAX */
+	bool sync;	     /* dump: fdatasync() both files before returning */
+	/*
+	 * Dump: write only what changed since the images in parent_dir_fd (a
+	 * directory fd; the stream reads it, never writes it). A GPU whose files
+	 * are not there or not usable there is written whole (parent_note says
+	 * why). Restore and verify follow "parent" links from dir_fd instead.
+	 */
+	bool has_parent;
+	int parent_dir_fd;
 	bo_stream_progress_fn progress; /* may be NULL */
 	void *progress_arg;
 	uint64_t progress_step; /* 0: default */

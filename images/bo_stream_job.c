@@ -100,12 +100,17 @@ static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
 	return crc;
 }
 
-/* A slot's checksum, its time counted (bo_stream_times.checksum_ns). */
-static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s)
+/*
+ * A slot's checksum, and (digest non-NULL, a dump) its XXH3-128, their time
+ * counted (bo_stream_times.checksum_ns).
+ */
+static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
 {
 	uint64_t start = bo_job_now_ns();
 	uint32_t crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
 
+	if (digest)
+		bo_index_digest(s->buf, s->len, digest);
 	job->checksum_ns += bo_job_now_ns() - start;
 	return crc;
 }
@@ -248,6 +253,38 @@ bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struc
 
 /* ---- pipeline stages -------------------------------------------------------------------- */
 
+/*
+ * The chunk's index entry: here, or (incremental) where the parent has the
+ * same bytes: same CRC-32 and XXH3-128 at the same offset of the same BO.
+ * Zero chunks stay here: a hole costs nothing.
+ */
+static int dump_entry(struct gpu_job *job, struct staging_slot *s)
+{
+	struct bo_chunk_entry *e = &job->entries[s->chunk_index], pe;
+	const struct bo_stream_bo *bo = &job->gpu->bos[s->bo_index];
+	int ret;
+
+	e->crc = slot_checksum(job, s, e->digest);
+	e->level = s->level = 0;
+	e->offset = s->file_off;
+	if (!job->parent || s->zero)
+		return 0;
+	ret = bo_parent_lookup(job->parent, s->bo_index, bo->gpu_va, bo->size, s->bo_off, &pe);
+	if (ret == -EIO)
+		return bo_job_fail(job, -EIO,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": reading the parent's index failed",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off);
+	if (ret || pe.crc != e->crc || memcmp(pe.digest, e->digest, BO_DIGEST_LEN))
+		return 0;
+	e->level = s->level = pe.level;
+	e->offset = pe.offset;
+	if (pe.level > job->max_level)
+		job->max_level = pe.level;
+	job->parent_bytes += s->len;
+	return 0;
+}
+
 static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 {
 	int ret = bo_switch(job, s->bo_index);
@@ -263,8 +300,7 @@ static int dump_fill(struct gpu_job *job, struct staging_slot *s)
 				   engine_error(job, ret));
 	/* the zero test stops at the first non-zero byte: cheap for data */
 	s->zero = is_zero(s->buf, s->len);
-	job->crcs[s->chunk_index] = slot_checksum(job, s);
-	return 0;
+	return dump_entry(job, s);
 }
 
 /* Length of the run of blocks (pages of the chunk, the last one maybe shorter)
@@ -293,8 +329,9 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 	char name[64];
 	int ret = 0;
 
-	if (s->zero)
+	if (s->zero || s->level)
 		return 0;
+	job->written_bytes += s->len;
 	while (!ret && off < s->len) {
 		off += block_run(s, off, true);
 		len = block_run(s, off, false);
@@ -335,11 +372,39 @@ static bool chunk_is_hole(struct gpu_job *job, const struct staging_slot *s)
 	return (uint64_t)data >= s->file_off + s->len;
 }
 
+/* A chunk an ancestor holds (a restore of an incremental image). */
+static int restore_fill_ancestor(struct gpu_job *job, struct staging_slot *s)
+{
+	const char *name = job->chain.name[s->level - 1];
+	int ret;
+
+	s->zero = false;
+	ret = pread_full(job->chain.data_fd[s->level - 1], s->buf, s->len, s->src_off);
+	if (ret)
+		return bo_job_fail(job, ret == -ENODATA ? -EIO : ret,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": reading %s (parent level %" PRIu32 ") at 0x%" PRIx64 ": %s",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->level,
+				   s->src_off, ret == -ENODATA ? "file truncated" : strerror(-ret));
+	return 0;
+}
+
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 {
+	struct bo_chunk_entry e;
 	char name[64];
-	int ret = 0;
+	int ret = bo_index_entry_get(job->reader, s->chunk_index, &e);
 
+	if (ret)
+		return bo_job_fail(job, ret,
+				   "gpu %" PRIu32 ": reading the entry of chunk %" PRIu64
+				   " from the index: %s",
+				   job->gpu->gpu_id, s->chunk_index, strerror(-ret));
+	s->crc = e.crc;
+	s->level = e.level;
+	s->src_off = e.offset;
+	if (s->level)
+		return restore_fill_ancestor(job, s);
 	/* a hole needs no read, no CRC pass, no copy: zeros and their checksum */
 	s->zero = chunk_is_hole(job, s);
 	if (!job->engine->ops->zero) {
@@ -368,18 +433,15 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
  */
 int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 {
-	uint32_t crc, expected;
-	char name[64];
-	int ret;
+	uint32_t crc, expected = s->crc;
+	char name[96];
 
-	bo_job_image_name(name, sizeof(name), job, "img");
-	ret = bo_index_crc_get(job->index_crcs, s->chunk_index, &expected);
-	if (ret)
-		return bo_job_fail(job, ret,
-				   "gpu %" PRIu32 ": reading the checksum of chunk %" PRIu64
-				   " from the index: %s",
-				   job->gpu->gpu_id, s->chunk_index, strerror(-ret));
-	crc = slot_checksum(job, s);
+	if (s->level)
+		snprintf(name, sizeof(name), "%s (parent level %" PRIu32 ")",
+			 job->chain.name[s->level - 1], s->level);
+	else
+		bo_job_image_name(name, sizeof(name), job, "img");
+	crc = slot_checksum(job, s, NULL);
 	if (crc != expected)
 		return bo_job_fail(job, -EBADMSG,
 				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -526,7 +588,9 @@ static int write_index(struct gpu_job *job)
 
 	bo_job_image_name(name, sizeof(name), job, "idx");
 	l = job_index(job, name);
-	ret = bo_index_write(job->index_fd, &l, job->crcs, msg, sizeof(msg));
+	l.ancestor_count = job->max_level;
+	memcpy(l.ancestors, job->ancestors.ancestors, sizeof(l.ancestors));
+	ret = bo_index_write(job->index_fd, &l, job->entries, msg, sizeof(msg));
 	if (ret)
 		return bo_job_fail(job, ret, "%s", msg);
 	if (job->cfg->sync && (fdatasync(job->data_fd) || fdatasync(job->index_fd)))
@@ -562,13 +626,18 @@ static int index_check(struct gpu_job *job)
 
 	bo_job_image_name(name, sizeof(name), job, "idx");
 	l = job_index(job, name);
-	ret = bo_index_check(job->index_fd, &l, msg, sizeof(msg));
+	ret = bo_index_read_header(job->index_fd, &l, msg, sizeof(msg));
+	ret = ret ?: bo_index_check(job->index_fd, &l, msg, sizeof(msg));
+	ret = ret ?: bo_chain_open(job->cfg->dir_fd, &l, &job->chain, msg, sizeof(msg));
 	if (ret)
 		return bo_job_fail(job, ret, "%s", msg);
-	job->index_crcs = malloc(sizeof(*job->index_crcs));
-	if (!job->index_crcs)
+	job->ancestors = l;
+	job->ancestors.bos = NULL;
+	job->ancestors.name = NULL;
+	job->reader = malloc(sizeof(*job->reader));
+	if (!job->reader)
 		return bo_job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
-	bo_index_crcs_init(job->index_crcs, job->index_fd, &l);
+	bo_index_reader_init(job->reader, job->index_fd, &l);
 	return 0;
 }
 
@@ -610,15 +679,32 @@ static int check_data_size(struct gpu_job *job)
 	return 0;
 }
 
+/* The parent's files of this GPU, if usable; else the GPU is written whole, saying why. */
+static void open_parent(struct gpu_job *job)
+{
+	struct bo_stream_gpu *g = job->gpu;
+	char msg[ERR_LEN];
+	int ret = bo_parent_open(job->cfg->parent_dir_fd, job->cfg->image_id, g->gpu_id,
+				 job->chunk_size, &job->parent, msg, sizeof(msg));
+
+	if (ret) {
+		snprintf(g->parent_note, sizeof(g->parent_note), "%s", msg);
+		return;
+	}
+	bo_parent_ancestors(job->parent, &job->ancestors);
+}
+
 static int job_prepare_dump(struct gpu_job *job)
 {
 	int ret = job_layout(job);
 
 	if (ret)
 		return ret;
-	job->crcs = malloc(job->chunk_count ? job->chunk_count * sizeof(*job->crcs) : 1);
-	if (!job->crcs)
+	job->entries = calloc(job->chunk_count ? job->chunk_count : 1, sizeof(*job->entries));
+	if (!job->entries)
 		return bo_job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
+	if (job->cfg->has_parent)
+		open_parent(job);
 	ret = open_image(job, "img", &job->data_fd);
 	if (ret)
 		return ret;
@@ -662,4 +748,17 @@ int bo_job_prepare(struct gpu_job *job)
 				   " staging chunks of %" PRIu32 " bytes",
 				   job->gpu->gpu_id, depth, job->chunk_size);
 	return 0;
+}
+
+void bo_job_free(struct gpu_job *job)
+{
+	free(job->entries);
+	job->entries = NULL;
+	free(job->reader);
+	job->reader = NULL;
+	bo_parent_close(job->parent);
+	job->parent = NULL;
+	bo_chain_close(&job->chain);
+	bo_job_zeros_unmap(job->zeros, job->chunk_size);
+	job->zeros = NULL;
 }

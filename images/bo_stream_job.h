@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "images/bo_chain.h"
 #include "images/bo_index.h"
 #include "images/bo_stream.h"
 #include "images/staging_ring.h"
@@ -42,9 +43,16 @@ struct gpu_job {
 	uint32_t chunk_size;
 	uint64_t data_bytes;
 	uint64_t chunk_count;
-	uint32_t *crcs; /* dump: chunk_count checksums, written to the index at the end */
-	struct bo_index_crcs *index_crcs; /* restore: the index's, read on demand */
-	uint32_t zero_crc;		  /* of chunk_size zero bytes, once zero_crc_known */
+	/* dump: chunk_count entries, written to the index at the end */
+	struct bo_chunk_entry *entries;
+	struct bo_parent *parent; /* dump: the parent's index, NULL: none (written whole) */
+	struct bo_index_layout
+		ancestors;  /* dump: the child's ancestor table; restore: the index's */
+	uint32_t max_level; /* dump: deepest level referred to */
+	uint64_t parent_bytes, written_bytes;
+	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
+	struct bo_chain chain;		/* restore: the ancestors' data files */
+	uint32_t zero_crc;		/* of chunk_size zero bytes, once zero_crc_known */
 	bool zero_crc_known;
 	/* restore: a chunk of zeros for holes (a read-only anonymous mapping,
 	 * page-aligned and never written: its pages stay the kernel's zero
@@ -90,8 +98,10 @@ void bo_job_join(struct gpu_job *job);
 bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struct staging_slot *s);
 /* Restore's producer stage: reads the slot's chunk (or knows it is a hole). */
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s);
-/* Restore's consumer stage, first: the chunk's CRC-32 against the index (-EBADMSG). */
+/* Restore's consumer stage, first: the chunk's CRC-32 against the index's (-EBADMSG). */
 int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s);
 void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size);
+/* Frees what prepare and the run allocated (not the ring, not the fds). */
+void bo_job_free(struct gpu_job *job);
 
 #endif

@@ -30,6 +30,12 @@ struct staging_slot {
 	uint64_t file_off;
 	uint64_t chunk_index;
 	bool zero; /* all bytes zero (dump: nothing to write) */
+	/* where the chunk's bytes are (bo_chain.h): level 0 here at file_off,
+	 * else ancestor `level` at src_off (dump: in the parent, nothing to
+	 * write); restore: the CRC-32 the index expects */
+	uint32_t level;
+	uint32_t crc;
+	uint64_t src_off;
 };
 
 /* Single-producer single-consumer ring; `error` stops both sides. */

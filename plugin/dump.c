@@ -4,6 +4,7 @@
  * returned sizes, metadata image, BO contents) and of render-node files.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,7 +319,7 @@ static int build_streams(const struct dump_session *s, struct checkpoint *c,
 				continue;
 			copy[n].invisible_bos += kfd_bo_maybe_invisible(b->alloc_flags);
 			g->bos[g->bo_count++] = (struct bo_stream_bo){
-				.size = b->size, .dmabuf_fd = (int)b->dmabuf_fd};
+				.size = b->size, .gpu_va = b->addr, .dmabuf_fd = (int)b->dmabuf_fd};
 			b->dmabuf_fd = KFD_NO_DMABUF_FD;
 		}
 		if (g->bo_count)
@@ -342,6 +343,43 @@ static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
 	}
 }
 
+/*
+ * CRIU's --prev-images-dir made a link "parent" in the image directory: the
+ * BO contents are then incremental too. -1: none (a full dump).
+ */
+static int open_parent_dir(const struct dump_session *s)
+{
+	int fd = openat(s->dir_fd, "parent", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 && errno != ENOENT)
+		pr_warn("the image directory's 'parent' link cannot be opened (%s): BO contents "
+			"are dumped whole",
+			strerror(errno));
+	return fd;
+}
+
+/* What an incremental dump left in the parent chain, per GPU. */
+static void report_incremental(const struct checkpoint *c, const struct bo_stream_gpu *gpus,
+			       uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct bo_stream_gpu *g = &gpus[i];
+
+		if (g->parent_note[0])
+			pr_info("pid %u: gpu %u: no usable parent images, contents dumped whole: "
+				"%s",
+				c->args.pid, g->gpu_id, g->parent_note);
+		else
+			pr_info("pid %u: gpu %u: incremental: %" PRIu64
+				" MiB unchanged (left in the "
+				"parent images), %" PRIu64 " MiB written",
+				c->args.pid, g->gpu_id, g->parent_bytes >> 20,
+				g->written_bytes >> 20);
+	}
+}
+
 static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t id, uint64_t *bytes)
 {
 	uint32_t nd = c->args.num_devices + 1;
@@ -357,6 +395,8 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	char why[512];
 	int ret;
 
+	cfg.parent_dir_fd = open_parent_dir(s);
+	cfg.has_parent = cfg.parent_dir_fd >= 0;
 	if (!gpus || !copy || !sdma) {
 		ret = -ENOMEM;
 		goto out;
@@ -371,11 +411,15 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 		ret = bo_stream_dump(&cfg, gpus, n, why, sizeof(why));
 		if (ret)
 			pr_err("pid %u: cannot save BO contents: %s", c->args.pid, why);
+		else if (cfg.has_parent)
+			report_incremental(c, gpus, n);
 	}
 	snprintf(why, sizeof(why), "dump of pid %u:", c->args.pid);
 	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
 	free_streams(gpus, n);
 out:
+	if (cfg.parent_dir_fd >= 0)
+		close(cfg.parent_dir_fd);
 	free(gpus);
 	free(copy);
 	free(sdma);
