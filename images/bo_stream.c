@@ -280,8 +280,8 @@ static int verify_job(struct gpu_job *job, bool chunks, struct bo_stream_fault *
 }
 
 static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
-		  uint32_t bo_count, bool chunks, struct bo_stream_fault *fault, char *err,
-		  size_t errlen)
+		  uint32_t bo_count, bool chunks, struct bo_stream_fault *fault,
+		  struct bo_stream_chain *chain, char *err, size_t errlen)
 {
 	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = image_id};
 	struct bo_stream_gpu gpu = {.gpu_id = gpu_id, .bo_count = bo_count};
@@ -310,6 +310,10 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	ret = verify_job(&job, chunks, fault);
 	if (ret)
 		errmsg_set(err, errlen, ret, "%s", job.ring.msg);
+	else if (chain) {
+		chain->levels = job.ancestors.ancestor_count;
+		memcpy(chain->level_bytes, job.ancestors.level_bytes, sizeof(chain->level_bytes));
+	}
 	bo_job_close_fd(&job.data_fd);
 	bo_job_close_fd(&job.index_fd);
 	bo_job_free(&job);
@@ -321,13 +325,21 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
 		     uint32_t bo_count, struct bo_stream_fault *fault, char *err, size_t errlen)
 {
-	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, true, fault, err, errlen);
+	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, true, fault, NULL, err, errlen);
 }
 
 int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
 			  uint32_t bo_count, char *err, size_t errlen)
 {
-	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, false, NULL, err, errlen);
+	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, false, NULL, NULL, err, errlen);
+}
+
+int bo_stream_describe(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+		       uint32_t bo_count, struct bo_stream_chain *chain, char *err, size_t errlen)
+{
+	memset(chain, 0, sizeof(*chain));
+	return verify(dir_fd, image_id, gpu_id, bo_sizes, bo_count, false, NULL, chain, err,
+		      errlen);
 }
 
 void bo_stream_remove(int dir_fd, uint32_t image_id, uint32_t gpu_id)

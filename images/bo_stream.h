@@ -246,6 +246,19 @@ int bo_stream_verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint6
 int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
 			  uint32_t bo_count, char *err, size_t errlen);
 
+/* Where one GPU's contents are: this image and its ancestors (incremental dumps). */
+struct bo_stream_chain {
+	uint32_t levels;			       /* ancestors referred to; 0: whole */
+	uint64_t level_bytes[BO_STREAM_MAX_CHAIN + 1]; /* [0]: this image's; [k]: ancestor k's */
+};
+
+/*
+ * bo_stream_check_files() (the ancestors' files too), and what each level
+ * holds into *chain.
+ */
+int bo_stream_describe(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t *bo_sizes,
+		       uint32_t bo_count, struct bo_stream_chain *chain, char *err, size_t errlen);
+
 /* Removes the files of one GPU's images (those that exist); for a dump that fails later. */
 void bo_stream_remove(int dir_fd, uint32_t image_id, uint32_t gpu_id);
 

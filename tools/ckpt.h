@@ -90,6 +90,8 @@ struct gpu_report {
 	uint64_t content_bytes;
 	uint32_t content_bos;
 	struct gpu_verify verify;
+	/* where the contents are (incremental images); levels 0 when whole or unknown */
+	struct bo_stream_chain chain;
 };
 
 struct proc_report {

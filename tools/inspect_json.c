@@ -60,6 +60,28 @@ static struct json_object *verify_json(const struct proc_report *pr, const struc
 	return o;
 }
 
+/* Where the contents are, for incremental images: {"levels", "bytes_here", "bytes_in_parents"}. */
+static struct json_object *chain_json(const struct bo_stream_chain *c)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	int ret = o && a ? 0 : -ENOMEM;
+
+	ret = ret ?: json_put_u64(o, "levels", c->levels);
+	ret = ret ?: json_put_u64(o, "bytes_here", c->level_bytes[0]);
+	for (uint32_t k = 1; !ret && k <= c->levels; k++)
+		ret = json_object_array_add(a, json_object_new_uint64(c->level_bytes[k])) ? -ENOMEM
+											  : 0;
+	if (ret)
+		json_object_put(a);
+	else
+		ret = json_put(o, "bytes_in_parents", a);
+	if (ret) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* The recorded node: the fields of `topology --json` for a GPU, and its properties. */
 static struct json_object *node_json(const struct kfd_process_image *img,
 				     const struct gpu_report *g)
@@ -90,6 +112,8 @@ static struct json_object *gpu_json(const struct inspect_report *rep, const stru
 	ret = ret ?: json_put(o, "bos", bos_json(g));
 	ret = ret ?: json_put_u64(o, "content_bos", g->content_bos);
 	ret = ret ?: json_put_u64(o, "content_bytes", g->content_bytes);
+	if (g->chain.levels)
+		ret = ret ?: json_put(o, "incremental", chain_json(&g->chain));
 	if (rep->verify)
 		ret = ret ?: json_put(o, "verify", verify_json(pr, g));
 	if (ret && o) {

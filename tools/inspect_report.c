@@ -141,6 +141,29 @@ static int verify_gpu(const struct ckpt *ck, const struct kfd_process_image *img
 	return 0;
 }
 
+/* -ENOMEM, or 0 with g->chain (left empty when the files cannot tell: --verify says why). */
+static int describe_gpu(const struct ckpt *ck, const struct kfd_process_image *img,
+			struct gpu_report *g)
+{
+	uint64_t *sizes = calloc(g->content_bos + 1, sizeof(*sizes));
+	uint32_t *index = calloc(g->content_bos + 1, sizeof(*index));
+	char err[512];
+	uint32_t n;
+
+	if (!sizes || !index) {
+		free(sizes);
+		free(index);
+		return -ENOMEM;
+	}
+	n = collect_content(img->entry, g, sizes, index);
+	if (n && bo_stream_describe(ck->dir_fd, img->id, g->dev->user_gpu_id, sizes, n, &g->chain,
+				    err, sizeof(err)))
+		memset(&g->chain, 0, sizeof(g->chain));
+	free(sizes);
+	free(index);
+	return 0;
+}
+
 static int build_proc(const char *cmd, const struct ckpt *ck, const struct kfd_process_image *img,
 		      bool verify, struct proc_report *pr, bool *damaged)
 {
@@ -156,7 +179,8 @@ static int build_proc(const char *cmd, const struct ckpt *ck, const struct kfd_p
 	pr->n_gpus = n;
 	for (size_t d = 0; d < n && !ret; d++) {
 		tally_gpu(img, d, &pr->gpus[d]);
-		if (verify)
+		ret = describe_gpu(ck, img, &pr->gpus[d]);
+		if (!ret && verify)
 			ret = verify_gpu(ck, img, &pr->gpus[d]);
 		if (ret)
 			cli_err("%s: out of memory", cmd);

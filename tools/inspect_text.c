@@ -171,6 +171,32 @@ static int print_tables(FILE *out, const struct proc_report *pr)
 	return ret;
 }
 
+/* ---- incremental images ------------------------------------------------------------------- */
+
+/* For each GPU whose contents are partly in parent image directories: where. */
+static void print_chains(FILE *out, const struct proc_report *pr)
+{
+	char bytes[FMT_SHORT];
+
+	for (size_t i = 0; i < pr->n_gpus; i++) {
+		const struct bo_stream_chain *c = &pr->gpus[i].chain;
+		uint64_t parents = 0;
+
+		if (!c->levels)
+			continue;
+		for (uint32_t k = 1; k <= c->levels; k++)
+			parents += c->level_bytes[k];
+		fprintf(out, "%sincremental: gpu %u: %s in this directory, ", i ? "" : "\n",
+			pr->gpus[i].dev->user_gpu_id,
+			fmt_bytes(c->level_bytes[0], bytes, sizeof(bytes)));
+		fprintf(out, "%s in the parent images (", fmt_bytes(parents, bytes, sizeof(bytes)));
+		for (uint32_t k = 1; k <= c->levels; k++)
+			fprintf(out, "%slevel %u: %s", k > 1 ? ", " : "", k,
+				fmt_bytes(c->level_bytes[k], bytes, sizeof(bytes)));
+		fprintf(out, ")\n");
+	}
+}
+
 /* ---- verification ------------------------------------------------------------------------ */
 
 static void print_verify(FILE *out, const struct proc_report *pr)
@@ -234,6 +260,8 @@ int inspect_print_text(FILE *out, const struct inspect_report *rep)
 			fputc('\n', out);
 		print_summary(out, &rep->procs[p]);
 		ret = print_tables(out, &rep->procs[p]);
+		if (!ret)
+			print_chains(out, &rep->procs[p]);
 		if (!ret && rep->verify)
 			print_verify(out, &rep->procs[p]);
 	}

@@ -217,6 +217,7 @@ static uint64_t allocated(int dir, const char *name)
 static void test_three_dumps_write_what_changed(void **state)
 {
 	struct fixture *f = *state;
+	struct bo_stream_chain chain;
 	struct bo_stream_gpu g;
 	char err[512] = "", name[64];
 	int k;
@@ -237,6 +238,13 @@ static void test_three_dumps_write_what_changed(void **state)
 	bo_stream_file_name(name, sizeof(name), ID, GPU, "img");
 	assert_true(allocated(f->dir[1], name) <= 2 * CHUNK + 8 * KIB);
 	assert_true(allocated(f->dir[2], name) <= CHUNK + 8 * KIB);
+	assert_int_equal(bo_stream_describe(f->dir[2], ID, GPU, bo_sizes, BOS, &chain, err,
+					    sizeof(err)),
+			 0);
+	assert_int_equal(chain.levels, 2);
+	assert_int_equal(chain.level_bytes[0], CHUNK);
+	assert_int_equal(chain.level_bytes[1], 2 * CHUNK);
+	assert_int_equal(chain.level_bytes[2], TOTAL - 3 * CHUNK);
 	for (k = 0; k < LINKS; k++) {
 		assert_int_equal(restore_link(f, k, NULL, err, sizeof(err)), 0);
 		assert_int_equal(

@@ -29,6 +29,11 @@
  *   run the non-destructive checks (bytes, doorbells/MMIO, fds, apertures,
  *   render fds, events unsignaled) and write "PASS N" or "FAIL N ..." to
  *   RESULT.probe; it keeps waiting (repeated checkpoints, --leave-running).
+ *   With --big-bo-fill, a file TRIGGER.mutate holding a generation G > the
+ *   last one rewrites a tenth of the big BO: its 4 MiB blocks b with
+ *   b % 10 == G % 10 get generation G's words (a dump's chunk each); every
+ *   later check expects each page's latest generation. "DONE G" goes to
+ *   RESULT.mutate (incremental checkpoints: what changed between dumps).
  *
  * Options:
  *   --gpus N|LIST   use only the first N visible GPUs, or these visible
@@ -451,6 +456,32 @@ static uint64_t fill_word(uint64_t pg, uint64_t w)
 
 #define WORDS_PER_PAGE (KFDL_PAGE / sizeof(uint64_t))
 
+/* TRIGGER.mutate: the latest generation applied, and its unit (the plugin's chunk) */
+static uint64_t big_gen;
+#define MUTATE_BLOCK_PAGES 1024u
+
+/* The generation page pg holds: the latest G <= big_gen (G >= 1) of its block's tenth, or 0. */
+static uint64_t page_gen(uint64_t pg)
+{
+	uint64_t tenth = pg / MUTATE_BLOCK_PAGES % 10, back = (big_gen % 10 + 10 - tenth) % 10;
+
+	return back < big_gen ? big_gen - back : 0;
+}
+
+/* fill_word() of generation gen (0: the setup's words) */
+static uint64_t gen_word(uint64_t pg, uint64_t w, uint64_t gen)
+{
+	return fill_word(gen ? pg ^ (gen << 40) : pg, w);
+}
+
+static void fill_page(uint64_t pg)
+{
+	uint64_t *w = (uint64_t *)(big.cpu + pg * KFDL_PAGE), gen = page_gen(pg), i;
+
+	for (i = 0; i < WORDS_PER_PAGE; i++)
+		w[i] = gen_word(pg, i, gen);
+}
+
 #define RO_BO_SIZE ((1u << 20) + 4096u)
 
 static void setup_ro_bo(void)
@@ -485,8 +516,7 @@ static void setup_big(void)
 	need(kfdl_map(&k, &big, &k.gpu[0].gpu_id, 1), "map the big VRAM BO");
 	if (opt_big_fill) {
 		for (j = 0; j < npages; j++)
-			for (i = 0; i < WORDS_PER_PAGE; i++)
-				((uint64_t *)(big.cpu + j * KFDL_PAGE))[i] = fill_word(j, i);
+			fill_page(j);
 		return;
 	}
 	for (j = 0; j < 64; j++)
@@ -841,12 +871,14 @@ static void check_big(void)
 	npages = big.size / KFDL_PAGE;
 	for (pg = 0; opt_big_fill && pg < npages; pg++) {
 		const uint64_t *w = (const uint64_t *)(big.cpu + pg * KFDL_PAGE);
+		uint64_t gen = page_gen(pg);
 
 		for (i = 0; i < WORDS_PER_PAGE; i++)
-			if (w[i] != fill_word(pg, i))
+			if (w[i] != gen_word(pg, i, gen))
 				finish_fail("big VRAM BO (filled): page %" PRIu64 " word %" PRIu64
-					    " is 0x%016" PRIx64 ", want 0x%016" PRIx64,
-					    pg, i, w[i], fill_word(pg, i));
+					    " is 0x%016" PRIx64 ", want 0x%016" PRIx64
+					    " (generation %" PRIu64 ")",
+					    pg, i, w[i], gen_word(pg, i, gen), gen);
 	}
 	for (j = 0; !opt_big_fill && j < 64; j++) {
 		pg = big_page(j, npages);
@@ -1412,6 +1444,36 @@ static void maybe_probe(uint64_t *last)
 	write_file(p, out); /* not on stdout: its size must not change after a dump */
 }
 
+/* TRIGGER.mutate with a new generation: rewrite its tenth of the big BO, RESULT.mutate */
+static void maybe_mutate(void)
+{
+	static ino_t last_ino;
+	uint64_t gen = 0, pg, npages = big.size / KFDL_PAGE;
+	char p[4200], out[64];
+	struct stat st;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s.mutate", trigger_path);
+	if (!opt_big_fill || !big.cpu || stat(p, &st) || st.st_ino == last_ino)
+		return;
+	last_ino = st.st_ino;
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%" SCNu64, &gen) != 1)
+		gen = 0;
+	fclose(f);
+	if (gen <= big_gen)
+		return;
+	big_gen = gen;
+	for (pg = 0; pg < npages; pg++)
+		if (pg / MUTATE_BLOCK_PAGES % 10 == gen % 10)
+			fill_page(pg);
+	snprintf(out, sizeof(out), "DONE %" PRIu64 "\n", gen);
+	snprintf(p, sizeof(p), "%s.mutate", result_path);
+	write_file(p, out);
+}
+
 static int run(void)
 {
 	struct timespec ts = {0, 50 * 1000 * 1000};
@@ -1472,6 +1534,7 @@ static int run(void)
 	fflush(stdout);
 	while (access(trigger_path, F_OK)) {
 		maybe_probe(&last_probe);
+		maybe_mutate();
 		nanosleep(&ts, NULL);
 	}
 	triggered = 1;
@@ -1682,7 +1745,8 @@ int main(int argc, char **argv)
 		return poke(atoi(argv[optind]), strtoull(argv[optind + 1], NULL, 0));
 	if (do_poke || argc - optind != 3) {
 		fprintf(stderr,
-			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--big-bo-fill] [--ro-bo] [--threads N] "
+			"usage: %s [--gpus N|LIST] [--bos N] [--big-bo SIZE] [--big-bo-fill] "
+			"[--ro-bo] [--threads N] "
 			"[--fork] [--mmio] [--render-fds] [--svm] [--xnack] [--sabotage WHAT] "
 			"READY TRIGGER RESULT\n"
 			"       %s --poke PID ADDR\n",
