@@ -23,7 +23,8 @@
  * A path faster than its limit would mean the limit is wrong.
  *
  * Also measured, for reading the figures: N-thread memcpy, one-thread
- * CRC-32 by ISA-L (what the images use) and by zlib, and the share of the
+ * CRC-32 by ISA-L (what the images use) and by zlib, XXH3-128 (the digest
+ * incremental dumps compare chunks by), and the share of the
  * path's CPU time spent on checksums (bo_stream_times.checksum_ns against
  * getrusage()). The last line is JSON, for scripts.
  */
@@ -389,18 +390,28 @@ static double memcpy_gibps(int threads)
 	return sum;
 }
 
-static double crc32_gibps(bool isal)
+enum checksum_kind { SUM_CRC_ISAL, SUM_CRC_ZLIB, SUM_XXH3 };
+
+/* One thread's checksum rate over BASELINE_BUF in chunks: the images' CRC-32
+ * (ISA-L), zlib's for comparison, the XXH3-128 digest incremental dumps compare. */
+static double checksum_gibps(enum checksum_kind kind)
 {
-	uint8_t *a = xmalloc(BASELINE_BUF);
-	volatile uint32_t sink;
+	uint8_t *a = xmalloc(BASELINE_BUF), digest[BO_DIGEST_LEN];
+	volatile uint32_t sink = 0;
 	double t0, t;
 	uint64_t off;
 
 	fill_pattern(a, BASELINE_BUF, 7);
 	t0 = now();
-	for (off = 0; off < BASELINE_BUF; off += CHUNK)
-		sink = isal ? bo_index_crc32(0, a + off, CHUNK)
-			    : (uint32_t)crc32_z(0, a + off, CHUNK);
+	for (off = 0; off < BASELINE_BUF; off += CHUNK) {
+		if (kind == SUM_XXH3) {
+			bo_index_digest(a + off, CHUNK, digest);
+			sink = digest[0];
+		} else {
+			sink = kind == SUM_CRC_ISAL ? bo_index_crc32(0, a + off, CHUNK)
+						    : (uint32_t)crc32_z(0, a + off, CHUNK);
+		}
+	}
 	t = now() - t0;
 	(void)sink;
 	free(a);
@@ -464,8 +475,9 @@ static void verify(const struct bench *b)
 				if (pread(b->src[g][i], x, CHUNK, (off_t)off) != CHUNK ||
 				    pread(b->dst[g][i], y, CHUNK, (off_t)off) != CHUNK ||
 				    memcmp(x, y, CHUNK)) {
-					fprintf(stderr, "bo_bench: restored contents differ (gpu %d, "
-							"BO %d, offset 0x%" PRIx64 ")\n",
+					fprintf(stderr,
+						"bo_bench: restored contents differ (gpu %d, "
+						"BO %d, offset 0x%" PRIx64 ")\n",
 						g, i, off);
 					exit(1);
 				}
@@ -524,20 +536,25 @@ static void run_rounds(struct bench *b, int rounds, struct figures *f)
 		remove_images(b);
 		r = run_stream(b, false);
 		f->dump[k] = gibps(b->total, r.wall_s);
-		fprintf(stderr, "bo_bench: round %d: dump %.2f s: per GPU, copy side busy %.2f s, "
-				"file side %.2f s\n", k + 1, r.wall_s, r.engine_s, r.file_s);
+		fprintf(stderr,
+			"bo_bench: round %d: dump %.2f s: per GPU, copy side busy %.2f s, "
+			"file side %.2f s\n",
+			k + 1, r.wall_s, r.engine_s, r.file_s);
 		f->cpu_s += r.cpu_s;
 		f->checksum_s += r.checksum_s;
 		f->restore_limit[k] = gibps(b->total, limit_run(b, true, NULL));
 		r = run_stream(b, true);
 		f->restore[k] = gibps(b->total, r.wall_s);
-		fprintf(stderr, "bo_bench: round %d: restore %.2f s: per GPU, copy side busy %.2f s, "
-				"file side %.2f s\n", k + 1, r.wall_s, r.engine_s, r.file_s);
+		fprintf(stderr,
+			"bo_bench: round %d: restore %.2f s: per GPU, copy side busy %.2f s, "
+			"file side %.2f s\n",
+			k + 1, r.wall_s, r.engine_s, r.file_s);
 		f->cpu_s += r.cpu_s;
 		f->checksum_s += r.checksum_s;
 		verify(b);
 		fprintf(stderr,
-			"bo_bench: round %d: dump %.2f (limit %.2f), restore %.2f (limit %.2f) GiB/s\n",
+			"bo_bench: round %d: dump %.2f (limit %.2f), restore %.2f (limit %.2f) "
+			"GiB/s\n",
 			k + 1, f->dump[k], f->dump_limit[k], f->restore[k], f->restore_limit[k]);
 	}
 	free(pattern);
@@ -554,8 +571,8 @@ static double env_gib(void)
 		return 2;
 	v = strtod(s, &end);
 	if (*end || !(v > 0 && v <= 1024)) {
-		fprintf(stderr, "bo_bench: BENCH_GIB=%s: want a number of GiB above 0, at most 1024\n",
-			s);
+		fprintf(stderr,
+			"bo_bench: BENCH_GIB=%s: want a number of GiB above 0, at most 1024\n", s);
 		exit(2);
 	}
 	return v;
@@ -596,13 +613,14 @@ int main(int argc, char **argv)
 	       dir, rounds);
 	printf("  %-44s %6s  %-52s %6s  %s\n", "path", "GiB/s", "its limit, measured the same way",
 	       "GiB/s", "ratio");
-	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "dump (read BO, CRC-32, write, fdatasync)", dump,
-	       "write + fdatasync, a file per GPU, chunk requests", dump_limit, dump / dump_limit);
-	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "restore (cold read, CRC-32, write BO)", restore,
-	       "cold read, a file per GPU, chunk requests", restore_limit,
+	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "dump (read BO, CRC-32, write, fdatasync)",
+	       dump, "write + fdatasync, a file per GPU, chunk requests", dump_limit,
+	       dump / dump_limit);
+	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "restore (cold read, CRC-32, write BO)",
+	       restore, "cold read, a file per GPU, chunk requests", restore_limit,
 	       restore / restore_limit);
-	printf("  peak RSS %ld MiB (%ld MiB before streaming; %.1f MiB per GPU of streaming)\n", peak,
-	       rss0, (double)(peak - rss0) / b.gpus);
+	printf("  peak RSS %ld MiB (%ld MiB before streaming; %.1f MiB per GPU of streaming)\n",
+	       peak, rss0, (double)(peak - rss0) / b.gpus);
 	printf("  checksums: %.1f %% of the paths' CPU time (%.2f of %.2f s)\n", share * 100,
 	       f.checksum_s, f.cpu_s);
 
@@ -617,9 +635,11 @@ int main(int argc, char **argv)
 	       " KiB on the device\n",
 	       gibps(b.total, zd.wall_s), gibps(b.total, zr.wall_s), zero_bytes >> 10);
 	printf("  for reading the figures: memcpy %d threads %.2f GiB/s; CRC-32 1 thread: ISA-L "
-	       "%.2f, zlib %.2f GiB/s\n",
-	       b.gpus, memcpy_gibps(b.gpus), crc32_gibps(true), crc32_gibps(false));
-	printf("{\"gib\":%.3f,\"gpus\":%d,\"rounds\":%d,\"dump_gibps\":%.3f,\"dump_limit_gibps\":%.3f,"
+	       "%.2f, zlib %.2f GiB/s; XXH3-128 1 thread %.2f GiB/s\n",
+	       b.gpus, memcpy_gibps(b.gpus), checksum_gibps(SUM_CRC_ISAL),
+	       checksum_gibps(SUM_CRC_ZLIB), checksum_gibps(SUM_XXH3));
+	printf("{\"gib\":%.3f,\"gpus\":%d,\"rounds\":%d,\"dump_gibps\":%.3f,\"dump_limit_gibps\":%."
+	       "3f,"
 	       "\"dump_ratio\":%.3f,\"restore_gibps\":%.3f,\"restore_limit_gibps\":%.3f,"
 	       "\"restore_ratio\":%.3f,\"peak_rss_mib\":%ld,\"checksum_share\":%.4f}\n",
 	       (double)b.total / GIB, b.gpus, rounds, dump, dump_limit, dump / dump_limit, restore,
