@@ -54,6 +54,20 @@ void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN])
 	memcpy(digest, c.digest, BO_DIGEST_LEN);
 }
 
+static void put16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
 static void put32(uint8_t *p, uint32_t v)
 {
 	v = htole32(v);
@@ -206,7 +220,8 @@ static int write_blocks(struct block_writer *w, const struct bo_index_layout *l,
 	}
 	for (i = 0; !ret && i < l->chunk_count; i++) {
 		put32(item, entries[i].crc);
-		put32(item + 4, entries[i].level);
+		put16(item + 4, entries[i].level);
+		put16(item + 6, entries[i].flags);
 		put64(item + 8, entries[i].offset);
 		memcpy(item + 16, entries[i].digest, BO_DIGEST_LEN);
 		ret = writer_put(w, item, INDEX_ENTRY_SIZE);
@@ -400,6 +415,7 @@ static int check_entries(int fd, struct bo_index_layout *l, char *err, size_t er
 	int ret = r ? 0 : -ENOMEM;
 
 	memset(l->level_bytes, 0, sizeof(l->level_bytes));
+	l->zero_bytes = 0;
 	if (r)
 		bo_index_reader_init(r, fd, l);
 	for (b = 0; !ret && b < l->bo_count; b++) {
@@ -411,7 +427,8 @@ static int check_entries(int fd, struct bo_index_layout *l, char *err, size_t er
 			limit = e.level && e.level <= l->ancestor_count
 					? l->ancestors[e.level - 1].data_bytes
 					: 0;
-			if (e.level > l->ancestor_count ||
+			if (e.level > l->ancestor_count || (e.flags & ~BO_CHUNK_ZERO) ||
+			    ((e.flags & BO_CHUNK_ZERO) && e.level) ||
 			    (!e.level && !is_v1(l) && e.offset != pos) ||
 			    (e.level && (e.offset > limit || len > limit - e.offset))) {
 				free(r);
@@ -422,6 +439,8 @@ static int check_entries(int fd, struct bo_index_layout *l, char *err, size_t er
 						  l->gpu_id, l->name, chunk, e.level, e.offset);
 			}
 			l->level_bytes[e.level] += len;
+			if (e.flags & BO_CHUNK_ZERO)
+				l->zero_bytes += len;
 		}
 	}
 	free(r);
@@ -516,7 +535,8 @@ static void decode_entry(const struct bo_index_reader *r, const uint8_t *p,
 	e->crc = get32(p);
 	if (r->version == 1)
 		return;
-	e->level = get32(p + 4);
+	e->level = get16(p + 4);
+	e->flags = get16(p + 6);
 	e->offset = get64(p + 8);
 	memcpy(e->digest, p + 16, BO_DIGEST_LEN);
 }

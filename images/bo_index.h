@@ -34,10 +34,14 @@
  */
 struct bo_chunk_entry {
 	uint32_t crc;
-	uint32_t level;
+	uint16_t level;
+	uint16_t flags; /* BO_CHUNK_ZERO */
 	uint64_t offset;
 	uint8_t digest[BO_DIGEST_LEN];
 };
+
+/* The chunk is all zero: a hole of this image's data file (level 0 only). */
+#define BO_CHUNK_ZERO 0x1u
 
 /* An ancestor's files as a child index records them (its identity). */
 struct bo_index_ancestor {
@@ -66,6 +70,7 @@ struct bo_index_layout {
 	/* from bo_index_check(): bytes of chunks each level holds, and the
 	 * index's own checksum (what a child records as index_crc) */
 	uint64_t level_bytes[BO_STREAM_MAX_CHAIN + 1];
+	uint64_t zero_bytes; /* of level_bytes[0]: all-zero chunks (holes) */
 	uint32_t index_crc;
 };
 

@@ -89,7 +89,7 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 		return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 	for (i = 0; i < st->gpu_count; i++) {
 		job = &st->jobs[i];
-		st->gpus[i].parent_bytes = st->gpus[i].written_bytes = 0;
+		st->gpus[i].parent_bytes = st->gpus[i].written_bytes = st->gpus[i].zero_bytes = 0;
 		st->gpus[i].parent_note[0] = 0;
 		if (ring_init(&job->ring))
 			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
@@ -143,6 +143,7 @@ static void stream_run(struct stream *st)
 						 .checksum_ns = job->checksum_ns};
 		st->gpus[i].parent_bytes = job->parent_bytes;
 		st->gpus[i].written_bytes = job->written_bytes;
+		st->gpus[i].zero_bytes = job->zero_bytes;
 	}
 }
 
@@ -313,6 +314,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 	else if (chain) {
 		chain->levels = job.ancestors.ancestor_count;
 		memcpy(chain->level_bytes, job.ancestors.level_bytes, sizeof(chain->level_bytes));
+		chain->zero_bytes = job.ancestors.zero_bytes;
 	}
 	bo_job_close_fd(&job.data_fd);
 	bo_job_close_fd(&job.index_fd);

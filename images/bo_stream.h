@@ -41,8 +41,9 @@
  *             (k = 1, 2, ...) is the same GPU's files in the image directory
  *             reached by following the link "parent" k times (CRIU's
  *             --prev-images-dir); index_crc is that index's last 4 bytes
- *          .  chunk_count x { u32 CRC-32 (zlib crc32) of the chunk; u32 level;
- *                             u64 offset; u8[16] XXH3-128 of the chunk }
+ *          .  chunk_count x { u32 CRC-32 (zlib crc32) of the chunk; u16 level;
+ *                             u16 flags (bit 0: all zero, a hole; level 0
+ *                             only); u64 offset; u8[16] XXH3-128 of the chunk }
  *             (version 1: u32 CRC-32 only). Chunks cut each BO from its start
  *             in chunk_size pieces (the last one may be shorter); a chunk never
  *             spans two BOs; zero-size BOs have none. Level 0: the bytes are in
@@ -168,8 +169,9 @@ struct bo_stream_gpu {
 	struct bo_stream_bo *bos;
 	const struct bo_copy_engine *engine; /* NULL: bo_copy_engine_cpu */
 	struct bo_stream_times times;	     /* out */
-	/* out, dump: bytes left in the ancestors' files (incremental) and written here */
-	uint64_t parent_bytes, written_bytes;
+	/* out, dump: bytes left in the ancestors' files (incremental), written
+	 * here, and all-zero (holes: neither) */
+	uint64_t parent_bytes, written_bytes, zero_bytes;
 	/* out, dump with a parent: why this GPU's chunks were all written ("" if not) */
 	char parent_note[256];
 };
@@ -250,6 +252,7 @@ int bo_stream_check_files(int dir_fd, uint32_t image_id, uint32_t gpu_id, const 
 struct bo_stream_chain {
 	uint32_t levels;			       /* ancestors referred to; 0: whole */
 	uint64_t level_bytes[BO_STREAM_MAX_CHAIN + 1]; /* [0]: this image's; [k]: ancestor k's */
+	uint64_t zero_bytes; /* of level_bytes[0]: all-zero chunks, holes that cost nothing */
 };
 
 /*

@@ -265,8 +265,12 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 	int ret;
 
 	e->crc = slot_checksum(job, s, e->digest);
-	e->level = s->level = 0;
+	e->level = 0;
+	s->level = 0;
+	e->flags = s->zero ? BO_CHUNK_ZERO : 0;
 	e->offset = s->file_off;
+	if (s->zero)
+		job->zero_bytes += s->len;
 	if (!job->parent || s->zero)
 		return 0;
 	ret = bo_parent_lookup(job->parent, s->bo_index, bo->gpu_va, bo->size, s->bo_off, &pe);
@@ -277,7 +281,8 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 				   job->gpu->gpu_id, s->bo_index, s->bo_off);
 	if (ret || pe.crc != e->crc || memcmp(pe.digest, e->digest, BO_DIGEST_LEN))
 		return 0;
-	e->level = s->level = pe.level;
+	e->level = pe.level;
+	s->level = pe.level;
 	e->offset = pe.offset;
 	if (pe.level > job->max_level)
 		job->max_level = pe.level;

@@ -49,7 +49,7 @@ struct gpu_job {
 	struct bo_index_layout
 		ancestors;  /* dump: the child's ancestor table; restore: the index's */
 	uint32_t max_level; /* dump: deepest level referred to */
-	uint64_t parent_bytes, written_bytes;
+	uint64_t parent_bytes, written_bytes, zero_bytes;
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
 	uint32_t zero_crc;		/* of chunk_size zero bytes, once zero_crc_known */

@@ -373,10 +373,10 @@ static void report_incremental(const struct checkpoint *c, const struct bo_strea
 				c->args.pid, g->gpu_id, g->parent_note);
 		else
 			pr_info("pid %u: gpu %u: incremental: %" PRIu64
-				" MiB unchanged (left in the "
-				"parent images), %" PRIu64 " MiB written",
+				" MiB unchanged (left in the parent images), %" PRIu64
+				" MiB written, %" PRIu64 " MiB all zero",
 				c->args.pid, g->gpu_id, g->parent_bytes >> 20,
-				g->written_bytes >> 20);
+				g->written_bytes >> 20, g->zero_bytes >> 20);
 	}
 }
 

@@ -60,14 +60,19 @@ static struct json_object *verify_json(const struct proc_report *pr, const struc
 	return o;
 }
 
-/* Where the contents are, for incremental images: {"levels", "bytes_here", "bytes_in_parents"}. */
+/*
+ * Where the contents are, for incremental images: {"levels", "bytes_here"
+ * (stored in this directory), "zero_bytes" (all-zero, holes),
+ * "bytes_in_parents" (per level, 1 first)}.
+ */
 static struct json_object *chain_json(const struct bo_stream_chain *c)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 	int ret = o && a ? 0 : -ENOMEM;
 
 	ret = ret ?: json_put_u64(o, "levels", c->levels);
-	ret = ret ?: json_put_u64(o, "bytes_here", c->level_bytes[0]);
+	ret = ret ?: json_put_u64(o, "bytes_here", c->level_bytes[0] - c->zero_bytes);
+	ret = ret ?: json_put_u64(o, "zero_bytes", c->zero_bytes);
 	for (uint32_t k = 1; !ret && k <= c->levels; k++)
 		ret = json_object_array_add(a, json_object_new_uint64(c->level_bytes[k])) ? -ENOMEM
 											  : 0;

@@ -173,10 +173,17 @@ static int print_tables(FILE *out, const struct proc_report *pr)
 
 /* ---- incremental images ------------------------------------------------------------------- */
 
+/* fmt_bytes(), with "0 B" for nothing (fmt_bytes() says "-", for tables). */
+static const char *bytes_or_zero(uint64_t n, char *buf, size_t len)
+{
+	return n ? fmt_bytes(n, buf, len) : "0 B";
+}
+
 /* For each GPU whose contents are partly in parent image directories: where. */
 static void print_chains(FILE *out, const struct proc_report *pr)
 {
 	char bytes[FMT_SHORT];
+	bool first = true;
 
 	for (size_t i = 0; i < pr->n_gpus; i++) {
 		const struct bo_stream_chain *c = &pr->gpus[i].chain;
@@ -186,14 +193,19 @@ static void print_chains(FILE *out, const struct proc_report *pr)
 			continue;
 		for (uint32_t k = 1; k <= c->levels; k++)
 			parents += c->level_bytes[k];
-		fprintf(out, "%sincremental: gpu %u: %s in this directory, ", i ? "" : "\n",
+		fprintf(out, "%sincremental: gpu %u: %s in this directory", first ? "\n" : "",
 			pr->gpus[i].dev->user_gpu_id,
-			fmt_bytes(c->level_bytes[0], bytes, sizeof(bytes)));
-		fprintf(out, "%s in the parent images (", fmt_bytes(parents, bytes, sizeof(bytes)));
+			bytes_or_zero(c->level_bytes[0] - c->zero_bytes, bytes, sizeof(bytes)));
+		if (c->zero_bytes)
+			fprintf(out, " (and %s all zero, stored as holes)",
+				fmt_bytes(c->zero_bytes, bytes, sizeof(bytes)));
+		fprintf(out, ", %s in the parent images (",
+			bytes_or_zero(parents, bytes, sizeof(bytes)));
 		for (uint32_t k = 1; k <= c->levels; k++)
 			fprintf(out, "%slevel %u: %s", k > 1 ? ", " : "", k,
-				fmt_bytes(c->level_bytes[k], bytes, sizeof(bytes)));
+				bytes_or_zero(c->level_bytes[k], bytes, sizeof(bytes)));
 		fprintf(out, ")\n");
+		first = false;
 	}
 }
 

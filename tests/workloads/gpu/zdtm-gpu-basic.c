@@ -456,16 +456,15 @@ static uint64_t fill_word(uint64_t pg, uint64_t w)
 
 #define WORDS_PER_PAGE (KFDL_PAGE / sizeof(uint64_t))
 
-/* TRIGGER.mutate: the latest generation applied, and its unit (the plugin's chunk) */
-static uint64_t big_gen;
+/* TRIGGER.mutate: the latest generation applied, per tenth of the big BO (0:
+ * the setup's words), and the unit of a tenth (the plugin's chunk) */
+static uint64_t big_gen, tenth_gen[10];
 #define MUTATE_BLOCK_PAGES 1024u
 
-/* The generation page pg holds: the latest G <= big_gen (G >= 1) of its block's tenth, or 0. */
+/* The generation page pg holds. */
 static uint64_t page_gen(uint64_t pg)
 {
-	uint64_t tenth = pg / MUTATE_BLOCK_PAGES % 10, back = (big_gen % 10 + 10 - tenth) % 10;
-
-	return back < big_gen ? big_gen - back : 0;
+	return tenth_gen[pg / MUTATE_BLOCK_PAGES % 10];
 }
 
 /* fill_word() of generation gen (0: the setup's words) */
@@ -1466,6 +1465,7 @@ static void maybe_mutate(void)
 	if (gen <= big_gen)
 		return;
 	big_gen = gen;
+	tenth_gen[gen % 10] = gen;
 	for (pg = 0; pg < npages; pg++)
 		if (pg / MUTATE_BLOCK_PAGES % 10 == gen % 10)
 			fill_page(pg);
