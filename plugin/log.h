@@ -16,10 +16,33 @@ extern void print_on_level(unsigned int loglevel, const char *format, ...)
 #define PLUGIN_LOGLEVEL_INFO  3
 #define PLUGIN_LOGLEVEL_DEBUG 4
 
-#define plugin_log(level, fmt, ...) print_on_level(level, "amdgpu_plugin: " fmt "\n", ##__VA_ARGS__)
-#define pr_err(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_ERROR, "Error: " fmt, ##__VA_ARGS__)
-#define pr_warn(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_WARN, "Warn: " fmt, ##__VA_ARGS__)
-#define pr_info(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_INFO, fmt, ##__VA_ARGS__)
-#define pr_debug(fmt, ...)	    plugin_log(PLUGIN_LOGLEVEL_DEBUG, fmt, ##__VA_ARGS__)
+/*
+ * CRIU's log is not thread-safe (one static buffer): a thread of ours that
+ * runs beside CRIU's own (the restore's BO copier) logs into a sink of its
+ * own instead, which the main thread replays later (log_sink_replay()).
+ * Every other thread logs straight into CRIU's log.
+ */
+struct log_sink {
+	char text[4096]; /* whole lines, each "LEVEL<tab>line\n" */
+	size_t used;
+	unsigned int dropped; /* lines that did not fit */
+};
+
+/* The calling thread's sink (NULL: CRIU's log) from now on. */
+void log_sink_set(struct log_sink *sink);
+/* src's lines after dst's (all or, when they do not fit, none: counted dropped). */
+void log_sink_append(struct log_sink *dst, const struct log_sink *src);
+/* Main thread: the sink's lines into CRIU's log, each with prefix; empties it. */
+void log_sink_replay(struct log_sink *sink, const char *prefix);
+
+void plugin_log_line(unsigned int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define plugin_log(level, fmt, ...)                                                                \
+	plugin_log_line(level, "amdgpu_plugin: " fmt "\n", ##__VA_ARGS__)
+#define pr_err(fmt, ...)   plugin_log(PLUGIN_LOGLEVEL_ERROR, "Error: " fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...)  plugin_log(PLUGIN_LOGLEVEL_WARN, "Warn: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...)  plugin_log(PLUGIN_LOGLEVEL_INFO, fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...) plugin_log(PLUGIN_LOGLEVEL_DEBUG, fmt, ##__VA_ARGS__)
 
 #endif

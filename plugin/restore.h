@@ -29,6 +29,7 @@
 #include "guardian.h"
 #include "match.h"
 #include "render_fds.h"
+#include "restore_copy.h"
 #include "shared_state.h"
 #include "topology.h"
 #include "vma_map.h"
@@ -47,6 +48,8 @@ struct restore_session {
 	struct shared_state *shared;
 	struct guardian guard; /* ends the tasks if the master dies (restore_guard.h) */
 	struct copy_engine_opts engine_opts; /* read by the master, inherited by the tasks */
+	bool parallel;			     /* tasks offer their BO contents to the copier */
+	struct restore_copier copier;	     /* master only (its threads are not forked) */
 	int kfd_fd; /* a kfd_dev reference for RESUME, taken at the first one; -1 */
 	uint32_t resumed;
 

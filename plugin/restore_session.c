@@ -453,6 +453,23 @@ static void start_guard(struct restore_session *s)
 			strerror(-ret));
 }
 
+/* Parallel restore's copier (restore_copy.h); without it, each task copies its own. */
+static void start_copier(struct restore_session *s, int dir_fd)
+{
+	int ret;
+
+	if (!s->parallel || !s->n_procs) {
+		s->parallel = false;
+		return;
+	}
+	ret = restore_copier_start(&s->copier, s->shared, dir_fd, &s->engine_opts);
+	if (ret) {
+		pr_warn("no BO copier in the master (%s): each task writes its own BO contents",
+			strerror(-ret));
+		s->parallel = false;
+	}
+}
+
 int restore_session_init(struct restore_session *s, int dir_fd)
 {
 	uint32_t *usable = NULL;
@@ -464,6 +481,8 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	s->guard = GUARDIAN_NONE;
 	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the restore here, before any task exists */
 	ret = copy_engine_opts_get(&s->engine_opts);
+	if (!ret)
+		ret = restore_copy_parallel_get(&s->parallel);
 	if (!ret)
 		ret = check_complete(dir_fd);
 	if (!ret)
@@ -492,8 +511,13 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	if (!ret)
 		start_guard(s);
 	if (!ret)
-		pr_info("restoring %zu GPU processes and %zu render-node files", s->n_procs,
-			s->n_renders);
+		start_copier(s, dir_fd);
+	if (!ret)
+		pr_info("restoring %zu GPU processes and %zu render-node files%s", s->n_procs,
+			s->n_renders,
+			s->parallel ? "; BO contents written by the master while CRIU restores "
+				      "memory (AMDGPU_CRIU_PARALLEL_RESTORE=0: by each task)"
+				    : "");
 	return ret;
 }
 
@@ -532,6 +556,7 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 {
 	size_t i;
 
+	restore_copier_stop(&s->copier);
 	if (s->active)
 		report(s, criu_ret);
 	for (i = 0; i < s->n_procs; i++)

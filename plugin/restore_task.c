@@ -21,9 +21,10 @@
 #include "kfd_ioctl.h"
 #include "log.h"
 #include "restore.h"
+#include "restore_copy.h"
 
-#define COPY_SLOT_WAIT_MS   (10 * 60 * 1000)
 #define SHARED_LOCK_WAIT_MS (30 * 1000)
+#define COPY_WAIT_MS	    (60 * 60 * 1000) /* the copier's copy of one process */
 #define RENDER_PATH_PREFIX  "/dev/dri/renderD"
 
 /* RESTORE's arguments and answers for one process. */
@@ -268,61 +269,48 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 	return 0;
 }
 
+/*
+ * The BO contents: offered to the master's copier (parallel restore: the
+ * copy overlaps CRIU's restore of this task's memory; RESUME waits for it),
+ * else written here.
+ */
 static int restore_contents(struct restore_session *s, struct kfd_restore *r, int dir_fd)
 {
 	size_t nd = r->img->entry->n_devices;
-	struct bo_stream_gpu *gpus = calloc(nd + 1, sizeof(*gpus));
-	struct bo_render_engine *engines = calloc(nd + 1, sizeof(*engines));
-	struct copy_gpu *copy = calloc(nd + 1, sizeof(*copy));
-	struct bo_sdma_engine **sdma = calloc(nd + 1, sizeof(*sdma));
-	struct bo_stream_config cfg = {.dir_fd = dir_fd, .image_id = r->img->id};
-	uint32_t n = 0, i, j;
-	int ret, slot = -1;
-	char why[512];
+	struct restore_copy_set set = {.image_id = r->img->id,
+				       .pid = r->img->entry->pid,
+				       .gpus = calloc(nd + 1, sizeof(*set.gpus)),
+				       .engines = calloc(nd + 1, sizeof(*set.engines)),
+				       .copy = calloc(nd + 1, sizeof(*set.copy))};
+	uint64_t bytes;
+	uint32_t i, j;
+	int ret;
 
-	ret = gpus && engines && copy && sdma ? build_streams(r, gpus, engines, copy, &n) : -ENOMEM;
-	if (ret) {
-		if (ret == -EINVAL)
-			pr_err("pid %u: RESTORE gave no dma-buf for a BO with contents",
-			       r->img->entry->pid);
-		goto out;
+	ret = set.gpus && set.engines && set.copy
+		      ? build_streams(r, set.gpus, set.engines, set.copy, &set.n)
+		      : -ENOMEM;
+	if (ret == -EINVAL)
+		pr_err("pid %u: RESTORE gave no dma-buf for a BO with contents",
+		       r->img->entry->pid);
+	if (!ret && s->parallel && set.n) {
+		ret = restore_copy_offer(s->shared, &set);
+		if (!ret)
+			pr_info("pid %u: BO contents handed to the master's copier", set.pid);
+		else if (ret == -EAGAIN)
+			ret = restore_copy_run(&s->engine_opts, s->shared, dir_fd, &set, &bytes);
+	} else if (!ret) {
+		ret = restore_copy_run(&s->engine_opts, s->shared, dir_fd, &set, &bytes);
 	}
-	/* SDMA where it can be had; the render-node engine (already set) elsewhere */
-	ret = copy_engines_open(&s->engine_opts, copy, n, sdma, gpus);
-	if (ret)
-		goto out;
-	ret = shared_copy_slot_take(s->shared, shared_deadline(COPY_SLOT_WAIT_MS), &slot);
-	if (ret) {
-		pr_err("pid %u: waited %d s for a BO copy slot held by other restoring tasks: %s",
-		       r->img->entry->pid, COPY_SLOT_WAIT_MS / 1000, strerror(-ret));
-		goto out;
+	for (i = 0; set.gpus && i < set.n; i++) {
+		for (j = 0; j < set.gpus[i].bo_count; j++)
+			if (set.gpus[i].bos[j].dmabuf_fd >= 0)
+				close(set.gpus[i].bos[j].dmabuf_fd);
+		free(set.gpus[i].bos);
+		bo_render_engine_fini(&set.engines[i]);
 	}
-	if (n)
-		ret = bo_stream_restore(&cfg, gpus, n, why, sizeof(why));
-	shared_copy_slot_put(s->shared, slot);
-	if (ret)
-		pr_err("pid %u: BO contents: %s; %s", r->img->entry->pid, why,
-		       ret == -EBADMSG ? "the checkpoint's data is damaged"
-		       : ret == -ENOMEM
-			       ? "out of memory: the restore left nothing behind, retry it when "
-				 "memory is free"
-			       : "the restore left nothing behind");
-	snprintf(why, sizeof(why), "restore of pid %u:", r->img->entry->pid);
-	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
-out:
-	if (sdma)
-		copy_engines_close(NULL, copy, n, sdma, NULL); /* what an early failure left open */
-	for (i = 0; gpus && i < n; i++) {
-		for (j = 0; j < gpus[i].bo_count; j++)
-			if (gpus[i].bos[j].dmabuf_fd >= 0)
-				close(gpus[i].bos[j].dmabuf_fd);
-		free(gpus[i].bos);
-		bo_render_engine_fini(&engines[i]);
-	}
-	free(gpus);
-	free(engines);
-	free(copy);
-	free(sdma);
+	free(set.gpus);
+	free(set.engines);
+	free(set.copy);
 	return ret;
 }
 
@@ -598,11 +586,11 @@ static enum restored_kfd restored_kfd_in(struct restore_session *s, int pid, uin
  * killed here: CRIU's PTRACE_DETACH of it then fails, and CRIU kills the
  * whole restored tree and reports "Restoring FAILED" (exit status 1).
  */
-static int resume_failed(int pid, int err)
+static int resume_failed(int pid, const char *what, int err)
 {
-	pr_err("KFD RESUME of pid %d failed: %s; its GPU queues would never run: killing it, "
+	pr_err("%s of pid %d failed: %s; its GPU queues would never run: killing it, "
 	       "the restore fails",
-	       pid, strerror(-err));
+	       what, pid, strerror(-err));
 	if (kill(pid, SIGKILL))
 		pr_err("cannot kill pid %d: %s; it runs with its GPU queues stopped", pid,
 		       strerror(errno));
@@ -624,6 +612,14 @@ int restore_resume(struct restore_session *s, int pid)
 		shared_image_resumed(s->shared, image_id, shared_deadline(SHARED_LOCK_WAIT_MS));
 		return 0;
 	}
+	/* parallel restore: the master's copier must have written the contents */
+	if (what == RESTORED_GPUS && s->parallel) {
+		ret = restore_copier_wait(&s->copier, image_id, shared_deadline(COPY_WAIT_MS));
+		if (ret) {
+			return resume_failed(pid, "the BO contents write (the master's copier)",
+					     ret);
+		}
+	}
 	if (s->kfd_fd < 0) { /* released in restore_session_fini() */
 		s->kfd_fd = kfd_dev_get();
 		if (s->kfd_fd < 0) {
@@ -631,7 +627,7 @@ int restore_resume(struct restore_session *s, int pid)
 			s->kfd_fd = -1;
 			pr_err("cannot open %s to resume pid %d: %s", KFD_DEVICE_PATH, pid,
 			       strerror(-ret));
-			return what == RESTORED_GPUS ? resume_failed(pid, ret) : ret;
+			return what == RESTORED_GPUS ? resume_failed(pid, "KFD RESUME", ret) : ret;
 		}
 	}
 	ret = kfd_criu_op(s->kfd_fd, &args);
@@ -639,7 +635,7 @@ int restore_resume(struct restore_session *s, int pid)
 	if (ret == -ESRCH && what == RESTORED_NOTHING)
 		return 0;
 	if (ret)
-		return resume_failed(pid, ret);
+		return resume_failed(pid, "KFD RESUME", ret);
 	if (what == RESTORED_GPUS) /* the restore guardian leaves it alone now */
 		shared_image_resumed(s->shared, image_id, shared_deadline(SHARED_LOCK_WAIT_MS));
 	s->resumed++;

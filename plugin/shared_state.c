@@ -210,3 +210,133 @@ void shared_copy_slot_put(struct shared_state *s, int slot)
 	if (slot >= 0 && slot < SHARED_COPY_SLOTS)
 		pthread_mutex_unlock(&s->copy_slots[slot]);
 }
+
+/* Moves record id's handoff from `from` to `to` (under the lock); -EINVAL if it was not `from`. */
+static int handoff_move(struct shared_state *s, uint32_t id, uint32_t from, uint32_t to,
+			uint64_t deadline_ms)
+{
+	struct shared_image *img;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	img = find(s, id);
+	if (!img)
+		ret = -ENOENT;
+	else if (img->handoff != from)
+		ret = -EINVAL;
+	else
+		img->handoff = to;
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int shared_handoff_offer(struct shared_state *s, uint32_t id, int manifest_fd, uint64_t deadline_ms)
+{
+	struct shared_image *img;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	img = find(s, id);
+	if (!img)
+		ret = -ENOENT;
+	else if (img->handoff != SHARED_HANDOFF_NONE)
+		ret = -EALREADY;
+	else {
+		img->manifest_fd = manifest_fd;
+		img->handoff = SHARED_HANDOFF_OFFERED;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int shared_handoff_settle(struct shared_state *s, uint32_t id, uint64_t offer_deadline_ms,
+			  uint64_t hard_deadline_ms, uint32_t *handoff)
+{
+	const struct timespec pause = {.tv_nsec = 1000000};
+	struct shared_image img;
+	int ret;
+
+	for (;;) {
+		ret = shared_image_get(s, id, &img, hard_deadline_ms);
+		if (ret)
+			return ret;
+		/* a quick copier may have finished before we looked: taken all the same */
+		if (img.handoff == SHARED_HANDOFF_TAKEN || img.handoff == SHARED_HANDOFF_COPIED) {
+			*handoff = SHARED_HANDOFF_TAKEN;
+			return 0;
+		}
+		if (img.handoff == SHARED_HANDOFF_REFUSED) {
+			*handoff = img.handoff;
+			return 0;
+		}
+		if (img.handoff == SHARED_HANDOFF_OFFERED &&
+		    shared_deadline(0) >= offer_deadline_ms &&
+		    !handoff_move(s, id, SHARED_HANDOFF_OFFERED, SHARED_HANDOFF_CANCELLED,
+				  hard_deadline_ms)) {
+			*handoff = SHARED_HANDOFF_CANCELLED;
+			return 0;
+		}
+		if (shared_deadline(0) >= hard_deadline_ms)
+			return -ETIMEDOUT;
+		nanosleep(&pause, NULL);
+	}
+}
+
+int shared_handoff_next(struct shared_state *s, uint32_t *id, uint32_t *pid, int *manifest_fd,
+			uint64_t deadline_ms)
+{
+	uint32_t i;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	ret = -ENOENT;
+	for (i = 0; i < s->n_images; i++) {
+		struct shared_image *img = &s->images[i];
+
+		if (img->handoff != SHARED_HANDOFF_OFFERED)
+			continue;
+		img->handoff = SHARED_HANDOFF_TAKING;
+		*id = img->id;
+		*pid = img->pid;
+		*manifest_fd = img->manifest_fd;
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int shared_handoff_answer(struct shared_state *s, uint32_t id, int taken, uint64_t deadline_ms)
+{
+	return handoff_move(s, id, SHARED_HANDOFF_TAKING,
+			    taken ? SHARED_HANDOFF_TAKEN : SHARED_HANDOFF_REFUSED, deadline_ms);
+}
+
+int shared_handoff_copied(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
+			  uint64_t usec, uint64_t deadline_ms)
+{
+	struct shared_image *img;
+	struct timespec now;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	img = find(s, id);
+	if (!img)
+		ret = -ENOENT;
+	else if (img->handoff != SHARED_HANDOFF_TAKEN)
+		ret = -EINVAL;
+	else {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		img->copy_error = error;
+		img->copy_bytes = bytes;
+		img->copy_usec = usec;
+		img->copy_done_usec = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+		img->handoff = SHARED_HANDOFF_COPIED;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}

@@ -19,6 +19,15 @@
  *   Records are changed only under `lock`.
  * - `copy_slots[]`: at most SHARED_COPY_SLOTS tasks stream BO contents at the
  *   same time, which bounds the staging memory of the whole restore.
+ * - Parallel restore (restore_copy.h): a task that has RESTOREd offers its
+ *   BO contents to the master's copier instead of copying them: `handoff`
+ *   NONE -> OFFERED (task, with the fd number of a manifest of its BOs) ->
+ *   TAKING (copier, which duplicates the task's fds with pidfd_getfd) ->
+ *   TAKEN (then the task closes its own and goes on) or REFUSED (the task
+ *   copies itself); a task that waited too long moves OFFERED -> CANCELLED
+ *   and copies itself (the copier then leaves it). TAKEN -> COPIED when the
+ *   copier is done, with `copy_error` and its figures; the master's RESUME
+ *   of that task waits for COPIED.
  * - Every lock is a robust, process-shared mutex: when its owner dies, the
  *   next locker gets EOWNERDEAD from the kernel (exactly one locker does),
  *   marks it consistent and counts the recovery; a slot is thereby handed
@@ -43,13 +52,29 @@ enum shared_image_state {
 };
 
 struct shared_image {
-	uint32_t id;	  /* CRIU file id of the /dev/kfd file */
-	uint32_t state;	  /* enum shared_image_state */
-	int32_t error;	  /* -errno when FAILED */
-	uint32_t pid;	  /* restoring task, as it sees itself */
-	uint64_t bytes;	  /* BO contents written */
-	uint64_t usec;	  /* time in the task's restore */
-	uint32_t resumed; /* the master's RESUME of its task succeeded */
+	uint32_t id;		 /* CRIU file id of the /dev/kfd file */
+	uint32_t state;		 /* enum shared_image_state */
+	int32_t error;		 /* -errno when FAILED */
+	uint32_t pid;		 /* restoring task, as it sees itself */
+	uint64_t bytes;		 /* BO contents written */
+	uint64_t usec;		 /* time in the task's restore */
+	uint32_t resumed;	 /* the master's RESUME of its task succeeded */
+	uint32_t handoff;	 /* enum shared_handoff */
+	int32_t manifest_fd;	 /* OFFERED: the task's fd of its manifest */
+	int32_t copy_error;	 /* COPIED: -errno, 0 when every BO was written */
+	uint64_t copy_bytes;	 /* COPIED: bytes the copier wrote */
+	uint64_t copy_usec;	 /* COPIED: its time, from TAKEN */
+	uint64_t copy_done_usec; /* COPIED: when (CLOCK_MONOTONIC, us) */
+};
+
+enum shared_handoff {
+	SHARED_HANDOFF_NONE = 0,
+	SHARED_HANDOFF_OFFERED,
+	SHARED_HANDOFF_TAKING,
+	SHARED_HANDOFF_TAKEN,
+	SHARED_HANDOFF_REFUSED,
+	SHARED_HANDOFF_CANCELLED,
+	SHARED_HANDOFF_COPIED,
 };
 
 struct shared_state {
@@ -80,6 +105,25 @@ void shared_copy_slot_put(struct shared_state *s, int slot);
 /* Snapshot of a record (under the lock); -ENOENT if unknown. */
 int shared_image_get(struct shared_state *s, uint32_t id, struct shared_image *out,
 		     uint64_t deadline_ms);
+
+/* Task: NONE -> OFFERED with the manifest's fd (pid from shared_image_begin()). */
+int shared_handoff_offer(struct shared_state *s, uint32_t id, int manifest_fd,
+			 uint64_t deadline_ms);
+/*
+ * Task: waits until the copier has answered: TAKEN or REFUSED; past
+ * offer_deadline_ms a still OFFERED handoff becomes CANCELLED (returned);
+ * one the copier is TAKING is waited for until hard_deadline_ms (-ETIMEDOUT).
+ */
+int shared_handoff_settle(struct shared_state *s, uint32_t id, uint64_t offer_deadline_ms,
+			  uint64_t hard_deadline_ms, uint32_t *handoff);
+/* Copier: the first OFFERED record, moved to TAKING (its id, pid, manifest fd); -ENOENT: none. */
+int shared_handoff_next(struct shared_state *s, uint32_t *id, uint32_t *pid, int *manifest_fd,
+			uint64_t deadline_ms);
+/* Copier: TAKING -> TAKEN (taken) or REFUSED. */
+int shared_handoff_answer(struct shared_state *s, uint32_t id, int taken, uint64_t deadline_ms);
+/* Copier: TAKEN -> COPIED with its outcome. */
+int shared_handoff_copied(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
+			  uint64_t usec, uint64_t deadline_ms);
 
 /* Now + ms on CLOCK_REALTIME (the clock of pthread_mutex_timedlock), in ms. */
 uint64_t shared_deadline(uint64_t ms_from_now);

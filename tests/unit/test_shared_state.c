@@ -128,13 +128,44 @@ static void wait_is_bounded(void **state)
 	shared_state_destroy(s);
 }
 
+/* Parallel restore's handoff: an unanswered offer is withdrawn in time, and then never taken. */
+static void handoff(void **state)
+{
+	struct shared_state *s = shared_state_create(ids, 2);
+	uint32_t answer = 0, id = 0, pid = 0;
+	int fd = -1;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(shared_image_begin(s, 7, 100, shared_deadline(1000)), 0);
+	assert_int_equal(shared_handoff_offer(s, 7, 5, shared_deadline(1000)), 0);
+	assert_int_equal(shared_handoff_offer(s, 7, 5, shared_deadline(1000)), -EALREADY);
+	assert_int_equal(
+		shared_handoff_settle(s, 7, shared_deadline(50), shared_deadline(5000), &answer),
+		0);
+	assert_int_equal(answer, SHARED_HANDOFF_CANCELLED);
+	assert_int_equal(shared_handoff_next(s, &id, &pid, &fd, shared_deadline(1000)), -ENOENT);
+	/* the other image: offered, taken, answered, copied */
+	assert_int_equal(shared_handoff_offer(s, 9, 6, shared_deadline(1000)), 0);
+	assert_int_equal(shared_handoff_next(s, &id, &pid, &fd, shared_deadline(1000)), 0);
+	assert_int_equal(id, 9);
+	assert_int_equal(fd, 6);
+	assert_int_equal(shared_handoff_copied(s, 9, 0, 1, 1, shared_deadline(1000)), -EINVAL);
+	assert_int_equal(shared_handoff_answer(s, 9, 1, shared_deadline(1000)), 0);
+	assert_int_equal(shared_handoff_copied(s, 9, -EIO, 1, 1, shared_deadline(1000)), 0);
+	assert_int_equal(
+		shared_handoff_settle(s, 9, shared_deadline(50), shared_deadline(5000), &answer),
+		0);
+	assert_int_equal(answer, SHARED_HANDOFF_TAKEN);
+	shared_state_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(claims),
-		cmocka_unit_test(dead_lock_owner),
-		cmocka_unit_test(dead_slot_owner),
-		cmocka_unit_test(wait_is_bounded),
+		cmocka_unit_test(claims),	   cmocka_unit_test(dead_lock_owner),
+		cmocka_unit_test(dead_slot_owner), cmocka_unit_test(wait_is_bounded),
+		cmocka_unit_test(handoff),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);

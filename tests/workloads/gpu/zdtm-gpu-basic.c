@@ -49,6 +49,10 @@
  *                   unique per page and word, never zero) and checked,
  *                   instead of 64 pages: BO contents that cost what real
  *                   data costs (no holes in the image), for benchmarks
+ *   --host-mem SIZE SIZE bytes of anonymous host memory (K/M/G), every word
+ *                   written (a pattern unique per page and word) and checked:
+ *                   process memory that CRIU itself restores, next to the
+ *                   GPU memory the plugin restores (parallel restore)
  *   --big-bo SIZE   one more VRAM BO of SIZE bytes (K/M/G suffixes) on the
  *                   first GPU; only the first and last page and 62 pages
  *                   spread over it are written; checked: those pages' bytes,
@@ -173,7 +177,8 @@ static int n_fds0;
 static int opt_sel[KFDL_MAX_GPUS], opt_nsel, opt_first_n;
 static int opt_bos, opt_threads, opt_fork, opt_render, opt_mmio, opt_svm, opt_xnack;
 static int opt_kfd_twice;
-static uint64_t opt_big;
+static uint64_t opt_big, opt_host_mem;
+static uint64_t *host_mem; /* --host-mem */
 static int opt_big_fill, opt_ro_bo;
 static struct kfdl_bo ro_bo;
 static const char *opt_sabotage = "";
@@ -455,6 +460,35 @@ static uint64_t fill_word(uint64_t pg, uint64_t w)
 }
 
 #define WORDS_PER_PAGE (KFDL_PAGE / sizeof(uint64_t))
+
+/* --host-mem: word w of the region, never zero, differs from the big BO's words */
+static uint64_t host_word(uint64_t w)
+{
+	return fill_word(w / WORDS_PER_PAGE ^ (1ULL << 50), w % WORDS_PER_PAGE);
+}
+
+static void setup_host_mem(void)
+{
+	uint64_t i, n = opt_host_mem / sizeof(uint64_t);
+
+	host_mem = mmap(NULL, opt_host_mem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			0);
+	if (host_mem == MAP_FAILED)
+		finish_fail("setup: --host-mem %" PRIu64 ": %s", opt_host_mem, strerror(errno));
+	for (i = 0; i < n; i++)
+		host_mem[i] = host_word(i);
+}
+
+static void check_host_mem(void)
+{
+	uint64_t i, n = opt_host_mem / sizeof(uint64_t);
+
+	for (i = 0; host_mem && i < n; i++)
+		if (host_mem[i] != host_word(i))
+			finish_fail("host memory: word %" PRIu64 " is 0x%016" PRIx64
+				    ", want 0x%016" PRIx64,
+				    i, host_mem[i], host_word(i));
+}
 
 /* TRIGGER.mutate: the latest generation applied, per tenth of the big BO (0:
  * the setup's words), and the unit of a tenth (the plugin's chunk) */
@@ -1127,6 +1161,7 @@ static void check_nondestructive(uint64_t round)
 	for (o = 0; o < n_owners; o++)
 		check_owner_bytes(&owners[o]);
 	check_big();
+	check_host_mem();
 	if (ro_bo.cpu)
 		check_bytes("read-only (not WRITABLE) VRAM BO", 910000, ro_bo.cpu, RO_BO_SIZE);
 	check_svm();
@@ -1496,6 +1531,8 @@ static int run(void)
 		setup_svm();
 	if (opt_big && !is_child)
 		setup_big();
+	if (opt_host_mem && !is_child)
+		setup_host_mem();
 	if (opt_ro_bo && !is_child)
 		setup_ro_bo();
 	if (!is_child)
@@ -1672,6 +1709,7 @@ int main(int argc, char **argv)
 		{"bos", required_argument, NULL, 'b'},
 		{"big-bo", required_argument, NULL, 'B'},
 		{"big-bo-fill", no_argument, NULL, 'F'},
+		{"host-mem", required_argument, NULL, 'H'},
 		{"ro-bo", no_argument, NULL, 'R'},
 		{"threads", required_argument, NULL, 't'},
 		{"fork", no_argument, NULL, 'f'},
@@ -1701,6 +1739,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			opt_big_fill = 1;
+			break;
+		case 'H':
+			opt_host_mem = parse_size(optarg) & ~(uint64_t)(KFDL_PAGE - 1);
 			break;
 		case 'R':
 			opt_ro_bo = 1;
