@@ -4,6 +4,7 @@
  *
  * This header is the whole contract of the module (bo_stream.c: the calls;
  * bo_stream_job.c: one GPU's pipeline; bo_index.c: the index file;
+ * bo_chain.c: an incremental dump's parent, a restore's ancestors;
  * staging_ring.c: the per-GPU ring; bo_copy_cpu.c, bo_copy_render.c,
  * bo_copy_sdma.c: the copy engines).
  *
@@ -11,7 +12,7 @@
  * copy engine into a ring of `ring_depth` staging chunks of `chunk_size`
  * bytes, and a second thread drains the ring into the GPU's data file. GPUs
  * run in parallel. Host memory is ring_depth * chunk_size per GPU, whatever
- * the BO sizes. Every chunk gets a CRC-32 (zlib's), kept in a per-GPU index
+ * the BO sizes. Every chunk gets a CRC-32 (zlib's) and an XXH3-128, kept in a per-GPU index
  * file written once the data is complete.
  * Restore: the same pipeline in the other direction; every chunk's checksum
  * is verified before it is written into the BO.
