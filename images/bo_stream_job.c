@@ -101,7 +101,7 @@ static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
 }
 
 /*
- * A slot's checksum, and (digest non-NULL, a dump) its XXH3-128, their time
+ * A slot's checksum, and (digest non-NULL, a dump) its CRC-64, their time
  * counted (bo_stream_times.checksum_ns).
  */
 static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
@@ -255,7 +255,7 @@ bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struc
 
 /*
  * The chunk's index entry: here, or (incremental) where the parent has the
- * same bytes: same CRC-32 and XXH3-128 at the same offset of the same BO.
+ * same bytes: same CRC-32 and CRC-64 at the same offset of the same BO.
  * Zero chunks stay here: a hole costs nothing.
  */
 static int dump_entry(struct gpu_job *job, struct staging_slot *s)

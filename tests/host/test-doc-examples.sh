@@ -28,7 +28,7 @@ ln -s "$BUILD" "$REPO/build"
 ln -s "$BUILD/amdgpu-criu" "$TMP/bin/amdgpu-criu"
 
 # ---- the checkpoints the examples name ------------------------------------------------
-PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal libxxhash zlib"
+PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
 # shellcheck disable=SC2046,SC2086
 if ! cc -std=gnu11 -D_GNU_SOURCE -O1 -Wall -Wextra -Werror \
 	-I"$ROOT" -I"$ROOT/topology" -I"$ROOT/images" -I"$ROOT/tests/unit" -I"$BUILD/gen" \

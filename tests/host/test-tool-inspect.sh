@@ -56,7 +56,7 @@ flip_byte() { # FILE OFFSET
 }
 
 # ---- the generator ---------------------------------------------------------------------
-PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal libxxhash zlib"
+PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
 # shellcheck disable=SC2046,SC2086
 if cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror \
 	-I"$ROOT" -I"$ROOT/topology" -I"$ROOT/images" -I"$ROOT/tests/unit" -I"$BUILD/gen" \

@@ -1066,6 +1066,15 @@ static void test_crc32_is_zlibs(void **state)
 	}
 	/* the check value of the standard CRC-32 */
 	assert_int_equal(bo_index_crc32(0, "123456789", 9), 0xcbf43926u);
+	/* the digest: CRC-64/XZ (its check value), little-endian, then zeros */
+	{
+		static const uint8_t want[BO_DIGEST_LEN] = {0xfa, 0x39, 0x19, 0xdf,
+							    0xbb, 0xc9, 0x5d, 0x99};
+		uint8_t digest[BO_DIGEST_LEN];
+
+		bo_index_digest("123456789", 9, digest);
+		assert_memory_equal(digest, want, BO_DIGEST_LEN);
+	}
 	free(buf);
 }
 
