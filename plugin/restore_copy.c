@@ -490,6 +490,20 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Tells every thread to end; joins the workers. */
+static void stop_workers(struct restore_copier *c)
+{
+	unsigned int i;
+
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&c->lock);
+	pthread_cond_broadcast(&c->queued);
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < c->n_workers; i++)
+		pthread_join(c->workers[i], NULL);
+	c->n_workers = 0;
+}
+
 int restore_copier_start(struct restore_copier *c, struct shared_state *sh, int dir_fd,
 			 const struct copy_engine_opts *opts)
 {
@@ -503,18 +517,14 @@ int restore_copier_start(struct restore_copier *c, struct shared_state *sh, int 
 		return -errno;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->queued, NULL);
-	ret = -pthread_create(&c->worker, NULL, worker_main, c);
-	if (!ret) {
+	for (ret = 0; !ret && c->n_workers < RESTORE_COPY_WORKERS; c->n_workers++)
+		ret = -pthread_create(&c->workers[c->n_workers], NULL, worker_main, c);
+	if (ret)
+		c->n_workers--; /* the one that failed */
+	else
 		ret = -pthread_create(&c->taker, NULL, taker_main, c);
-		if (ret) {
-			__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-			pthread_mutex_lock(&c->lock);
-			pthread_cond_broadcast(&c->queued);
-			pthread_mutex_unlock(&c->lock);
-			pthread_join(c->worker, NULL);
-		}
-	}
 	if (ret) {
+		stop_workers(c);
 		close(c->dir_fd);
 		pthread_cond_destroy(&c->queued);
 		pthread_mutex_destroy(&c->lock);
@@ -561,12 +571,10 @@ void restore_copier_stop(struct restore_copier *c)
 {
 	if (!c->running)
 		return;
+	/* the taker first: no job is queued after the workers have drained the queue */
 	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-	pthread_mutex_lock(&c->lock);
-	pthread_cond_broadcast(&c->queued);
-	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->taker, NULL);
-	pthread_join(c->worker, NULL);
+	stop_workers(c);
 	replay_log(c);
 	close(c->dir_fd);
 	pthread_cond_destroy(&c->queued);

@@ -46,6 +46,8 @@
 #include "shared_state.h"
 
 #define RESTORE_COPY_OFFER_WAIT_MS (10 * 1000)
+/* Processes whose contents the copier writes at once (each also needs a copy slot). */
+#define RESTORE_COPY_WORKERS 2
 
 /* One process's contents: per GPU its engine's needs, its streams and render engine. */
 struct restore_copy_set {
@@ -81,7 +83,8 @@ struct restore_copier {
 	int dir_fd;
 	struct shared_state *sh;
 	struct copy_engine_opts opts;
-	pthread_t taker, worker;
+	pthread_t taker, workers[RESTORE_COPY_WORKERS];
+	unsigned int n_workers;
 	pthread_mutex_t lock; /* queue, log */
 	pthread_cond_t queued;
 	struct copier_job *head, *tail; /* taken, not yet copied */

@@ -36,6 +36,7 @@ struct kfd_restore {
 	int *drm_fds; /* per device (the task's render files, not owned here) */
 	int kfd_fd;
 	uint64_t bytes;
+	bool handed_off; /* the contents went to the master's copier */
 };
 
 static const struct match_pair *map_find(const struct match_result *m, uint32_t src_gpu_id)
@@ -294,6 +295,7 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 		       r->img->entry->pid);
 	if (!ret && s->parallel && set.n) {
 		ret = restore_copy_offer(s->shared, &set);
+		r->handed_off = !ret;
 		if (!ret)
 			pr_info("pid %u: BO contents handed to the master's copier", set.pid);
 		else if (ret == -EAGAIN)
@@ -414,9 +416,16 @@ out:
 		render_fds_close(&s->render);
 		return ret;
 	}
-	pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs, %" PRIu64 " MiB in %" PRIu64 " ms",
-		img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos, r.bytes >> 20,
-		(clock_usec() - start) / 1000);
+	if (r.handed_off) /* the copier's own line says when the contents are written */
+		pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs in %" PRIu64
+			" ms; %" PRIu64 " MiB of contents left to the master's copier",
+			img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos,
+			(clock_usec() - start) / 1000, r.bytes >> 20);
+	else
+		pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs, %" PRIu64
+			" MiB in %" PRIu64 " ms",
+			img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos,
+			r.bytes >> 20, (clock_usec() - start) / 1000);
 	return r.kfd_fd;
 }
 

@@ -110,9 +110,15 @@ echo "   The job is gone, and so is its KFD process."
 echo
 
 # ---- 4. the move ----------------------------------------------------------------
-restored=$(said 'plugin, restore' | grep '^restored pid ' | head -1) || true
+# parallel restore (the default): the CRIU master's copier wrote the contents
+# "pid 269: the master's BO copier wrote 121 MiB in 1514 ms while CRIU restored the task";
+# else the task did: "restored pid 269 (file 24): 4 GPUs, 22 BOs, 121 MiB in 1600 ms"
+restored=$(said 'plugin, restore' | grep "^pid [0-9]*: the master's BO copier wrote " | head -1) || true
+[ -n "$restored" ] || restored=$(said 'plugin, restore' | grep '^restored pid ' | head -1) || true
 read -r r_mib r_ms < <(sed -n 's/.* \([0-9]*\) MiB in \([0-9]*\) ms.*/\1 \2/p' <<<"$restored") ||
-	failed "no \"restored pid\" line of the plugin in $LOG"
+	failed "no \"restored pid\" or copier line of the plugin in $LOG"
+r_who="by the restored job's process"
+grep -q "BO copier" <<<"$restored" && r_who="by the CRIU master while CRIU restored the job's memory"
 echo "4. The job's cgroup now shows hive B only, and criu restore runs inside it."
 echo "   The plugin maps each checkpointed GPU onto a GPU of hive B:"
 # "GPU 63635 (node 2, renderD128) -> GPU 22770 (node 6, renderD132)"
@@ -121,7 +127,8 @@ said 'plugin, restore' | sed -n 's/^GPU \([0-9]*\) (node \([0-9]*\), \(renderD[0
 		     printf "%6s %5s  %-10s    %6s %5s  %s\n", "GPU_ID", "NODE", "RENDER", "GPU_ID", "NODE", "RENDER" }
 	     { printf "%6s %5s  %-10s -> %6s %5s  %s\n", $1, $2, $3, $4, $5, $6 }' | indent
 renders=$(said 'plugin, restore' | sed -n 's/^render-node file [0-9]*: \(renderD[0-9]*\) -> \(renderD[0-9]*\)$/\1 -> \2/p' | paste -sd, | sed 's/,/, /g')
-echo "   Restored $r_mib MiB in $(ms_to_s "$r_ms") s; the job's render-node files moved: $renders."
+echo "   Restored $r_mib MiB in $(ms_to_s "$r_ms") s ($r_who);"
+echo "   the job's render-node files moved: $renders."
 echo
 
 # ---- 5. the job checks itself ---------------------------------------------------

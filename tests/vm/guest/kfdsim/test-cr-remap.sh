@@ -45,7 +45,7 @@ fi
 # plugin_says STEP LOG: the plugin's own account of a step (what it dumped or
 # restored, the GPU mapping it chose, sizes, times), as TAP comments
 plugin_says() {
-	grep -E 'amdgpu_plugin: (dumped|restored|pid [0-9]+ GPU|GPU [0-9]+ \(node|render.node file|resumed|unpaused)' "$2" |
+	grep -E "amdgpu_plugin: (dumped|restored|pid [0-9]+ GPU|pid [0-9]+: the master's BO copier wrote|GPU [0-9]+ \(node|render.node file|resumed|unpaused)" "$2" |
 		sed 's/^([^)]*) *//; s/^[0-9]*: //; s/amdgpu_plugin: //' | while read -r l; do diag "$1: $l"; done
 }
 
