@@ -112,32 +112,52 @@ static void describe_damage(const KfdProcessEntry *e, const struct gpu_report *g
 		 v->fault.bo_offset, after(rest, prefix));
 }
 
+/* The GPU's content BOs: their sizes in image order and their image BO indexes. */
+struct content_list {
+	uint64_t *sizes;
+	uint32_t *index;
+	uint32_t n;
+};
+
+/* content_bos counts this GPU's VRAM/GTT BOs (kfd_image.c), so the arrays fit. */
+static int content_list_get(const struct kfd_process_image *img, const struct gpu_report *g,
+			    struct content_list *cl)
+{
+	cl->sizes = calloc(g->content_bos + 1, sizeof(*cl->sizes));
+	cl->index = calloc(g->content_bos + 1, sizeof(*cl->index));
+	if (!cl->sizes || !cl->index) {
+		free(cl->sizes);
+		free(cl->index);
+		return -ENOMEM;
+	}
+	cl->n = collect_content(img->entry, g, cl->sizes, cl->index);
+	return 0;
+}
+
+static void content_list_free(struct content_list *cl)
+{
+	free(cl->sizes);
+	free(cl->index);
+}
+
 /* -ENOMEM, or 0 with the outcome in g->verify. */
 static int verify_gpu(const struct ckpt *ck, const struct kfd_process_image *img,
 		      struct gpu_report *g)
 {
-	/* content_bos counts this GPU's VRAM/GTT BOs (kfd_image.c), so the arrays fit */
-	uint64_t *sizes = calloc(g->content_bos + 1, sizeof(*sizes));
-	uint32_t *index = calloc(g->content_bos + 1, sizeof(*index));
 	struct gpu_verify *v = &g->verify;
-	uint32_t n;
+	struct content_list cl;
 
-	if (!sizes || !index) {
-		free(sizes);
-		free(index);
+	if (content_list_get(img, g, &cl))
 		return -ENOMEM;
-	}
-	n = collect_content(img->entry, g, sizes, index);
 	v->done = true;
-	if (n)
-		v->ret = bo_stream_verify(ck->dir_fd, img->id, g->dev->user_gpu_id, sizes, n,
+	if (cl.n)
+		v->ret = bo_stream_verify(ck->dir_fd, img->id, g->dev->user_gpu_id, cl.sizes, cl.n,
 					  &v->fault, v->err, sizeof(v->err));
 	if (v->ret && v->fault.located)
-		v->bo = index[v->fault.bo_index];
+		v->bo = cl.index[v->fault.bo_index];
 	if (v->ret)
 		describe_damage(img->entry, g, v);
-	free(sizes);
-	free(index);
+	content_list_free(&cl);
 	return 0;
 }
 
@@ -145,22 +165,15 @@ static int verify_gpu(const struct ckpt *ck, const struct kfd_process_image *img
 static int describe_gpu(const struct ckpt *ck, const struct kfd_process_image *img,
 			struct gpu_report *g)
 {
-	uint64_t *sizes = calloc(g->content_bos + 1, sizeof(*sizes));
-	uint32_t *index = calloc(g->content_bos + 1, sizeof(*index));
+	struct content_list cl;
 	char err[512];
-	uint32_t n;
 
-	if (!sizes || !index) {
-		free(sizes);
-		free(index);
+	if (content_list_get(img, g, &cl))
 		return -ENOMEM;
-	}
-	n = collect_content(img->entry, g, sizes, index);
-	if (n && bo_stream_describe(ck->dir_fd, img->id, g->dev->user_gpu_id, sizes, n, &g->chain,
-				    err, sizeof(err)))
+	if (cl.n && bo_stream_describe(ck->dir_fd, img->id, g->dev->user_gpu_id, cl.sizes, cl.n,
+				       &g->chain, err, sizeof(err)))
 		memset(&g->chain, 0, sizeof(g->chain));
-	free(sizes);
-	free(index);
+	content_list_free(&cl);
 	return 0;
 }
 
