@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Incremental BO images: the parent of a dump, the ancestors of a restore (bo_chain.h). */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -118,31 +119,43 @@ void bo_chain_close(struct bo_chain *c)
 	c->count = 0;
 }
 
-/* The ancestor's index is the one the child was dumped against: its last 4 bytes. */
-static int check_identity(int dir, const struct bo_index_layout *l, uint32_t level, char *err,
-			  size_t errlen)
+/* Ancestor level's file with extension ext in dir (its name into name); fd or -errno. */
+static int open_ancestor(int dir, const struct bo_index_layout *l, uint32_t level, const char *ext,
+			 char *name, size_t namelen, char *err, size_t errlen)
 {
 	const struct bo_index_ancestor *a = &l->ancestors[level - 1];
-	uint8_t raw[4];
-	uint32_t crc;
-	struct stat st;
-	char name[64], why[160];
-	int fd, ret;
+	char why[160];
+	int fd;
 
-	bo_stream_file_name(name, sizeof(name), a->image_id, a->gpu_id, "idx");
+	bo_stream_file_name(name, namelen, a->image_id, a->gpu_id, ext);
 	fd = regfile_open(dir, name, why, sizeof(why));
 	if (fd < 0)
 		return errmsg_set(err, errlen, fd,
 				  "gpu %" PRIu32 ": %s refers to %s in its parent directory (level "
 				  "%" PRIu32 "): %s",
 				  l->gpu_id, l->name, name, level, why);
+	return fd;
+}
+
+/* The ancestor's index is the one the child was dumped against: its last 4 bytes. */
+static int check_identity(int dir, const struct bo_index_layout *l, uint32_t level, char *err,
+			  size_t errlen)
+{
+	const struct bo_index_ancestor *a = &l->ancestors[level - 1];
+	uint32_t crc = 0;
+	struct stat st;
+	char name[64];
+	int fd, ret;
+
+	fd = open_ancestor(dir, l, level, "idx", name, sizeof(name), err, errlen);
+	if (fd < 0)
+		return fd;
 	ret = fstat(fd, &st) ? -errno : 0;
-	if (!ret && st.st_size < (off_t)sizeof(raw))
+	if (!ret && st.st_size < (off_t)sizeof(crc))
 		ret = -ENODATA;
-	ret = ret ?: pread_full(fd, raw, sizeof(raw), (uint64_t)st.st_size - sizeof(raw));
+	ret = ret ?: pread_full(fd, &crc, sizeof(crc), (uint64_t)st.st_size - sizeof(crc));
 	close(fd);
-	crc = (uint32_t)raw[0] | (uint32_t)raw[1] << 8 | (uint32_t)raw[2] << 16 |
-	      (uint32_t)raw[3] << 24;
+	crc = le32toh(crc);
 	if (!ret && crc == a->index_crc)
 		return 0;
 	return errmsg_set(err, errlen, ret ? ret : -ESTALE,
@@ -159,16 +172,11 @@ static int open_data(int dir, const struct bo_index_layout *l, uint32_t level, s
 	const struct bo_index_ancestor *a = &l->ancestors[level - 1];
 	char *name = c->name[level - 1];
 	struct stat st;
-	char why[160];
 	int fd;
 
-	bo_stream_file_name(name, sizeof(c->name[0]), a->image_id, a->gpu_id, "img");
-	fd = regfile_open(dir, name, why, sizeof(why));
+	fd = open_ancestor(dir, l, level, "img", name, sizeof(c->name[0]), err, errlen);
 	if (fd < 0)
-		return errmsg_set(err, errlen, fd,
-				  "gpu %" PRIu32 ": %s refers to %s in its parent directory (level "
-				  "%" PRIu32 "): %s",
-				  l->gpu_id, l->name, name, level, why);
+		return fd;
 	c->data_fd[level - 1] = fd;
 	c->count = level;
 	if (fstat(fd, &st))

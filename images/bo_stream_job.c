@@ -619,10 +619,14 @@ static int index_read_header(struct gpu_job *job)
 	job->chunk_size = l.chunk_size;
 	job->data_bytes = l.data_bytes;
 	job->chunk_count = l.chunk_count;
+	/* version and ancestors too: index_check() goes on from here */
+	job->ancestors = l;
+	job->ancestors.bos = NULL;
+	job->ancestors.name = NULL;
 	return 0;
 }
 
-/* The whole index, streamed; then its chunk checksums are read on demand. */
+/* After index_read_header(): the whole index, streamed; then its entries are read on demand. */
 static int index_check(struct gpu_job *job)
 {
 	char name[64], msg[ERR_LEN];
@@ -630,9 +634,10 @@ static int index_check(struct gpu_job *job)
 	int ret;
 
 	bo_job_image_name(name, sizeof(name), job, "idx");
-	l = job_index(job, name);
-	ret = bo_index_read_header(job->index_fd, &l, msg, sizeof(msg));
-	ret = ret ?: bo_index_check(job->index_fd, &l, msg, sizeof(msg));
+	l = job->ancestors; /* as index_read_header() read it */
+	l.bos = job->gpu->bos;
+	l.name = name;
+	ret = bo_index_check(job->index_fd, &l, msg, sizeof(msg));
 	ret = ret ?: bo_chain_open(job->cfg->dir_fd, &l, &job->chain, msg, sizeof(msg));
 	if (ret)
 		return bo_job_fail(job, ret, "%s", msg);

@@ -86,6 +86,25 @@ out:
 	return ret;
 }
 
+void restore_copy_set_free(struct restore_copy_set *set)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < set->n; i++) {
+		for (j = 0; set->gpus && j < set->gpus[i].bo_count; j++)
+			if (set->gpus[i].bos[j].dmabuf_fd >= 0)
+				close(set->gpus[i].bos[j].dmabuf_fd);
+		if (set->gpus)
+			free(set->gpus[i].bos);
+		if (set->engines)
+			bo_render_engine_fini(&set->engines[i]);
+	}
+	free(set->gpus);
+	free(set->engines);
+	free(set->copy);
+	memset(set, 0, sizeof(*set));
+}
+
 /* ---- the manifest: what the copier needs of the task's restore ------------------------- */
 
 struct manifest_head {
@@ -194,23 +213,11 @@ struct copier_job {
 
 static void job_free(struct copier_job *job)
 {
-	struct restore_copy_set *set = &job->set;
-	uint32_t i, j;
+	uint32_t i;
 
-	for (i = 0; set->gpus && i < set->n; i++) {
-		for (j = 0; j < set->gpus[i].bo_count; j++)
-			if (set->gpus[i].bos[j].dmabuf_fd >= 0)
-				close(set->gpus[i].bos[j].dmabuf_fd);
-		free(set->gpus[i].bos);
-	}
-	for (i = 0; set->engines && i < set->n; i++)
-		bo_render_engine_fini(&set->engines[i]);
+	restore_copy_set_free(&job->set);
 	for (i = 0; i < job->n_drm; i++)
 		close(job->drm[i].fd);
-	free(set->gpus);
-	free(set->engines);
-	free(set->copy);
-	memset(set, 0, sizeof(*set));
 	job->n_drm = 0;
 }
 
@@ -290,13 +297,66 @@ static int job_drm_fd(struct copier_job *job, int pidfd, int task_fd)
 	return fd;
 }
 
+/*
+ * GPU i of the manifest at *off: its BOs' fds duplicated from the task. The
+ * render engine owns its map table from the start, so that job_free()
+ * releases it on every early return; maps are sorted once all are in.
+ */
+static int take_gpu(int pidfd, int manifest, uint64_t *off, struct copier_job *job, uint32_t i)
+{
+	struct restore_copy_set *set = &job->set;
+	struct bo_render_engine *e = &set->engines[i];
+	struct bo_stream_gpu *g = &set->gpus[i];
+	struct manifest_gpu mg;
+	struct bo_render_map *maps;
+	uint32_t j;
+	int ret = pread_full(manifest, &mg, sizeof(mg), *off);
+
+	*off += sizeof(mg);
+	if (!ret && mg.bo_count > BO_STREAM_MAX_BOS)
+		ret = -EINVAL;
+	if (ret)
+		return ret;
+	set->n = i + 1;
+	set->copy[i] = mg.copy;
+	g->gpu_id = mg.copy.gpu_id;
+	g->bos = calloc(mg.bo_count + 1, sizeof(*g->bos));
+	maps = calloc(mg.bo_count + 1, sizeof(*maps));
+	bo_render_engine_init(e, maps, 0);
+	if (!g->bos || !maps)
+		return -ENOMEM;
+	for (j = 0; j < mg.bo_count; j++) {
+		struct manifest_bo mb;
+		int dmabuf, drm;
+
+		ret = pread_full(manifest, &mb, sizeof(mb), *off);
+		*off += sizeof(mb);
+		if (ret)
+			return ret;
+		dmabuf = getfd(pidfd, mb.dmabuf_fd);
+		if (dmabuf < 0)
+			return dmabuf;
+		g->bos[j] = (struct bo_stream_bo){.size = mb.size, .dmabuf_fd = dmabuf};
+		g->bo_count = j + 1;
+		drm = job_drm_fd(job, pidfd, mb.drm_fd);
+		if (drm < 0)
+			return drm;
+		maps[j] = (struct bo_render_map){
+			.dmabuf_fd = dmabuf, .drm_fd = drm, .offset = mb.offset};
+		e->n_maps = j + 1;
+	}
+	bo_render_engine_init(e, maps, e->n_maps);
+	g->engine = &e->engine;
+	return 0;
+}
+
 /* Reads the manifest (fd ours) and duplicates every fd it names from the task. */
 static int take_set(int pidfd, int manifest, uint32_t image_id, struct copier_job *job)
 {
 	struct restore_copy_set *set = &job->set;
 	struct manifest_head h;
 	uint64_t off = sizeof(h);
-	uint32_t i, j;
+	uint32_t i;
 	int ret = pread_full(manifest, &h, sizeof(h), 0);
 
 	if (!ret && (h.magic != MANIFEST_MAGIC || h.image_id != image_id ||
@@ -311,48 +371,8 @@ static int take_set(int pidfd, int manifest, uint32_t image_id, struct copier_jo
 	set->engines = calloc(h.n_gpus + 1, sizeof(*set->engines));
 	if (!set->copy || !set->gpus || !set->engines)
 		return -ENOMEM;
-	for (i = 0; !ret && i < h.n_gpus; i++) {
-		struct manifest_gpu g;
-		struct bo_render_map *maps;
-
-		ret = pread_full(manifest, &g, sizeof(g), off);
-		off += sizeof(g);
-		if (!ret && g.bo_count > BO_STREAM_MAX_BOS)
-			ret = -EINVAL;
-		if (ret)
-			break;
-		set->n = i + 1;
-		set->copy[i] = g.copy;
-		set->gpus[i].gpu_id = g.copy.gpu_id;
-		set->gpus[i].bos = calloc(g.bo_count + 1, sizeof(*set->gpus[i].bos));
-		maps = calloc(g.bo_count + 1, sizeof(*maps));
-		bo_render_engine_init(&set->engines[i], maps, 0);
-		if (!set->gpus[i].bos || !maps)
-			return -ENOMEM;
-		for (j = 0; !ret && j < g.bo_count; j++) {
-			struct manifest_bo mb;
-			int dmabuf, drm;
-
-			ret = pread_full(manifest, &mb, sizeof(mb), off);
-			off += sizeof(mb);
-			if (ret)
-				break;
-			dmabuf = getfd(pidfd, mb.dmabuf_fd);
-			if (dmabuf < 0)
-				return dmabuf;
-			set->gpus[i].bos[j] =
-				(struct bo_stream_bo){.size = mb.size, .dmabuf_fd = dmabuf};
-			set->gpus[i].bo_count = j + 1;
-			drm = job_drm_fd(job, pidfd, mb.drm_fd);
-			if (drm < 0)
-				return drm;
-			maps[j] = (struct bo_render_map){
-				.dmabuf_fd = dmabuf, .drm_fd = drm, .offset = mb.offset};
-			set->engines[i].n_maps = j + 1;
-		}
-		bo_render_engine_init(&set->engines[i], maps, set->engines[i].n_maps);
-		set->gpus[i].engine = &set->engines[i].engine;
-	}
+	for (i = 0; !ret && i < h.n_gpus; i++)
+		ret = take_gpu(pidfd, manifest, &off, job, i);
 	return ret;
 }
 

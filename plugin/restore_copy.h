@@ -59,6 +59,12 @@ struct restore_copy_set {
 	struct bo_render_engine *engines;
 };
 
+/*
+ * Closes every dma-buf fd of the set still open, finishes its render
+ * engines (not the drm fds they name: the caller's), frees its arrays.
+ */
+void restore_copy_set_free(struct restore_copy_set *set);
+
 /* Reads AMDGPU_CRIU_PARALLEL_RESTORE; -EINVAL (logged) for a value that means nothing. */
 int restore_copy_parallel_get(bool *on);
 

@@ -284,7 +284,6 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 				       .engines = calloc(nd + 1, sizeof(*set.engines)),
 				       .copy = calloc(nd + 1, sizeof(*set.copy))};
 	uint64_t bytes;
-	uint32_t i, j;
 	int ret;
 
 	ret = set.gpus && set.engines && set.copy
@@ -303,16 +302,7 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 	} else if (!ret) {
 		ret = restore_copy_run(&s->engine_opts, s->shared, dir_fd, &set, &bytes);
 	}
-	for (i = 0; set.gpus && i < set.n; i++) {
-		for (j = 0; j < set.gpus[i].bo_count; j++)
-			if (set.gpus[i].bos[j].dmabuf_fd >= 0)
-				close(set.gpus[i].bos[j].dmabuf_fd);
-		free(set.gpus[i].bos);
-		bo_render_engine_fini(&set.engines[i]);
-	}
-	free(set.gpus);
-	free(set.engines);
-	free(set.copy);
+	restore_copy_set_free(&set);
 	return ret;
 }
 
@@ -417,13 +407,13 @@ out:
 		return ret;
 	}
 	if (r.handed_off) /* the copier's own line says when the contents are written */
-		pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs in %" PRIu64
-			" ms; %" PRIu64 " MiB of contents left to the master's copier",
+		pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs in %" PRIu64 " ms; %" PRIu64
+			" MiB of contents left to the master's copier",
 			img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos,
 			(clock_usec() - start) / 1000, r.bytes >> 20);
 	else
-		pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs, %" PRIu64
-			" MiB in %" PRIu64 " ms",
+		pr_info("restored pid %u (file %u): %zu GPUs, %zu BOs, %" PRIu64 " MiB in %" PRIu64
+			" ms",
 			img->entry->pid, img->id, img->entry->n_devices, img->entry->n_bos,
 			r.bytes >> 20, (clock_usec() - start) / 1000);
 	return r.kfd_fd;
