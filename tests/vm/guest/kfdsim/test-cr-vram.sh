@@ -90,20 +90,25 @@ check "enomem: the master's AVAILABLE_MEMORY was refused (injected)" eval 'echo 
 refused enomem 'KFD RESTORE of pid [0-9]+ \(file [0-9]+\) failed: Cannot allocate memory.*out of memory'
 
 echo 0 >"$LIMIT"
-# contents_enomem NAME ENGINE RULE REGEX: the BO contents cannot be written
+# contents_enomem NAME ENGINE RULE REGEX [PARALLEL]: the BO contents cannot
+# be written. PARALLEL: AMDGPU_CRIU_PARALLEL_RESTORE for this restore.
 contents_enomem() {
 	rm -f "$img/restore.log"
 	kfd_inject "$3"
 	export AMDGPU_CRIU_COPY_ENGINE=$2
+	[ -z "${5:-}" ] || export AMDGPU_CRIU_PARALLEL_RESTORE="$5"
 	criu_restore "$img"
 	rc=$?
-	unset AMDGPU_CRIU_COPY_ENGINE
+	unset AMDGPU_CRIU_COPY_ENGINE AMDGPU_CRIU_PARALLEL_RESTORE
 	left=$(kfd_inject_take)
 	check "$1: restore failed (status $rc)" test "$rc" -ne 0
 	check "$1: the fault was hit" test -z "$left"
 	refused "$1" "$4"
 }
-contents_enomem mmap-enomem cpu "gem_mmap entry ENOMEM" 'pid [0-9]+: BO contents: .*Cannot allocate memory.*out of memory'
+# The CPU engine's BO mmap, written by the task itself: in parallel restore
+# CRIU's restorer maps the application's render-node BOs (--render-fds) at
+# the same time as the copier, and either may take the one injected fault.
+contents_enomem mmap-enomem cpu "gem_mmap entry ENOMEM" 'pid [0-9]+: BO contents: .*Cannot allocate memory.*out of memory' 0
 contents_enomem sdma-enomem sdma "cs entry ENOMEM" 'pid [0-9]+: BO contents: .*copy engine write: out of memory for the SDMA copy'
 
 rm -f "$img/restore.log"
