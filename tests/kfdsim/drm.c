@@ -89,6 +89,15 @@ static int kfdsim_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vm
 			      KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
 			      KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) || gem->no_cpu_access)
 		return -EPERM;
+	/*
+	 * As amdgpu: libhsakmt maps every VRAM BO that is not host-accessible
+	 * with mmap(PROT_NONE, MAP_PRIVATE | MAP_FIXED) on the render node (for
+	 * debugger access). Without VM_MAYWRITE the mapping can never become
+	 * writable and is no longer a COW mapping, which the shmem helper
+	 * would refuse.
+	 */
+	if (is_cow_mapping(vma->vm_flags) && !(vma->vm_flags & VM_ACCESS_FLAGS))
+		vm_flags_clear(vma, VM_MAYWRITE);
 	/* "gem_mmap entry ENOMEM": the shmem pages cannot be had */
 	ret = kfdsim_inject("gem_mmap", "entry");
 	if (ret)

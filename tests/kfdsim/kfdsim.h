@@ -433,6 +433,13 @@ struct kfdsim_pdd {
 	unsigned long doorbell_bitmap[BITS_TO_LONGS(KFDSIM_MAX_QUEUES)];
 	struct page **doorbell_pages;	/* the process doorbell slice */
 	u32 n_doorbell_pages;
+
+	/* settings.c, under process->mutex; not checkpointed (as KFD) */
+	bool memory_policy_set;		/* cik/vi only */
+	u32 default_policy, alternate_policy;
+	u64 ape1_base, ape1_size;
+	u32 sh_hidden_private_base;	/* SET_SCRATCH_BACKING_VA */
+	u64 trap_tba, trap_tma;		/* SET_TRAP_HANDLER */
 };
 
 struct kfdsim_process {
@@ -618,6 +625,13 @@ struct kfdsim_queue {
 int kfdsim_ioctl_create_queue(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_destroy_queue(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_set_xnack_mode(struct file *f, struct kfdsim_process *p, void *data);
+
+/* settings.c */
+int kfdsim_ioctl_set_memory_policy(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_get_clock_counters(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_set_scratch_backing_va(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_set_trap_handler(struct file *f, struct kfdsim_process *p, void *data);
+void kfdsim_settings_show(struct seq_file *m, struct kfdsim_process *p);
 int kfdsim_ioctl_update_queue(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_set_cu_mask(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_evict_process_queues(struct kfdsim_process *p);

@@ -50,7 +50,7 @@ static const char default_machine[] =
 	"name " #n " aldebaran\n"							\
 	"mem " #n " 0 heap_type=1 size_in_bytes=68702699520 flags=0 width=4096 mem_clk_max=1600\n" \
 	"cache " #n " 0 processor_id_low=2147487744 level=1 size=16 cache_line_size=64"	\
-	" cache_lines_per_tag=1 association=4 latency=1 type=5 sibling_map=1,0,0,0,0,0,0,0\n" \
+	" cache_lines_per_tag=1 association=4 latency=1 type=9 sibling_map=1,0,0,0,0,0,0,0\n" \
 	"iolink " #n " 0 type=2 node_from=" #n " node_to=0 weight=20 min_bandwidth=312"	\
 	" max_bandwidth=32000 recommended_sdma_engine_id_mask=3 flags=1\n"		\
 	"p2plink " #n " 0 type=2 node_from=" #n " node_to=" #peer " weight=40 flags=1\n"

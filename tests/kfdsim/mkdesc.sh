@@ -19,7 +19,8 @@
 #   - a name file missing on a GPU node: the ASIC name by gfx_target_version;
 #   - mem_banks missing but counted: one FB bank (public if a CPU node links
 #     to the GPU, i.e. large BAR) of a known size for the device id;
-#   - caches missing but counted: that many placeholder L1 entries;
+#   - caches missing but counted: that many placeholder L1 entries, of type
+#     9 (DATA|HSACU) as real GPU L1 data caches are (ROCr keeps only those);
 #   - io/p2p links missing but counted: the count is dropped;
 #   - drm_render_minor 0 on a GPU (anonymised captures): 128 + GPU index.
 set -euo pipefail
@@ -212,7 +213,7 @@ for n in "${NODES[@]}"; do
 		if [ "$COUNT" -eq 0 ] && [ "$want" -gt 0 ]; then
 			echo "# mkdesc: $want placeholder caches (not in the capture)"
 			for ((i = 0; i < want; i++)); do
-				echo "cache $id $i processor_id_low=${NP[simd_id_base]:-0} level=1 size=16 cache_line_size=64 cache_lines_per_tag=1 association=4 latency=1 type=5 sibling_map=1,0,0,0,0,0,0,0"
+				echo "cache $id $i processor_id_low=${NP[simd_id_base]:-0} level=1 size=16 cache_line_size=64 cache_lines_per_tag=1 association=4 latency=1 type=9 sibling_map=1,0,0,0,0,0,0,0"
 			done
 		fi
 		emit_items "$n" "$id" iolink io_links

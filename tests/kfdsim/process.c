@@ -316,8 +316,10 @@ int kfdsim_processes_show(struct seq_file *m, void *v)
 		for (i = 0; i < p->n_pdds; i++)
 			seq_printf(m, "%s%u", i ? "," : "", p->pdds[i]->user_gpu_id);
 		nsvm = kfdsim_svm_count(p, &pending);
-		seq_printf(m, " svm_ranges=%u svm_pending=%u cu_masked=%u\n", nsvm, pending,
+		seq_printf(m, " svm_ranges=%u svm_pending=%u cu_masked=%u", nsvm, pending,
 			   masked);
+		kfdsim_settings_show(m, p);
+		seq_putc(m, '\n');
 		mutex_unlock(&p->mutex);
 	}
 	mutex_unlock(&kfdsim_processes_mutex);

@@ -10,6 +10,8 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/device_cgroup.h>
+#include <linux/mmzone.h>
+#include <linux/nodemask.h>
 #include <drm/drm.h>
 #include "kfdsim.h"
 
@@ -139,6 +141,29 @@ static int check_links(struct kfdsim_topology *topo, struct kfdsim_node *n,
 }
 
 /*
+ * A CPU node's system memory bank of unknown size (mkdesc.sh: not in the
+ * capture) gets what KFD's virtual CRAT reports (kfd_fill_mem_info_for_cpu):
+ * the managed pages of the guest's NUMA node with the node's index, or all
+ * of the guest's memory for node 0 of a guest without NUMA. ROCr needs a
+ * CPU node's system memory (its system pools); rocminfo aborts without.
+ */
+static void fill_system_memory(struct kfdsim_node *n)
+{
+	u64 pages = 0;
+	u32 j, z;
+
+	if (n->id < MAX_NUMNODES && node_online(n->id)) {
+		for (z = 0; z < MAX_NR_ZONES; z++)
+			pages += zone_managed_pages(&NODE_DATA(n->id)->node_zones[z]);
+	} else if (n->id == 0) {
+		pages = totalram_pages();
+	}
+	for (j = 0; j < n->n_mem; j++)
+		if (n->mem[j].heap_type == 0 && !n->mem[j].size_in_bytes)
+			n->mem[j].size_in_bytes = pages << PAGE_SHIFT;
+}
+
+/*
  * Consistency checks and derived values; fills topo->gpus. A description that
  * KFD could not have produced (duplicate gpu_id or render minor, counts that
  * disagree with the entries, links to missing nodes) is rejected.
@@ -166,8 +191,10 @@ int kfdsim_topology_finish(struct kfdsim_topology *topo)
 			return ret;
 		/* KFD prints local_mem_size 0 on every node since 5.x */
 		n->props[NP_LOCAL_MEM_SIZE] = 0;
-		if (!kfdsim_node_is_gpu(n))
+		if (!kfdsim_node_is_gpu(n)) {
+			fill_system_memory(n);
 			continue;
+		}
 
 		if (topo->n_gpus == KFDSIM_MAX_GPUS) {
 			pr_err(KFDSIM_NAME ": more than %d GPU nodes\n", KFDSIM_MAX_GPUS);

@@ -30,7 +30,9 @@
 # page restore are all first touches.
 # Env: VM_SMP (2), VM_MEM (MiB, 1024), VM_APPEND (extra kernel arguments),
 #      VM_STALL_TIMEOUT (STALL, default 240), VM_CPU (qemu -cpu, default
-#      max,-erms,-fsrm).
+#      max,-erms,-fsrm), VM_NUMA_NODES (1: guest NUMA nodes, the memory
+#      split evenly, CPUs round-robin; a kfdsim machine with N CPU nodes
+#      needs N, as libhsakmt matches CPU nodes with /sys/devices/system/node).
 #
 # usage: run-vm.sh KERNEL INITRAMFS CONSOLE_LOG RESULTS_LOG SHARE_DIR TIMEOUT
 set -euo pipefail
@@ -40,11 +42,28 @@ STALL=${VM_STALL_TIMEOUT:-240}
 APPEND="console=ttyS0 loglevel=5 panic=-1 oops=panic softlockup_panic=1"
 APPEND+=" hung_task_panic=1 hung_task_timeout_secs=60 ${VM_APPEND:-}"
 
+# -numa: memory-backend objects, as qemu no longer splits RAM by itself
+NUMA=()
+numa_args() {
+	local n=${VM_NUMA_NODES:-1} smp=${VM_SMP:-2} mem=${VM_MEM:-1024} i c
+	[ "$n" -gt 1 ] || return 0
+	[ $((mem % n)) -eq 0 ] && [ "$smp" -ge "$n" ] ||
+		{ echo "run-vm.sh: VM_NUMA_NODES=$n needs VM_MEM ($mem) divisible by it and VM_SMP ($smp) >= it" >&2; exit 2; }
+	for ((i = 0; i < n; i++)); do
+		NUMA+=(-object "memory-backend-ram,id=numa$i,size=$((mem / n))M" -numa "node,nodeid=$i,memdev=numa$i")
+	done
+	# one socket per CPU, so that each can be put on a node
+	NUMA+=(-smp "$smp,sockets=$smp,cores=1,threads=1")
+	for ((c = 0; c < smp; c++)); do NUMA+=(-numa "cpu,node-id=$((c % n)),socket-id=$c"); done
+}
+numa_args
+
 : >"$CONSOLE"
 : >"$RESULTS"
 qemu-system-x86_64 \
 	-nodefaults -display none -no-reboot \
 	-accel tcg -cpu "${VM_CPU:-max,-erms,-fsrm}" -smp "${VM_SMP:-2}" -m "${VM_MEM:-1024}" \
+	"${NUMA[@]}" \
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND" \
 	-serial "file:$CONSOLE" -serial "file:$RESULTS" \
 	-virtfs "local,path=$SHARE,mount_tag=results,security_model=none,id=results" \

@@ -130,7 +130,7 @@ build_kfdsim() { # KROOT
 	"$HERE/build-kmod.sh" "$1" "$KFDSIM_SRC" "$WORKDIR/kmod"
 }
 
-have_kfdsim_tests() { [ -f "$WORKDIR/kmod/kfdsim.ko" ] && [ -f "$KFDSIM_SRC/tests/guest-kfdsim.sh" ]; }
+have_kfdsim_tests() { [ -f "$WORKDIR/kmod/amdgpu_kfdsim.ko" ] && [ -f "$KFDSIM_SRC/tests/guest-kfdsim.sh" ]; }
 
 # Its machine descriptions (mkdesc.sh on the captures), cached in WORKDIR.
 make_kfdsim_machines() {
@@ -156,6 +156,22 @@ install_kfdsim_tests() { # OVERLAY
 	# ZDTM-style GPU workloads (tests/workloads/gpu: kfdlib + one program each)
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
 		-o "$1/test/bin/zdtm-gpu-basic" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-basic.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"
+}
+
+# Debian's ROCm userspace (tests/workloads/rocm/README.md): rocminfo as the
+# host has it and our programs built against Debian's libhsakmt and ROCr
+# headers; build-initramfs.sh brings their libraries from the host.
+install_rocm() { # OVERLAY
+	local w=$VM_ROOT/tests/workloads/rocm
+	[ -x /usr/bin/rocminfo ] && [ -f /usr/include/hsakmt.h ] && [ -f /usr/include/hsa/hsa.h ] ||
+		vm_die "Debian's ROCm userspace missing: run scripts/install-deps.sh vm"
+	cp /usr/bin/rocminfo "$1/usr/bin/"
+	# libdrm names GPUs from it (libdrm-common)
+	mkdir -p "$1/usr/share/libdrm" && cp /usr/share/libdrm/amdgpu.ids "$1/usr/share/libdrm/"
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$1/test/bin/rocm-hsakmt" \
+		"$w/rocm-hsakmt.c" "$w/rocm_common.c" -lhsakmt
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$1/test/bin/rocm-hsa" \
+		"$w/rocm-hsa.c" "$w/rocm_common.c" -lhsa-runtime64
 }
 
 # test_boot FILE: the boot a guest test belongs to ("# vm-boot: NAME", else main)
@@ -223,6 +239,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	for f in "$BUILD"/tests/bin/*; do [ ! -f "$f" ] || cp "$f" "$ov/test/bin/"; done
 	build_guest_bins "$1" "$ov/test/bin"
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
+	[ "$SUITE" != kfdsim ] || install_rocm "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
 	for f in "$WORKDIR"/kmod/*.ko; do [ -f "$f" ] && cp "$f" "$ov/test/"; done

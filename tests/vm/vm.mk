@@ -12,7 +12,7 @@
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)
 #
 # Options (environment or make variables): KFDSIM_PARAMS="a=1 b=2" (module
-# parameters of kfdsim.ko at boot), VM_ONLY="test-x test-y" (run only these
+# parameters of amdgpu_kfdsim.ko at boot), VM_ONLY="test-x test-y" (run only these
 # guest tests, in one boot), VM_TIMEOUT_SCALE=k (multiplies every guest
 # test's limit, for a slower machine), VM_STALL_TIMEOUT=seconds (a VM that
 # shows no progress that long is hung; 240), VM_TIMEOUT=seconds (backstop for
@@ -24,7 +24,7 @@
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-main.sh
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)

@@ -3,14 +3,14 @@
 # Guest test of kfdsim (busybox sh, root, in the test VM). Prints TAP.
 #
 # Expects (see tests/kfdsim/README.md, "VM harness"):
-#   $KFDSIM_KO            the module (default /test/kfdsim.ko)
+#   $KFDSIM_KO            the module (default /test/amdgpu_kfdsim.ko)
 #   $KFDSIM_DIR/machines  NAME.desc made by mkdesc.sh on the host
 #   $KFDSIM_DIR/captures  NAME/ the captures they were made from
 #   $KFDSIM_DIR/cmp-topology.awk
 #   $KFDSIM_BIN/kfdsim-abi
 # and the module's dependencies (drm, drm_shmem_helper) loaded.
 # Machines: mi308x, mi210, workstation (nodes 0-3 of the rocprofiler capture).
-KFDSIM_KO=${KFDSIM_KO:-/test/kfdsim.ko}
+KFDSIM_KO=${KFDSIM_KO:-/test/amdgpu_kfdsim.ko}
 KFDSIM_DIR=${KFDSIM_DIR:-/test/kfdsim}
 KFDSIM_BIN=${KFDSIM_BIN:-/test/bin}
 TOPO=/sys/class/kfd/kfd/topology
@@ -25,11 +25,11 @@ now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 # waits (10 s at most) for the module to be free: a program that just ended
 # may leave it in use for a moment (KFD process release)
 unload() {
-	grep -q '^kfdsim ' /proc/modules || return 0
+	grep -q '^amdgpu_kfdsim ' /proc/modules || return 0
 	n=100
-	while ! rmmod kfdsim 2>/dev/null; do
+	while ! rmmod amdgpu_kfdsim 2>/dev/null; do
 		n=$((n - 1))
-		[ $n -gt 0 ] || { rmmod kfdsim; return; }
+		[ $n -gt 0 ] || { rmmod amdgpu_kfdsim; return; }
 		usleep 100000
 	done
 }
@@ -162,10 +162,10 @@ holder=$!
 n=100
 while ! grep -q . /tmp/holder.out && [ $n -gt 0 ]; do usleep 100000; n=$((n - 1)); done
 check "a process opened and closed /dev/kfd ($(cat /tmp/holder.out))" grep -qx closed /tmp/holder.out
-check "rmmod with a live KFD process that has no file open" rmmod kfdsim
+check "rmmod with a live KFD process that has no file open" rmmod amdgpu_kfdsim
 kill $holder
 wait $holder 2>/dev/null
-check "reload, and rmmod again" sh -c "insmod $KFDSIM_KO && rmmod kfdsim"
+check "reload, and rmmod again" sh -c "insmod $KFDSIM_KO && rmmod amdgpu_kfdsim"
 check "nothing left: no /dev/kfd, no render nodes" sh -c "! test -e /dev/kfd && ! ls /dev/dri/renderD* 2>/dev/null | grep -q ."
 load
 echo "1..$N"

@@ -343,6 +343,61 @@ static uint64_t available(uint32_t gpu)
 #define VRAM_W (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
 #define MB (1ULL << 20)
 
+/*
+ * SET_MEMORY_POLICY, GET_CLOCK_COUNTERS, SET_SCRATCH_BACKING_VA,
+ * SET_TRAP_HANDLER (what libhsakmt and ROCr call once per GPU), before
+ * (bound = 0) and after ACQUIRE_VM on the first GPU.
+ */
+static void test_settings(int bound)
+{
+	struct kfd_ioctl_set_memory_policy_args mp = {
+		.gpu_id = gpu_ids[0], .default_policy = KFD_IOC_CACHE_POLICY_NONCOHERENT,
+		.alternate_policy = KFD_IOC_CACHE_POLICY_COHERENT,
+		.alternate_aperture_base = 1ULL << 32, .alternate_aperture_size = 1ULL << 32,
+	};
+	struct kfd_ioctl_set_scratch_backing_va_args sb = { .gpu_id = gpu_ids[0], .va_addr = 0x12345 };
+	struct kfd_ioctl_set_trap_handler_args th = { .gpu_id = gpu_ids[0], .tba_addr = 1 << 20,
+						      .tma_addr = 2 << 20 };
+	struct kfd_ioctl_get_clock_counters_args cc = { .gpu_id = gpu_ids[0] }, cc2;
+	const char *when = bound ? "with a VM" : "before ACQUIRE_VM";
+
+	ok(ioctl(kfd, AMDKFD_IOC_GET_CLOCK_COUNTERS, &cc) == 0 && cc.gpu_clock_counter &&
+	   cc.system_clock_freq == 1000000000 && cc.cpu_clock_counter && cc.system_clock_counter,
+	   "GET_CLOCK_COUNTERS %s: GPU counter, CPU and system counters, 1 GHz", when);
+	cc2 = cc;
+	ok(ioctl(kfd, AMDKFD_IOC_GET_CLOCK_COUNTERS, &cc2) == 0 &&
+	   cc2.gpu_clock_counter >= cc.gpu_clock_counter &&
+	   cc2.system_clock_counter >= cc.system_clock_counter, "the counters do not go back");
+	cc2 = (struct kfd_ioctl_get_clock_counters_args){ .gpu_id = 1 };
+	ok(ioctl(kfd, AMDKFD_IOC_GET_CLOCK_COUNTERS, &cc2) == 0 && !cc2.gpu_clock_counter &&
+	   cc2.cpu_clock_counter, "GET_CLOCK_COUNTERS of an unknown gpu_id: 0, GPU counter 0");
+	if (!bound) {
+		ok_errno(ioctl(kfd, AMDKFD_IOC_SET_MEMORY_POLICY, &mp), ESRCH,
+			 "SET_MEMORY_POLICY before ACQUIRE_VM: ESRCH");
+		ok_errno(ioctl(kfd, AMDKFD_IOC_SET_SCRATCH_BACKING_VA, &sb), ENODEV,
+			 "SET_SCRATCH_BACKING_VA before ACQUIRE_VM: ENODEV");
+		ok_errno(ioctl(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &th), ESRCH,
+			 "SET_TRAP_HANDLER before ACQUIRE_VM: ESRCH");
+		return;
+	}
+	ok(ioctl(kfd, AMDKFD_IOC_SET_MEMORY_POLICY, &mp) == 0, "SET_MEMORY_POLICY %s", when);
+	mp.default_policy = 2;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_SET_MEMORY_POLICY, &mp), EINVAL,
+		 "SET_MEMORY_POLICY with policy 2: EINVAL");
+	mp.default_policy = KFD_IOC_CACHE_POLICY_COHERENT;
+	mp.gpu_id = 1;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_SET_MEMORY_POLICY, &mp), EINVAL,
+		 "SET_MEMORY_POLICY of an unknown gpu_id: EINVAL");
+	ok(ioctl(kfd, AMDKFD_IOC_SET_SCRATCH_BACKING_VA, &sb) == 0, "SET_SCRATCH_BACKING_VA %s", when);
+	sb.gpu_id = 1;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_SET_SCRATCH_BACKING_VA, &sb), EINVAL,
+		 "SET_SCRATCH_BACKING_VA of an unknown gpu_id: EINVAL");
+	ok(ioctl(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &th) == 0, "SET_TRAP_HANDLER %s", when);
+	th.gpu_id = 1;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &th), EINVAL,
+		 "SET_TRAP_HANDLER of an unknown gpu_id: EINVAL");
+}
+
 static void test_memory(void)
 {
 	struct kfd_ioctl_acquire_vm_args acq;
@@ -418,6 +473,14 @@ static void test_memory(void)
 		 EACCES, "mmap through another file of the same render node: EACCES");
 	ok_errno(mmap_rc(mmap(NULL, 2 * MB, PROT_READ, MAP_PRIVATE, r0, off0)),
 		 EINVAL, "MAP_PRIVATE mmap of a BO: EINVAL");
+	/* amdgpu's workaround for libhsakmt: PROT_NONE private maps, never writable */
+	q = mmap(NULL, 2 * MB, PROT_NONE, MAP_PRIVATE, r0, off0);
+	ok(q != MAP_FAILED, "PROT_NONE MAP_PRIVATE mmap of a BO (as libhsakmt does)");
+	if (q != MAP_FAILED) {
+		ok_errno(mprotect((void *)q, 2 * MB, PROT_READ | PROT_WRITE), EACCES,
+			 "that mapping cannot become writable: EACCES");
+		munmap((void *)q, 2 * MB);
+	}
 	/* drm_gem_mmap() looks the offset up exactly: no mapping from inside a BO */
 	ok_errno(mmap_rc(mmap(NULL, MB, PROT_READ, MAP_SHARED, r0, off0 + MB)), EINVAL,
 		 "render-node mmap starting inside the BO: EINVAL");
@@ -613,6 +676,8 @@ int main(int argc, char **argv)
 	test_dispatcher();
 	test_ownership();
 	test_drm_version();
+	test_settings(0);
 	test_memory();
+	test_settings(1);
 	return tap_done();
 }

@@ -38,7 +38,7 @@
 
 #define TOPO		"/sys/class/kfd/kfd/topology/nodes"
 #define DBG		"/sys/kernel/debug/kfdsim"
-#define PARAM_BO	"/sys/module/kfdsim/parameters/bo_priv_size"
+#define PARAM_BO	"/sys/module/amdgpu_kfdsim/parameters/bo_priv_size"
 #define MAX_GPUS	8
 #define PAGE		4096ULL
 #define MMAP_DOORBELL	(3ULL << 62)

@@ -30,7 +30,7 @@
 
 #define TOPO "/sys/class/kfd/kfd/topology/nodes"
 #define INJECT "/sys/kernel/debug/kfdsim/inject"
-#define PARAMS "/sys/module/kfdsim/parameters/"
+#define PARAMS "/sys/module/amdgpu_kfdsim/parameters/"
 #define SDMA_STATE "/sys/kernel/debug/kfdsim/sdma"
 #define LONG_NS (60ULL * 1000000000ULL) /* a finished job on a loaded TCG host */
 #define SHORT_NS (300ULL * 1000000ULL)	/* a job that must not finish */

@@ -97,18 +97,18 @@ criu_restore() {
 kfdsim_load() {
 	# shellcheck disable=SC2086
 	if [ $# -eq 0 ]; then set -- ${KFDSIM_PARAMS:-}; fi
-	insmod /test/kfdsim.ko "$@"
+	insmod /test/amdgpu_kfdsim.ko "$@"
 }
-kfdsim_load_builtin() { insmod /test/kfdsim.ko; }
-kfdsim_loaded() { grep -q '^kfdsim ' /proc/modules; }
+kfdsim_load_builtin() { insmod /test/amdgpu_kfdsim.ko; }
+kfdsim_loaded() { grep -q '^amdgpu_kfdsim ' /proc/modules; }
 # Unloading waits (10 s at most) for the module to be free: files of a
 # program that just ended, KFD processes released by a workqueue. Not loaded
 # is fine. On failure: the error, and who still has /dev/kfd or a render node.
 kfdsim_unload() {
 	local p
 	kfdsim_loaded || return 0
-	wait_until 10 eval 'rmmod kfdsim 2>/dev/null' && return 0
-	rmmod kfdsim
+	wait_until 10 eval 'rmmod amdgpu_kfdsim 2>/dev/null' && return 0
+	rmmod amdgpu_kfdsim
 	for p in /proc/[0-9]*; do
 		ls -l "$p/fd" 2>/dev/null | grep -qE '/dev/(kfd|dri/)' && echo "# holder: pid ${p#/proc/} $(cat "$p/comm")"
 	done
@@ -256,8 +256,8 @@ kfd_running() { kfd_state "$1" | grep -qE "^pid=$1 paused=0 .* queues_running=1 
 # kfdsim_idle: (10 s) no file of kfdsim is open anywhere: /dev/kfd, render
 # nodes, dma-bufs of its BOs all hold a module reference
 kfdsim_idle() {
-	wait_until 10 eval '[ "$(cat /sys/module/kfdsim/refcnt)" = 0 ]' && return 0
-	diag "kfdsim refcnt $(cat /sys/module/kfdsim/refcnt), holders:$(for p in /proc/[0-9]*; do
+	wait_until 10 eval '[ "$(cat /sys/module/amdgpu_kfdsim/refcnt)" = 0 ]' && return 0
+	diag "kfdsim refcnt $(cat /sys/module/amdgpu_kfdsim/refcnt), holders:$(for p in /proc/[0-9]*; do
 		ls -l "$p/fd" 2>/dev/null | grep -qE '/dev/(kfd|dri/)|dmabuf' && printf ' %s(%s)' "${p#/proc/}" "$(cat "$p/comm")"
 	done)"
 	return 1
@@ -282,7 +282,7 @@ gpu_no_strays() {
 	local p c bad=
 	for p in /proc/[0-9]*; do
 		c=$(cat "$p/comm" 2>/dev/null)
-		case "$c" in zdtm-gpu-basic | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
+		case "$c" in zdtm-gpu-basic | rocm-hsakmt | rocm-hsa | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
 	done
 	[ -z "$bad" ] || { diag "left running:$bad"; return 1; }
 	if kfdsim_debugfs; then
@@ -416,12 +416,12 @@ gpu_cg_remove() {
 # --- tests that reload kfdsim as another machine (test-cr-eight, -partition,
 # -subset, -refuse) ---
 # gpu_machines_missing NAME DESC...: true, with a SKIP result, when the
-# workload, /dev/kfd, kfdsim.ko or one of the machine descriptions is missing
+# workload, /dev/kfd, amdgpu_kfdsim.ko or one of the machine descriptions is missing
 gpu_machines_missing() {
 	local name=$1 f
 	shift
 	gpu_wl_missing && return 0
-	for f in "$@" /test/kfdsim.ko; do
+	for f in "$@" /test/amdgpu_kfdsim.ko; do
 		[ -f "$f" ] && continue
 		ok "$name # SKIP no $f"
 		return 0

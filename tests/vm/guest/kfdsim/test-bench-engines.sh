@@ -18,7 +18,7 @@
 
 gpu_wl_missing && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
-P=/sys/module/kfdsim/parameters
+P=/sys/module/amdgpu_kfdsim/parameters
 SIZE_MIB=${BENCH_MIB:-1024}
 # the CPU's dump of 1 GiB at 17 MiB/s takes over a minute (criu_dump's default limit)
 export CRIU_TIMEOUT=900

@@ -14,7 +14,7 @@
 # vm-timeout: 240
 . /test/lib/guest.sh
 
-PARAM=/sys/module/kfdsim/parameters/bo_priv_size
+PARAM=/sys/module/amdgpu_kfdsim/parameters/bo_priv_size
 gpu_wl_missing && { tap_done; exit; }
 if [ ! -w "$PARAM" ]; then
 	ok "layout # SKIP no writable $PARAM"

@@ -30,8 +30,8 @@ DESC=/test/kfdsim/machines/mi210.desc
 CG=/tmp/cg-devices-remap
 TOPO=/sys/class/kfd/kfd/topology/nodes
 gpu_wl_missing && { tap_done; exit; }
-if [ ! -f "$DESC" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "remap # SKIP no $DESC or kfdsim.ko"
+if [ ! -f "$DESC" ] || [ ! -f /test/amdgpu_kfdsim.ko ]; then
+	ok "remap # SKIP no $DESC or amdgpu_kfdsim.ko"
 	tap_done
 	exit
 fi

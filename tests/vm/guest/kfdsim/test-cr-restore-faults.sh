@@ -153,7 +153,7 @@ rc=$?
 check "clean: restore (status $rc)" test "$rc" -eq 0
 gpu_restored clean "$pid" "$R.ready"
 check "clean: the restored process's queues run" wait_until 10 kfd_running "$pid"
-check "clean: kfdsim in use meanwhile (negative control of the idle check)" eval '[ "$(cat /sys/module/kfdsim/refcnt)" -gt 0 ]'
+check "clean: kfdsim in use meanwhile (negative control of the idle check)" eval '[ "$(cat /sys/module/amdgpu_kfdsim/refcnt)" -gt 0 ]'
 kfd_running "$pid" || diag "$(kfd_state "$pid")"
 gpu_finish clean "$pid"
 check "kfdsim: no file of it open any more" kfdsim_idle

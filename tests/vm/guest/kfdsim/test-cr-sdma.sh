@@ -71,7 +71,7 @@ done
 # measured: 17 MiB/s; the workload's own checks read VRAM too, so it is on
 # for these two dumps only), the CPU's dump of the 64 MiB VRAM BO takes at
 # least 64/17 s, and SDMA's far less: both times are printed.
-BAR=/sys/module/kfdsim/parameters/bar_read_mbps
+BAR=/sys/module/amdgpu_kfdsim/parameters/bar_read_mbps
 # ms: milliseconds since boot, from /proc/uptime (busybox date has no %N)
 ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 # copying_ms LOG: the copy engines' busy time of a dump, all GPUs ("copying C ms")

@@ -19,7 +19,7 @@
 # vm-timeout: 180
 . /test/lib/guest.sh
 
-LIMIT=/sys/module/kfdsim/parameters/vram_limit_mb
+LIMIT=/sys/module/amdgpu_kfdsim/parameters/vram_limit_mb
 gpu_wl_missing && { tap_done; exit; }
 if ! kfdsim_debugfs || [ ! -w "$KFDSIM_INJECT" ] || [ ! -w "$LIMIT" ]; then
 	ok "vram # SKIP no kfdsim debugfs or vram_limit_mb"

@@ -8,8 +8,8 @@
 . /test/lib/guest.sh
 
 BIN=/test/bin/kfdsim-criu
-if [ ! -x "$BIN" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "kfdsim CRIU_OP test # SKIP $BIN or kfdsim.ko not installed"
+if [ ! -x "$BIN" ] || [ ! -f /test/amdgpu_kfdsim.ko ]; then
+	ok "kfdsim CRIU_OP test # SKIP $BIN or amdgpu_kfdsim.ko not installed"
 	tap_done
 	exit
 fi

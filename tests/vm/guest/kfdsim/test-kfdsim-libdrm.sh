@@ -5,8 +5,8 @@
 . /test/lib/guest.sh
 
 BIN=/test/bin/kfdsim-libdrm
-if [ ! -x "$BIN" ] || [ ! -f /test/kfdsim.ko ]; then
-	ok "kfdsim libdrm_amdgpu test # SKIP $BIN or kfdsim.ko not installed"
+if [ ! -x "$BIN" ] || [ ! -f /test/amdgpu_kfdsim.ko ]; then
+	ok "kfdsim libdrm_amdgpu test # SKIP $BIN or amdgpu_kfdsim.ko not installed"
 	tap_done
 	exit
 fi

@@ -4,12 +4,12 @@
 # A template for kfdsim tests: source the guest lib, print TAP, tap_done.
 . /test/lib/guest.sh
 
-if [ ! -f /test/kfdsim.ko ]; then
+if [ ! -f /test/amdgpu_kfdsim.ko ]; then
 	ok "kfdsim # SKIP tests/kfdsim is not there yet"
 	tap_done
 	exit
 fi
-check "kfdsim module loaded" grep -q '^kfdsim ' /proc/modules
+check "kfdsim module loaded" grep -q '^amdgpu_kfdsim ' /proc/modules
 check "/dev/kfd is a character device" test -c /dev/kfd
 check "KFD topology in sysfs" test -d /sys/class/kfd/kfd/topology/nodes
 if [ -x /usr/bin/amdgpu-criu ]; then

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsim: the per-GPU settings a ROCm process makes once per GPU at start
+ * (libhsakmt's hsaKmtOpenKFD, ROCr's agent init), as 6.12's kfd_chardev.c
+ * answers them:
+ *
+ *   SET_MEMORY_POLICY       policies must be COHERENT or NONCOHERENT
+ *                           (EINVAL, checked first); unknown gpu_id EINVAL;
+ *                           no VM yet ESRCH. Only cik/vi program it (APE1
+ *                           range checked, EINVAL); from gfx9 on it is a
+ *                           successful no-op and the aperture is ignored.
+ *   GET_CLOCK_COUNTERS      always 0; an unknown gpu_id gets GPU counter 0
+ *                           ("node without GPU resource"). The GPU counter
+ *                           is the RLC's 100 MHz reference clock.
+ *   SET_SCRATCH_BACKING_VA  unknown gpu_id EINVAL; no VM ENODEV; kept in
+ *                           qpd->sh_hidden_private_base, a u32 (truncated as
+ *                           KFD does; only gfx7/8 without HWS use it).
+ *   SET_TRAP_HANDLER        unknown gpu_id EINVAL; no VM ESRCH; the
+ *                           second-level TBA/TMA, which KFD writes into the
+ *                           CWSR TMA page (tma[0], tma[1]).
+ *
+ * None of it is in KFD's CRIU blobs (process: version, xnack; device:
+ * reserved; the CWSR BO lies below gpuvm_base and is not dumped): a restored
+ * process has the defaults again, and so does kfdsim's. debugfs
+ * kfdsim/processes shows the state ("settings=").
+ */
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <uapi/linux/kfd_ioctl.h>
+#include "kfdsim.h"
+
+static bool policy_valid(u32 policy)
+{
+	return policy == KFD_IOC_CACHE_POLICY_COHERENT ||
+	       policy == KFD_IOC_CACHE_POLICY_NONCOHERENT;
+}
+
+/* set_cache_memory_policy() for cik/vi: APE1 disabled (size 0) or aligned */
+static bool ape1_valid(u64 base, u64 size)
+{
+	u64 limit = base + size - 1;
+
+	if (!size)
+		return true;
+	return limit > base && !(base & 0xFFFF80000000FFFFULL) &&
+	       (limit & 0xFFFF80000000FFFFULL) == 0xFFFF;
+}
+
+int kfdsim_ioctl_set_memory_policy(struct file *f, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_set_memory_policy_args *args = data;
+	struct kfdsim_pdd *pdd;
+	int ret = 0;
+
+	if (!policy_valid(args->default_policy) || !policy_valid(args->alternate_policy))
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
+	if (!pdd) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (IS_ERR(kfdsim_bind_process_to_device(pdd))) {
+		ret = -ESRCH;
+		goto out;
+	}
+	if (pdd->dev->props[NP_GFX_TARGET_VERSION] >= 90000)
+		goto out; /* no asic op from gfx9 on */
+	if (!ape1_valid(args->alternate_aperture_base, args->alternate_aperture_size)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	pdd->default_policy = args->default_policy;
+	pdd->alternate_policy = args->alternate_policy;
+	pdd->ape1_base = args->alternate_aperture_base;
+	pdd->ape1_size = args->alternate_aperture_size;
+	pdd->memory_policy_set = true;
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+int kfdsim_ioctl_get_clock_counters(struct file *f, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_get_clock_counters_args *args = data;
+	struct kfdsim_pdd *pdd;
+
+	mutex_lock(&p->mutex);
+	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
+	mutex_unlock(&p->mutex);
+	args->gpu_clock_counter = pdd ? div_u64(ktime_get_raw_ns(), 10) : 0;
+	args->cpu_clock_counter = ktime_get_raw_ns();
+	args->system_clock_counter = ktime_get_boottime_ns();
+	args->system_clock_freq = 1000000000;
+	return 0;
+}
+
+int kfdsim_ioctl_set_scratch_backing_va(struct file *f, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_set_scratch_backing_va_args *args = data;
+	struct kfdsim_pdd *pdd, *bound;
+	int ret = 0;
+
+	mutex_lock(&p->mutex);
+	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
+	if (!pdd) {
+		ret = -EINVAL;
+		goto out;
+	}
+	bound = kfdsim_bind_process_to_device(pdd);
+	if (IS_ERR(bound)) {
+		ret = PTR_ERR(bound);
+		goto out;
+	}
+	pdd->sh_hidden_private_base = (u32)args->va_addr;
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+int kfdsim_ioctl_set_trap_handler(struct file *f, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_set_trap_handler_args *args = data;
+	struct kfdsim_pdd *pdd;
+	int ret = 0;
+
+	mutex_lock(&p->mutex);
+	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
+	if (!pdd) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (IS_ERR(kfdsim_bind_process_to_device(pdd))) {
+		ret = -ESRCH;
+		goto out;
+	}
+	pdd->trap_tba = args->tba_addr;
+	pdd->trap_tma = args->tma_addr;
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* " settings=" for debugfs: per pdd, DEFAULT/ALTERNATE policy (- unset),
+ * scratch backing VA, trap TBA/TMA; under p->mutex */
+void kfdsim_settings_show(struct seq_file *m, struct kfdsim_process *p)
+{
+	u32 i;
+
+	seq_puts(m, " settings=");
+	for (i = 0; i < p->n_pdds; i++) {
+		struct kfdsim_pdd *pdd = p->pdds[i];
+
+		if (pdd->memory_policy_set)
+			seq_printf(m, "%s%u/%u", i ? "," : "", pdd->default_policy,
+				   pdd->alternate_policy);
+		else
+			seq_printf(m, "%s-/-", i ? "," : "");
+		seq_printf(m, "/%#x/%#llx/%#llx", pdd->sh_hidden_private_base, pdd->trap_tba,
+			   pdd->trap_tma);
+	}
+}
