@@ -23,7 +23,14 @@
 
 static const char *kind_prefix(enum kfd_image_kind kind)
 {
-	return kind == KFD_IMAGE_PROCESS ? "amdgpu-kfd-" : "amdgpu-render-";
+	switch (kind) {
+	case KFD_IMAGE_PROCESS:
+		return "amdgpu-kfd-";
+	case KFD_IMAGE_RENDER:
+		return "amdgpu-render-";
+	default:
+		return "amdgpu-hsakmt-";
+	}
 }
 
 void kfd_image_name(char *buf, size_t len, enum kfd_image_kind kind, uint32_t id)
@@ -157,6 +164,7 @@ static const struct pb_limit wire_limits[] = {
 	{&kfd_node_entry__descriptor, "props", TOPO_IMAGE_MAX_PROPS, "properties of a node"},
 	{&kfd_node_entry__descriptor, "io_links", TOPO_IMAGE_MAX_LINKS, "io_links of a node"},
 	{&kfd_node_entry__descriptor, "p2p_links", TOPO_IMAGE_MAX_LINKS, "p2p_links of a node"},
+	{&hsakmt_files_entry__descriptor, "files", KFD_IMAGE_HSAKMT_MAX_FILES, "libhsakmt files"},
 };
 
 /* Unknown fields (a newer writer's) per message: as many as BOs, the largest count. */
@@ -423,6 +431,41 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 fail:
 	render_file_image_free(img);
 	return ret;
+}
+
+static int check_hsakmt_file(const HsakmtFileEntry *f, const char *name, char *err, size_t errlen)
+{
+	if (f->path[0] != '/' || strstr(f->path, "..") || strlen(f->path) > 255)
+		return errmsg_set(err, errlen, -EINVAL, "%s: file path '%.64s' is not a plain absolute path",
+				  name, f->path);
+	if (f->size > KFD_IMAGE_HSAKMT_MAX_FILE || f->contents.len != f->size)
+		return errmsg_set(err, errlen, -EINVAL,
+				  "%s: %s: %zu bytes of contents for a size of %llu (at most %u)", name,
+				  f->path, f->contents.len, (unsigned long long)f->size,
+				  KFD_IMAGE_HSAKMT_MAX_FILE);
+	return 0;
+}
+
+int hsakmt_files_image_load(int dir_fd, uint32_t pid, HsakmtFilesEntry **out, char *err,
+			    size_t errlen)
+{
+	char name[KFD_IMAGE_NAME_MAX];
+	HsakmtFilesEntry *e;
+	int ret = 0;
+	size_t i;
+
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_HSAKMT, pid);
+	e = unpack(dir_fd, name, &hsakmt_files_entry__descriptor, &ret, err, errlen);
+	if (!e)
+		return ret;
+	for (i = 0; i < e->n_files && !ret; i++)
+		ret = check_hsakmt_file(e->files[i], name, err, errlen);
+	if (ret) {
+		hsakmt_files_entry__free_unpacked(e, NULL);
+		return ret;
+	}
+	*out = e;
+	return 0;
 }
 
 void render_file_image_free(struct render_file_image *img)

@@ -9,7 +9,10 @@
  *   amdgpu-kfd-<id>.img      KfdProcessEntry: one checkpointed /dev/kfd file
  *   amdgpu-render-<id>.img   RenderFileEntry: one application render-node file
  *   amdgpu-bo-<id>-<gpu>.*   BO contents (images/bo_stream.h)
- * <id> is CRIU's file id (decimal), <gpu> the BO owner's user gpu_id.
+ *   amdgpu-hsakmt-<pid>.img  HsakmtFilesEntry: libhsakmt's shared files one
+ *                            process mapped (plugin/hsakmt_files.h)
+ * <id> is CRIU's file id (decimal), <gpu> the BO owner's user gpu_id, <pid>
+ * the process's pid as CRIU saw it.
  * Each .img is one packed protobuf message, nothing else.
  *
  * Loading validates everything the restore relies on before anything is
@@ -45,7 +48,12 @@
 enum kfd_image_kind {
 	KFD_IMAGE_PROCESS, /* amdgpu-kfd-<id>.img */
 	KFD_IMAGE_RENDER,  /* amdgpu-render-<id>.img */
+	KFD_IMAGE_HSAKMT,  /* amdgpu-hsakmt-<pid>.img */
 };
+
+/* The most a recorded libhsakmt file may hold (it writes 8 and 32 bytes). */
+#define KFD_IMAGE_HSAKMT_MAX_FILE 4096u
+#define KFD_IMAGE_HSAKMT_MAX_FILES 2u
 
 /* "amdgpu-kfd-<id>.img" or "amdgpu-render-<id>.img" into buf (>= KFD_IMAGE_NAME_MAX). */
 void kfd_image_name(char *buf, size_t len, enum kfd_image_kind kind, uint32_t id);
@@ -105,6 +113,15 @@ struct render_file_image {
 int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *img, char *err,
 			   size_t errlen);
 void render_file_image_free(struct render_file_image *img);
+
+/*
+ * amdgpu-hsakmt-<pid>.img, checked: at most KFD_IMAGE_HSAKMT_MAX_FILES
+ * files, each an absolute path without "..", contents of exactly its size,
+ * at most KFD_IMAGE_HSAKMT_MAX_FILE bytes. Which paths may be created is the
+ * restorer's decision. Free *out with hsakmt_files_entry__free_unpacked().
+ */
+int hsakmt_files_image_load(int dir_fd, uint32_t pid, HsakmtFilesEntry **out, char *err,
+			    size_t errlen);
 
 /*
  * Ids of every image of `kind` in the directory, sorted ascending. Names that

@@ -93,6 +93,14 @@ static int amdgpu_plugin_dump_file(int fd, int id)
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, amdgpu_plugin_dump_file)
 
+static int amdgpu_plugin_pause_devices(int pid)
+{
+	if (!plugin.dump_ready)
+		return -ENOTSUP;
+	return dump_hsakmt_files(&plugin.dump, criu_get_image_dir(), pid);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__PAUSE_DEVICES, amdgpu_plugin_pause_devices)
+
 static int amdgpu_plugin_handle_device_vma(int fd, const struct stat *st)
 {
 	(void)fd;

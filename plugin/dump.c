@@ -17,6 +17,7 @@
 #include "copy_engines.h"
 #include "clock.h"
 #include "dump.h"
+#include "hsakmt_files.h"
 #include "kfd_dev.h"
 #include "kfd_image.h"
 #include "kfd_ioctl.h"
@@ -534,4 +535,27 @@ int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id)
 		pr_info("render node file %u: renderD%u (GPU %u)", id, e.minor, e.actual_gpu_id);
 	topo_image_free(e.topology);
 	return ret;
+}
+
+int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid)
+{
+	struct hsakmt_dump_result res;
+	char why[512];
+	int ret;
+
+	(void)s;
+	ret = hsakmt_files_dump(&hsakmt_paths_default, pid, dir_fd, &res, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
+		return ret;
+	}
+	if (res.semaphore_unlinked)
+		pr_info("pid %d created libhsakmt's semaphore: its name %s/%s is unlinked (as "
+			"hsaKmtCloseKFD does) so that CRIU saves it with the process",
+			pid, hsakmt_paths_default.shm_dir, hsakmt_paths_default.sem_name);
+	if (res.recorded)
+		pr_info("pid %d: %u of libhsakmt's shared files recorded, to be created at restore "
+			"where missing",
+			pid, res.recorded);
+	return 0;
 }

@@ -43,6 +43,12 @@ void dump_session_fini(struct dump_session *s);
 /* Which of our files the character device `st` is. */
 enum gpu_file_kind dump_classify(struct dump_session *s, const struct stat *st);
 
+/*
+ * PAUSE_DEVICES, for every process of the tree before CRIU reads its
+ * mappings: libhsakmt's shared files (hsakmt_files.h). 0 or -errno, logged.
+ */
+int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid);
+
 /* DUMP_EXT_FILE for /dev/kfd: PROCESS_INFO, CHECKPOINT, images, BO contents. */
 int dump_kfd_file(struct dump_session *s, int fd, uint32_t id);
 

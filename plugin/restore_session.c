@@ -18,6 +18,7 @@
 #include "kfd_dev.h"
 #include "kfd_probe.h"
 #include "log.h"
+#include "hsakmt_files.h"
 #include "restore.h"
 #include "restore_guard.h"
 #include "topology_image.h"
@@ -470,6 +471,23 @@ static void start_copier(struct restore_session *s, int dir_fd)
 	}
 }
 
+/* libhsakmt's /dev/shm files the dumped processes mapped (hsakmt_files.h) */
+static int restore_hsakmt(int dir_fd)
+{
+	unsigned int created;
+	char why[512];
+	int ret;
+
+	ret = hsakmt_files_restore(&hsakmt_paths_default, dir_fd, &created, why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	else if (created)
+		pr_info("%u of libhsakmt's shared files were missing here: created as the dumped "
+			"processes had them",
+			created);
+	return ret;
+}
+
 int restore_session_init(struct restore_session *s, int dir_fd)
 {
 	uint32_t *usable = NULL;
@@ -506,6 +524,8 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	if (!ret)
 		ret = check_vram(s);
 	free(usable);
+	if (!ret)
+		ret = restore_hsakmt(dir_fd);
 	if (!ret)
 		ret = create_shared(s);
 	if (!ret)

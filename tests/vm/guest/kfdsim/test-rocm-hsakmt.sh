@@ -1,88 +1,126 @@
 #!/bin/sh
 # vm-boot: rocm
-# vm-timeout: 300
+# vm-timeout: 360
 # A process on Debian's libhsakmt (tests/workloads/rocm/rocm-hsakmt: VRAM
 # with and without host access, GTT, userptr, signal events, an AQL queue
 # whose EOP buffer and save area the thunk made) dumped and restored with the
-# plugin, then re-checked by itself (every byte, its PROT_NONE render-node
-# mappings, events, queues; new allocations and queues after the restore):
-#   same     on the same GPUs (both GPUs of the boot's machine)
-#   other    onto the other GPU: a device cgroup shows the process GPU A
-#            only, then GPU B only for the restore (CRIU restores inside it)
-#   two      two thunk processes at once, each dumped and restored alone
+# plugin (no --link-remap), then re-checked by itself (every byte, its
+# PROT_NONE render-node mappings, events, queues; new allocations and queues
+# after the restore). libhsakmt's /dev/shm files (plugin/hsakmt_files.h):
+#   same     same GPUs. The process created the semaphore (the dump needs no
+#            --link-remap); after the dump a 100-byte hsakmt_shared_mem is
+#            put in place: the restore is refused in one line and nothing
+#            runs; with both files gone (another node, a reboot) the restore
+#            creates the shared memory (the semaphore, nameless since the
+#            dump, comes back with the process as CRIU's ghost file)
+#   other    onto the other GPU (a device cgroup shows GPU A, then GPU B);
+#            the shared memory exists at the restore with other contents
+#   two      two thunk processes at once: the first is dumped and restored
+#            while the second runs (and holds the shared memory), then the
+#            second is dumped and restored
 . /test/lib/guest.sh
 
 GPU_WL=/test/bin/rocm-hsakmt
+SHM=/dev/shm/hsakmt_shared_mem
+SEM=/dev/shm/sem.hsakmt_semaphore
 gpu_wl_missing && { tap_done; exit; }
 kfdsim_debugfs || true
 
-# one_cycle NAME [DUMP_ARGS...]: dump and restore $WL_PID, then its self-check
-one_cycle() {
-	local name=$1 pid=$WL_PID
-	shift
-	EXPECT=ok gpu_dump_restore "$name" "$WORK/img-$name" "$pid" "$@"
-	gpu_finish "$name" "$pid"
+plugin_line() { grep -o "amdgpu_plugin: .*$1.*" "$2" | head -1 | sed 's/^/# /'; }
+
+# restore_ok NAME IMG: restore (CRIU_WRAP as set), TAP and why on failure
+restore_ok() {
+	criu_restore "$2"
+	rc=$?
+	check "$1: restore (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$2/restore.log" "$rc"
+}
+# dump_ok NAME IMG PID: dump without --link-remap, TAP; the process is gone
+dump_ok() {
+	criu_dump "$2" "$3"
+	rc=$?
+	check "$1: dump without --link-remap (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$2/dump.log" "$rc"
+	check "$1: the dumped process is gone" gpu_gone "$3"
 }
 
+# --- same ---
 if gpu_start same; then
+	pid=$WL_PID img=$WORK/img-same
 	check "same: the workload uses both GPUs" grep -q '^gpus 2$' "$R.ready"
-	one_cycle same
+	check "same: libhsakmt made its shared memory and semaphore" test -f $SHM -a -f $SEM
+	dump_ok same "$img" "$pid"
+	check "same: the plugin unlinked the semaphore's name the process created" \
+		grep -q "pid $pid created libhsakmt's semaphore" "$img/dump.log"
+	plugin_line "libhsakmt" "$img/dump.log"
+	rm -f $SHM $SEM
+	head -c 100 /dev/zero >$SHM
+	criu_restore "$img"
+	rc=$?
+	check "same: a 100-byte $SHM here: restore refused (status $rc)" test "$rc" -ne 0
+	check "same: the refusal names the file and what to do" \
+		grep -q "$SHM exists here as a file of 100 bytes.*remove it" "$img/restore.log"
+	plugin_line "exists here" "$img/restore.log"
+	check "same: nothing of the refused restore runs" eval "! alive $pid && no_criu"
+	rm -f $SHM $SEM
+	restore_ok same "$img"
+	check "same: the plugin created the shared memory again" \
+		grep -q "1 of libhsakmt's shared files were missing here: created" "$img/restore.log"
+	check "same: $SHM is back with its 8 bytes" eval '[ "$(stat -c %s $SHM)" = 8 ]'
+	check "same: the semaphore came back with the process, nameless (CRIU's ghost file)" \
+		eval 'grep -q "/dev/shm/sem\.[^ ]* (deleted)\$" /proc/$pid/maps && test ! -e $SEM'
+	gpu_restored same "$pid" "$R.ready"
+	gpu_finish same "$pid"
+	check "same: hsaKmtCloseKFD removed both files after the self-check" test ! -e $SHM -a ! -e $SEM
 else
 	fail "same: workload ready"
 fi
 
-# other: GPU A (node 1) only for the dump, GPU B (node 2) only for the restore
+# --- other: GPU A (first) for the dump, GPU B (second) for the restore ---
 kfd_gpu_table >"$WORK/gpus"
 min_a=$(awk 'NR == 1 { print $3 }' "$WORK/gpus")
 min_b=$(awk 'NR == 2 { print $3 }' "$WORK/gpus")
 id_a=$(awk 'NR == 1 { print $2 }' "$WORK/gpus")
-id_b=$(awk 'NR == 2 { print $2 }' "$WORK/gpus")
 if ! gpu_cg_make rocmjob; then
 	ok "other # SKIP no cgroup v1 devices controller"
 elif gpu_cg_expose rocmjob "$WORK/gpus" "$min_a" && GPU_WRAP="sh $WORK/cg-rocmjob.sh" gpu_start other; then
-	pid=$WL_PID
+	pid=$WL_PID img=$WORK/img-other
 	check "other: the workload sees one GPU (gpu_id $id_a)" eval '[ "$(kfd_user_ids "$pid")" = "$id_a" ]'
-	criu_dump "$WORK/img-other" "$pid"
-	rc=$?
-	check "other: dump (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$WORK/img-other/dump.log" "$rc"
-	check "other: the dumped process is gone" gpu_gone "$pid"
+	dump_ok other "$img" "$pid"
 	gpu_cg_expose rocmjob "$WORK/gpus" "$min_b"
-	CRIU_WRAP="sh $WORK/cg-rocmjob.sh" criu_restore "$WORK/img-other"
-	rc=$?
-	check "other: restore onto GPU B inside the cgroup (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$WORK/img-other/restore.log" "$rc"
+	printf 'XXXXXXXX' >$SHM
+	CRIU_WRAP="sh $WORK/cg-rocmjob.sh" restore_ok other "$img"
+	check "other: an existing $SHM is left as it was" eval '[ "$(cat $SHM)" = XXXXXXXX ]'
 	gpu_restored other "$pid" "$R.ready"
 	check "other: the KFD process keeps user gpu_id $id_a" eval '[ "$(kfd_user_ids "$pid")" = "$id_a" ]'
-	check "other: its render fd is now GPU B's node (renderD$min_b)" \
+	check "other: its render fd is GPU B's node now (renderD$min_b)" \
 		eval 'ls -l /proc/$pid/fd | grep -q "renderD$min_b\$" && ! ls -l /proc/$pid/fd | grep -q "renderD$min_a\$"'
 	gpu_finish other "$pid"
 else
 	fail "other: workload ready in a cgroup that shows GPU A"
 fi
 gpu_cg_remove rocmjob
+rm -f $SHM $SEM
 
-# two thunk processes at once (they share libhsakmt's /dev/shm files)
+# --- two thunk processes at once ---
 if gpu_start two-a && pa=$WL_PID && ra=$R && gpu_start two-b; then
 	pb=$WL_PID rb=$R
-	criu_dump "$WORK/img-two-a" "$pa"
-	rc=$?
-	check "two: dump of the first (status $rc), the second still running" test "$rc" -eq 0 -a -d /proc/$pb
-	[ "$rc" -eq 0 ] || criu_why "$WORK/img-two-a/dump.log" "$rc"
-	criu_dump "$WORK/img-two-b" "$pb"
-	rc=$?
-	check "two: dump of the second (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$WORK/img-two-b/dump.log" "$rc"
-	for x in a b; do
-		criu_restore "$WORK/img-two-$x"
-		rc=$?
-		check "two: restore of the $x process (status $rc)" test "$rc" -eq 0
-		[ "$rc" -eq 0 ] || criu_why "$WORK/img-two-$x/restore.log" "$rc"
-	done
+	dump_ok "two, first" "$WORK/img-two-a" "$pa"
+	check "two: the second (running) still has $SHM open" eval 'ls -l /proc/$pb/fd | grep -q hsakmt_shared_mem'
+	restore_ok "two, first (the second runs)" "$WORK/img-two-a"
+	dump_ok "two, second" "$WORK/img-two-b" "$pb"
+	restore_ok "two, second" "$WORK/img-two-b"
 	R=$ra
-	gpu_finish two-a "$pa"
+	gpu_trigger
 	R=$rb
-	gpu_finish two-b "$pb"
+	gpu_trigger
+	for x in a b; do
+		R=$WORK/two-$x
+		gpu_result
+		check "two-$x: self-check PASS" gpu_passed
+	done
+	check "two: both ended" gpu_gone "$pa" "$pb"
+	check "two: no workload, criu or KFD process left" gpu_no_strays
 else
 	fail "two: both workloads ready"
 fi

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/* libhsakmt's shared files at dump and restore: the why is in hsakmt_files.h. */
+#include "hsakmt_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/errmsg.h"
+#include "kfd_image.h"
+
+const struct hsakmt_paths hsakmt_paths_default = {
+	.proc = "/proc",
+	.shm_dir = "/dev/shm",
+	.shm_name = "hsakmt_shared_mem",
+	.sem_name = "sem.hsakmt_semaphore",
+};
+
+#define DELETED " (deleted)"
+
+/* one mapping of /proc/PID/maps */
+struct mapping {
+	unsigned long start, end;
+	dev_t dev;
+	ino_t ino;
+	const char *path; /* into the line */
+};
+
+/* what a process maps of libhsakmt's files */
+struct scan {
+	bool have[2];		/* by name: [0] shm, [1] semaphore */
+	unsigned long start[2], end[2];
+	bool temp_sem;		/* a deleted sem.XXXXXX: maybe the creator's */
+	dev_t temp_dev;
+	ino_t temp_ino;
+};
+
+static int parse_mapping(char *line, struct mapping *m)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	int path_at = 0;
+
+	line[strcspn(line, "\n")] = '\0';
+	if (sscanf(line, "%lx-%lx %*4s %*x %x:%x %lu %n", &m->start, &m->end, &maj, &min, &ino,
+		   &path_at) < 5 || !path_at)
+		return -EINVAL;
+	m->dev = makedev(maj, min);
+	m->ino = (ino_t)ino;
+	m->path = line + path_at;
+	return 0;
+}
+
+/* "<dir>/<name>" with name exactly `name` */
+static bool is_named(const char *path, const char *dir, const char *name)
+{
+	size_t d = strlen(dir);
+
+	return !strncmp(path, dir, d) && path[d] == '/' && !strcmp(path + d + 1, name);
+}
+
+/* "<dir>/sem.XXXXXX (deleted)": glibc's temporary name of a new semaphore */
+static bool is_temp_sem(const char *path, const char *dir)
+{
+	size_t d = strlen(dir), n = strlen(path);
+
+	return !strncmp(path, dir, d) && path[d] == '/' && !strncmp(path + d + 1, "sem.", 4) &&
+	       n == d + 1 + 4 + 6 + strlen(DELETED) && !strcmp(path + n - strlen(DELETED), DELETED);
+}
+
+static void scan_one(const struct hsakmt_paths *p, const struct mapping *m, struct scan *sc)
+{
+	const char *names[2] = {p->shm_name, p->sem_name};
+
+	for (int i = 0; i < 2; i++) {
+		if (!sc->have[i] && is_named(m->path, p->shm_dir, names[i])) {
+			sc->have[i] = true;
+			sc->start[i] = m->start;
+			sc->end[i] = m->end;
+		}
+	}
+	if (!sc->temp_sem && is_temp_sem(m->path, p->shm_dir)) {
+		sc->temp_sem = true;
+		sc->temp_dev = m->dev;
+		sc->temp_ino = m->ino;
+	}
+}
+
+static int scan_maps(const struct hsakmt_paths *p, int pid, struct scan *sc, char *why, size_t len)
+{
+	char path[PATH_MAX], line[PATH_MAX + 128];
+	struct mapping m;
+	FILE *f;
+
+	memset(sc, 0, sizeof(*sc));
+	snprintf(path, sizeof(path), "%s/%d/maps", p->proc, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errmsg_set(why, len, -errno, "cannot read %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (!parse_mapping(line, &m))
+			scan_one(p, &m, sc);
+	fclose(f);
+	return 0;
+}
+
+/* The creator's mapping is the named semaphore's inode: unlink the name. */
+static int unlink_if_creator(const struct hsakmt_paths *p, int pid, const struct scan *sc,
+			     int *unlinked, char *why, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	*unlinked = 0;
+	if (!sc->temp_sem)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/root%s/%s", p->proc, pid, p->shm_dir, p->sem_name);
+	if (lstat(path, &st) || st.st_ino != sc->temp_ino || st.st_dev != sc->temp_dev)
+		return 0; /* not ours: CRIU saves a nameless one as a ghost anyway */
+	if (unlink(path) && errno != ENOENT)
+		return errmsg_set(why, len, -errno,
+				  "pid %d created libhsakmt's semaphore; cannot unlink %s/%s so that "
+				  "CRIU saves it with the process: %s",
+				  pid, p->shm_dir, p->sem_name, strerror(errno));
+	*unlinked = 1;
+	return 0;
+}
+
+/* the mapped file itself (map_files), else by its name in the process's root */
+static int open_mapped(const struct hsakmt_paths *p, int pid, const struct scan *sc, int i,
+		       const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/map_files/%lx-%lx", p->proc, pid, sc->start[i],
+		 sc->end[i]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "%s/%d/root%s/%s", p->proc, pid, p->shm_dir, name);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+static int record_file(const struct hsakmt_paths *p, int pid, const struct scan *sc, int i,
+		       HsakmtFileEntry *e, uint8_t *buf, char *why, size_t len)
+{
+	const char *name = i ? p->sem_name : p->shm_name;
+	struct stat st;
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open_mapped(p, pid, sc, i, name);
+	if (fd < 0)
+		return errmsg_set(why, len, -errno, "pid %d: cannot read %s/%s: %s", pid,
+				  p->shm_dir, name, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > KFD_IMAGE_HSAKMT_MAX_FILE) {
+		ret = errmsg_set(why, len, -EINVAL,
+				 "pid %d: %s/%s is not libhsakmt's (not a regular file of at most "
+				 "%u bytes)",
+				 pid, p->shm_dir, name, KFD_IMAGE_HSAKMT_MAX_FILE);
+		goto out;
+	}
+	n = pread(fd, buf, (size_t)st.st_size, 0);
+	if (n != st.st_size) {
+		ret = errmsg_set(why, len, n < 0 ? -errno : -EIO, "pid %d: cannot read %s/%s", pid,
+				 p->shm_dir, name);
+		goto out;
+	}
+	e->size = (uint64_t)st.st_size;
+	e->mode = st.st_mode & 0777;
+	e->contents.data = buf;
+	e->contents.len = (size_t)n;
+out:
+	close(fd);
+	return ret;
+}
+
+int hsakmt_files_dump(const struct hsakmt_paths *p, int pid, int dir_fd,
+		      struct hsakmt_dump_result *res, char *why, size_t len)
+{
+	static uint8_t bufs[2][KFD_IMAGE_HSAKMT_MAX_FILE];
+	HsakmtFileEntry files[2] = {HSAKMT_FILE_ENTRY__INIT, HSAKMT_FILE_ENTRY__INIT};
+	HsakmtFileEntry *list[2];
+	HsakmtFilesEntry e = HSAKMT_FILES_ENTRY__INIT;
+	char paths[2][PATH_MAX];
+	struct scan sc;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	ret = scan_maps(p, pid, &sc, why, len);
+	if (!ret)
+		ret = unlink_if_creator(p, pid, &sc, &res->semaphore_unlinked, why, len);
+	for (int i = 0; i < 2 && !ret; i++) {
+		if (!sc.have[i])
+			continue;
+		snprintf(paths[i], sizeof(paths[i]), "%s/%s", p->shm_dir, i ? p->sem_name : p->shm_name);
+		files[i].path = paths[i];
+		ret = record_file(p, pid, &sc, i, &files[i], bufs[i], why, len);
+		if (!ret)
+			list[res->recorded++] = &files[i];
+	}
+	if (ret || (!res->recorded && !res->semaphore_unlinked))
+		return ret;
+	e.n_files = res->recorded;
+	e.files = list;
+	e.has_semaphore_unlinked = true;
+	e.semaphore_unlinked = res->semaphore_unlinked;
+	return kfd_image_write(dir_fd, KFD_IMAGE_HSAKMT, (uint32_t)pid, &e.base, why, len);
+}
+
+/* path is one of the two names: nothing else is ever created */
+static bool known_path(const struct hsakmt_paths *p, const char *path)
+{
+	return is_named(path, p->shm_dir, p->shm_name) || is_named(path, p->shm_dir, p->sem_name);
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int ensure_file(const HsakmtFileEntry *f, unsigned int *created, char *why, size_t len)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode & 0666);
+	if (fd >= 0) {
+		ret = write_all(fd, f->contents.data, f->contents.len);
+		if (!ret && fchmod(fd, f->mode & 0666))
+			ret = -errno;
+		close(fd);
+		if (ret) {
+			unlink(f->path);
+			return errmsg_set(why, len, ret, "cannot create %s for the restored process: %s",
+					  f->path, strerror(-ret));
+		}
+		(*created)++;
+		return 0;
+	}
+	if (errno != EEXIST)
+		return errmsg_set(why, len, -errno, "cannot create %s for the restored process: %s",
+				  f->path, strerror(errno));
+	if (lstat(f->path, &st))
+		return errmsg_set(why, len, -errno, "cannot stat %s: %s", f->path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != f->size)
+		return errmsg_set(why, len, -EEXIST,
+				  "%s exists here as %s of %lld bytes, the checkpoint's process used "
+				  "%" PRIu64 " bytes of libhsakmt's: remove it (libhsakmt makes it anew) "
+				  "and restore again",
+				  f->path, S_ISREG(st.st_mode) ? "a file" : "a non-regular file",
+				  (long long)st.st_size, f->size);
+	return 0; /* shared with whoever uses it now, as libhsakmt's processes do */
+}
+
+static int restore_one(const struct hsakmt_paths *p, int dir_fd, uint32_t pid,
+		       unsigned int *created, char *why, size_t len)
+{
+	HsakmtFilesEntry *e = NULL;
+	int ret;
+
+	ret = hsakmt_files_image_load(dir_fd, pid, &e, why, len);
+	for (size_t i = 0; !ret && i < e->n_files; i++) {
+		if (!known_path(p, e->files[i]->path))
+			ret = errmsg_set(why, len, -EINVAL,
+					 "amdgpu-hsakmt-%" PRIu32 ".img names %.64s, not one of "
+					 "libhsakmt's files: the checkpoint is damaged",
+					 pid, e->files[i]->path);
+		else
+			ret = ensure_file(e->files[i], created, why, len);
+	}
+	if (e)
+		hsakmt_files_entry__free_unpacked(e, NULL);
+	return ret;
+}
+
+int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int *created,
+			 char *why, size_t len)
+{
+	uint32_t *ids = NULL;
+	size_t n = 0;
+	int ret;
+
+	*created = 0;
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_HSAKMT, &ids, &n, why, len);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = restore_one(p, dir_fd, ids[i], created, why, len);
+	free(ids);
+	return ret;
+}

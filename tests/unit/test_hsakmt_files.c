@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libhsakmt's shared files (plugin/hsakmt_files.h) with this test process as
+ * the dumped one and a temporary directory as /dev/shm: the creator of the
+ * semaphore (mapping glibc's deleted temporary name) gets the name unlinked,
+ * files mapped by name are recorded with their bytes; at restore, missing
+ * files are created as recorded, files of the same size are left alone,
+ * another size or a symlink is refused with a line naming the file, and an
+ * image naming any other path is refused with nothing created.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "images/kfd_image.h"
+#include "plugin/hsakmt_files.h"
+
+struct fixture {
+	char shm[64], img[64];
+	char shm_path[128], sem_path[128];
+	struct hsakmt_paths paths;
+	void *maps[2];
+	size_t map_len[2];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	snprintf(f->shm, sizeof(f->shm), "%s/hsakmt-shm-XXXXXX", tmp);
+	snprintf(f->img, sizeof(f->img), "%s/hsakmt-img-XXXXXX", tmp);
+	assert_non_null(mkdtemp(f->shm));
+	assert_non_null(mkdtemp(f->img));
+	snprintf(f->shm_path, sizeof(f->shm_path), "%s/hsakmt_shared_mem", f->shm);
+	snprintf(f->sem_path, sizeof(f->sem_path), "%s/sem.hsakmt_semaphore", f->shm);
+	f->paths = (struct hsakmt_paths){.proc = "/proc", .shm_dir = f->shm,
+					 .shm_name = "hsakmt_shared_mem",
+					 .sem_name = "sem.hsakmt_semaphore"};
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[200];
+
+	for (int i = 0; i < 2; i++)
+		if (f->maps[i])
+			munmap(f->maps[i], f->map_len[i]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", f->shm, f->img);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* a shared mapping of a new file at path with len bytes of `byte` */
+static void *map_new(const char *path, size_t len, int byte)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+	void *p;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	memset(p, byte, len);
+	close(fd);
+	return p;
+}
+
+/* what libhsakmt does: shm by name; the semaphore as sem_open() makes it */
+static void as_libhsakmt(struct fixture *f, int creator)
+{
+	char tmp[160];
+
+	f->maps[0] = map_new(f->shm_path, 8, 0x11);
+	f->map_len[0] = 8;
+	if (!creator) {
+		f->maps[1] = map_new(f->sem_path, 32, 0x22);
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s/sem.Ab3xYz", f->shm);
+		f->maps[1] = map_new(tmp, 32, 0x22);
+		assert_int_equal(link(tmp, f->sem_path), 0);
+		assert_int_equal(unlink(tmp), 0);
+	}
+	f->map_len[1] = 32;
+}
+
+static HsakmtFilesEntry *load(struct fixture *f)
+{
+	HsakmtFilesEntry *e = NULL;
+	char why[256];
+	int dir = open(f->img, O_RDONLY | O_DIRECTORY);
+
+	assert_int_equal(hsakmt_files_image_load(dir, (uint32_t)getpid(), &e, why, sizeof(why)), 0);
+	close(dir);
+	return e;
+}
+
+static int dump(struct fixture *f, struct hsakmt_dump_result *res, char *why, size_t len)
+{
+	int dir = open(f->img, O_RDONLY | O_DIRECTORY), ret;
+
+	ret = hsakmt_files_dump(&f->paths, getpid(), dir, res, why, len);
+	close(dir);
+	return ret;
+}
+
+static int restore(struct fixture *f, unsigned int *created, char *why, size_t len)
+{
+	int dir = open(f->img, O_RDONLY | O_DIRECTORY), ret;
+
+	ret = hsakmt_files_restore(&f->paths, dir, created, why, len);
+	close(dir);
+	return ret;
+}
+
+static void creator_gets_name_unlinked(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	HsakmtFilesEntry *e;
+	char why[256] = "";
+
+	as_libhsakmt(f, 1);
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	assert_true(res.semaphore_unlinked);
+	assert_int_equal(res.recorded, 1);
+	assert_int_equal(access(f->sem_path, F_OK), -1); /* CRIU sees a nameless file now */
+	assert_int_equal(access(f->shm_path, F_OK), 0);
+	e = load(f);
+	assert_int_equal(e->n_files, 1);
+	assert_string_equal(e->files[0]->path, f->shm_path);
+	assert_int_equal(e->files[0]->size, 8);
+	assert_int_equal(e->files[0]->mode, 0644);
+	assert_memory_equal(e->files[0]->contents.data, "\x11\x11\x11\x11\x11\x11\x11\x11", 8);
+	assert_true(e->semaphore_unlinked);
+	hsakmt_files_entry__free_unpacked(e, NULL);
+}
+
+static void user_records_both(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	HsakmtFilesEntry *e;
+	char why[256] = "";
+
+	as_libhsakmt(f, 0);
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	assert_false(res.semaphore_unlinked);
+	assert_int_equal(res.recorded, 2);
+	assert_int_equal(access(f->sem_path, F_OK), 0);
+	e = load(f);
+	assert_int_equal(e->n_files, 2);
+	assert_string_equal(e->files[1]->path, f->sem_path);
+	assert_int_equal(e->files[1]->size, 32);
+	hsakmt_files_entry__free_unpacked(e, NULL);
+}
+
+static void nothing_mapped_no_image(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	char why[256] = "", name[KFD_IMAGE_NAME_MAX], path[200];
+
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.recorded, 0);
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_HSAKMT, (uint32_t)getpid());
+	snprintf(path, sizeof(path), "%s/%s", f->img, name);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static void restore_creates_missing_keeps_existing(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	unsigned int created;
+	char why[256] = "", buf[40];
+	struct stat st;
+	int fd;
+
+	as_libhsakmt(f, 0);
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	munmap(f->maps[0], 8), munmap(f->maps[1], 32);
+	f->maps[0] = f->maps[1] = NULL;
+	unlink(f->shm_path), unlink(f->sem_path);
+	/* the semaphore is there with other bytes (another process's): kept */
+	fd = open(f->sem_path, O_WRONLY | O_CREAT, 0600);
+	memset(buf, 0x77, sizeof(buf));
+	assert_int_equal(write(fd, buf, 32), 32);
+	close(fd);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), 0);
+	assert_int_equal(created, 1);
+	assert_int_equal(stat(f->shm_path, &st), 0);
+	assert_int_equal(st.st_size, 8);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	fd = open(f->shm_path, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 8);
+	close(fd);
+	assert_memory_equal(buf, "\x11\x11\x11\x11\x11\x11\x11\x11", 8);
+	fd = open(f->sem_path, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 32);
+	close(fd);
+	assert_int_equal((unsigned char)buf[0], 0x77);
+	/* a second restore of the same checkpoint: nothing to create */
+	assert_int_equal(restore(f, &created, why, sizeof(why)), 0);
+	assert_int_equal(created, 0);
+}
+
+static void restore_refuses_other_size_and_symlink(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	unsigned int created;
+	char why[256] = "";
+	int fd;
+
+	as_libhsakmt(f, 1);
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	munmap(f->maps[0], 8);
+	f->maps[0] = NULL;
+	unlink(f->shm_path);
+	fd = open(f->shm_path, O_WRONLY | O_CREAT, 0600);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	close(fd);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, f->shm_path));
+	assert_non_null(strstr(why, "10 bytes"));
+	assert_non_null(strstr(why, "remove it"));
+	unlink(f->shm_path);
+	assert_int_equal(symlink("/etc/passwd", f->shm_path), 0);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "non-regular"));
+}
+
+static void write_entry(struct fixture *f, const char *path, uint64_t size, size_t len)
+{
+	static uint8_t bytes[64];
+	HsakmtFileEntry file = HSAKMT_FILE_ENTRY__INIT, *list[1] = {&file};
+	HsakmtFilesEntry e = HSAKMT_FILES_ENTRY__INIT;
+	char why[256];
+	int dir = open(f->img, O_RDONLY | O_DIRECTORY);
+
+	file.path = (char *)path;
+	file.size = size;
+	file.mode = 0666;
+	file.contents.data = bytes;
+	file.contents.len = len;
+	e.n_files = 1;
+	e.files = list;
+	assert_int_equal(kfd_image_write(dir, KFD_IMAGE_HSAKMT, 7, &e.base, why, sizeof(why)), 0);
+	close(dir);
+}
+
+static void hostile_paths_refused(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int created = 9;
+	char why[256] = "", other[160], name[KFD_IMAGE_NAME_MAX], path[200];
+
+	snprintf(other, sizeof(other), "%s/evil", f->shm);
+	write_entry(f, other, 8, 8);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not one of libhsakmt's files"));
+	assert_int_equal(access(other, F_OK), -1);
+	assert_int_equal(created, 0);
+
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_HSAKMT, 7);
+	snprintf(path, sizeof(path), "%s/%s", f->img, name);
+	unlink(path);
+	write_entry(f, f->shm_path, 4096 * 1024, 8); /* size and contents disagree */
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_int_equal(access(f->shm_path, F_OK), -1);
+
+	unlink(path);
+	snprintf(other, sizeof(other), "%s/../hsakmt_shared_mem", f->shm);
+	write_entry(f, other, 8, 8);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "plain absolute path"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(creator_gets_name_unlinked, setup, teardown),
+		cmocka_unit_test_setup_teardown(user_records_both, setup, teardown),
+		cmocka_unit_test_setup_teardown(nothing_mapped_no_image, setup, teardown),
+		cmocka_unit_test_setup_teardown(restore_creates_missing_keeps_existing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(restore_refuses_other_size_and_symlink, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(hostile_paths_refused, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
