@@ -11,9 +11,18 @@
  * Slots of new signal events are set to "unsignaled" (all ones). Nothing
  * signals events but SET_EVENT (no interrupts are simulated).
  *
+ * Waiting is KFD's (kfd_wait_on_events): a waiter per event waited on,
+ * registered on the event; registering consumes an auto-reset event's
+ * signal; SET_EVENT activates every waiter registered on the event and keeps
+ * an auto-reset event signaled only when nobody waits on it. So one SET_EVENT
+ * wakes all threads waiting on an auto-reset event (ROCr's queue destruction
+ * relies on it: with "first waiter takes it" both its threads slept for good).
+ * The event-age extension (last_event_age) is not modelled.
+ *
  * Locking: process->mutex serialises creation, destruction and the event
  * page; process->event_lock (a spinlock, so that WAIT_EVENTS can evaluate its
- * condition while sleeping) protects event_idr and the signaled flags.
+ * condition while sleeping) protects event_idr, the signaled flags and the
+ * waiter lists.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -41,6 +50,15 @@ struct kfdsim_event {
 	bool auto_reset;
 	bool signaled;
 	u8 data[32];		/* memory / HW exception data */
+	struct list_head waiters;	/* struct event_waiter, under event_lock */
+};
+
+/* kfd_event_waiter: one WAIT_EVENTS call's wait on one event */
+struct event_waiter {
+	struct list_head node;		/* on ev->waiters while queued */
+	struct kfdsim_event *ev;	/* NULL once the event is destroyed */
+	bool activated;
+	bool queued;
 };
 
 /* The CRIU event object (ABI document 5.8), 64 bytes. */
@@ -157,6 +175,7 @@ static int create_event(struct kfdsim_process *p, struct kfdsim_event *ev,
 	int id, start, end, ret;
 
 	lockdep_assert_held(&p->mutex);
+	INIT_LIST_HEAD(&ev->waiters);
 	if (is_signal_type(ev->type)) {
 		if (p->signal_mapped_size &&
 		    p->signal_event_count == p->signal_mapped_size / 8)
@@ -236,8 +255,16 @@ int kfdsim_ioctl_destroy_event(struct file *filep, struct kfdsim_process *p,
 	mutex_lock(&p->mutex);
 	spin_lock(&p->event_lock);
 	ev = idr_find(&p->event_idr, args->event_id);
-	if (ev)
+	if (ev) {
+		struct event_waiter *w, *tmp;
+
 		idr_remove(&p->event_idr, args->event_id);
+		list_for_each_entry_safe(w, tmp, &ev->waiters, node) {
+			w->ev = NULL;
+			w->queued = false;
+			list_del_init(&w->node);
+		}
+	}
 	spin_unlock(&p->event_lock);
 	if (ev && is_signal_type(ev->type))
 		p->signal_event_count--;
@@ -247,6 +274,19 @@ int kfdsim_ioctl_destroy_event(struct file *filep, struct kfdsim_process *p,
 	wake_up_all(&p->event_wq);	/* waiters on it fail */
 	kfree(ev);
 	return 0;
+}
+
+/*
+ * set_event(): an auto-reset event stays signaled only if nobody waits on
+ * it; every waiter on it is activated. Under event_lock.
+ */
+static void set_event(struct kfdsim_event *ev)
+{
+	struct event_waiter *w;
+
+	ev->signaled = !ev->auto_reset || list_empty(&ev->waiters);
+	list_for_each_entry(w, &ev->waiters, node)
+		w->activated = true;
 }
 
 /* SET/RESET_EVENT: only CPU-signalable (signal) events */
@@ -259,8 +299,10 @@ static int set_signaled(struct kfdsim_process *p, u32 id, bool value)
 	ev = idr_find(&p->event_idr, id);
 	if (!ev || ev->type != KFD_IOC_EVENT_SIGNAL)
 		ret = -EINVAL;
+	else if (!value)
+		ev->signaled = false;
 	else
-		ev->signaled = value;
+		set_event(ev);
 	spin_unlock(&p->event_lock);
 	if (!ret && value)
 		wake_up_all(&p->event_wq);
@@ -278,62 +320,99 @@ int kfdsim_ioctl_reset_event(struct file *filep, struct kfdsim_process *p, void 
 }
 
 /*
- * Returns 0 while waiting, else KFD_IOC_WAIT_RESULT_* + 1. Signaled
- * auto-reset events seen are consumed once the wait is satisfied.
+ * init_event_waiter(): registering takes the event's signal (an auto-reset
+ * event's is consumed); a waiter not activated yet is queued on the event.
  */
-static int test_events(struct kfdsim_process *p, const u32 *ids, u32 n, bool all)
+static int init_waiters(struct kfdsim_process *p, struct event_waiter *w, const u32 *ids, u32 n)
 {
 	struct kfdsim_event *ev;
-	u32 i, hits = 0;
-	int ret = 0;
+	u32 i;
 
 	spin_lock(&p->event_lock);
 	for (i = 0; i < n; i++) {
 		ev = idr_find(&p->event_idr, ids[i]);
-		if (!ev) {
+		if (!ev)
+			break;
+		w[i].ev = ev;
+		w[i].activated = ev->signaled;
+		ev->signaled = ev->signaled && !ev->auto_reset;
+		w[i].queued = !w[i].activated;
+		if (w[i].queued)
+			list_add_tail(&w[i].node, &ev->waiters);
+	}
+	spin_unlock(&p->event_lock);
+	return i == n ? 0 : -EINVAL;
+}
+
+static void free_waiters(struct kfdsim_process *p, struct event_waiter *w, u32 n)
+{
+	u32 i;
+
+	spin_lock(&p->event_lock);
+	for (i = 0; i < n; i++)
+		if (w[i].queued)
+			list_del(&w[i].node);
+	spin_unlock(&p->event_lock);
+}
+
+/* test_event_condition(): 0 while waiting, else KFD_IOC_WAIT_RESULT_* + 1 */
+static int test_waiters(struct kfdsim_process *p, struct event_waiter *w, u32 n, bool all)
+{
+	u32 i, activated = 0;
+	int ret = 0;
+
+	spin_lock(&p->event_lock);
+	for (i = 0; i < n; i++) {
+		if (!w[i].ev) {
 			ret = KFD_IOC_WAIT_RESULT_FAIL + 1;
 			goto out;
 		}
-		hits += ev->signaled;
+		activated += w[i].activated;
 	}
-	if (all ? hits < n : !hits)
-		goto out;
-	for (i = 0; i < n; i++) {
-		ev = idr_find(&p->event_idr, ids[i]);
-		if (ev->auto_reset)
-			ev->signaled = false;
-	}
-	ret = KFD_IOC_WAIT_RESULT_COMPLETE + 1;
+	if (all ? activated == n : activated > 0)
+		ret = KFD_IOC_WAIT_RESULT_COMPLETE + 1;
 out:
 	spin_unlock(&p->event_lock);
 	return ret;
+}
+
+static int read_event_ids(const struct kfd_ioctl_wait_events_args *args, u32 *ids)
+{
+	struct kfd_event_data ed;
+	u32 i;
+
+	for (i = 0; i < args->num_events; i++) {
+		if (copy_from_user(&ed, u64_to_user_ptr(args->events_ptr) + i * sizeof(ed),
+				   sizeof(ed)))
+			return -EFAULT;
+		ids[i] = ed.event_id;
+	}
+	return 0;
 }
 
 int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
 			     void *data)
 {
 	struct kfd_ioctl_wait_events_args *args = data;
-	struct kfd_event_data ed;
+	struct event_waiter *w = NULL;
+	unsigned long deadline;
 	long timeout;
-	u32 *ids, i;
-	int ret = 0, r;
+	u32 *ids, n = args->num_events;
+	int ret, r;
 
-	ids = kvmalloc_array(args->num_events ?: 1, sizeof(*ids), GFP_KERNEL);
-	if (!ids)
-		return -ENOMEM;
-	for (i = 0; i < args->num_events; i++) {
-		if (copy_from_user(&ed, u64_to_user_ptr(args->events_ptr) + i * sizeof(ed),
-				   sizeof(ed))) {
-			ret = -EFAULT;
-			goto out;
-		}
-		ids[i] = ed.event_id;
-		spin_lock(&p->event_lock);
-		if (!idr_find(&p->event_idr, ids[i]))
-			ret = -EINVAL;
-		spin_unlock(&p->event_lock);
-		if (ret)
-			goto out;
+	ids = kvmalloc_array(n ?: 1, sizeof(*ids), GFP_KERNEL);
+	w = kvcalloc(n ?: 1, sizeof(*w), GFP_KERNEL);
+	if (!ids || !w) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = read_event_ids(args, ids);
+	if (ret)
+		goto out;
+	ret = init_waiters(p, w, ids, n);
+	if (ret) {
+		free_waiters(p, w, n);
+		goto out;
 	}
 	if (args->timeout == KFD_EVENT_TIMEOUT_IMMEDIATE)
 		timeout = 0;
@@ -341,22 +420,24 @@ int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
 		timeout = MAX_SCHEDULE_TIMEOUT;
 	else
 		timeout = msecs_to_jiffies(args->timeout) + 1;
+	deadline = jiffies + timeout;
 
-	r = test_events(p, ids, args->num_events, args->wait_for_all);
+	r = test_waiters(p, w, n, args->wait_for_all);
 	if (!r && timeout) {
 		timeout = wait_event_interruptible_timeout(p->event_wq,
-			(r = test_events(p, ids, args->num_events, args->wait_for_all)),
-			timeout);
+			(r = test_waiters(p, w, n, args->wait_for_all)), timeout);
 		if (timeout < 0) {
-			/* the remaining time for the restarted call */
+			/* as KFD: the restarted call gets the remaining time */
 			if (args->timeout != KFD_EVENT_TIMEOUT_INFINITE)
-				args->timeout = 0;
+				args->timeout = jiffies_to_msecs(max(0L, (long)(deadline - jiffies) - 1));
 			ret = -ERESTARTSYS;
-			goto out;
 		}
 	}
-	args->wait_result = r ? r - 1 : KFD_IOC_WAIT_RESULT_TIMEOUT;
+	free_waiters(p, w, n);
+	if (!ret)
+		args->wait_result = r ? r - 1 : KFD_IOC_WAIT_RESULT_TIMEOUT;
 out:
+	kvfree(w);
 	kvfree(ids);
 	return ret;
 }

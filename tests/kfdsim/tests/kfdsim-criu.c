@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,7 @@ struct shared {
 	/* SVM restore */
 	pid_t svm_pid;
 };
+
 static struct shared *sh;
 
 static void vok(int cond, const char *fmt, va_list ap)
@@ -388,6 +390,73 @@ static void run_child(void (*fn)(void *), void *arg)
 		ok(0, "child ended normally (status 0x%x)", st);
 }
 
+/* a thread waiting (5 s at most) on one event; its wait_result, or -errno */
+struct event_wait {
+	int kfd;
+	uint32_t id;
+	int result;
+	pid_t tid;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct event_wait *a = arg;
+	struct kfd_event_data ed = { .event_id = a->id };
+	struct kfd_ioctl_wait_events_args w = { .events_ptr = (uintptr_t)&ed, .num_events = 1,
+						.timeout = 5000 };
+
+	a->tid = (pid_t)syscall(SYS_gettid);
+	a->result = ioctl(a->kfd, AMDKFD_IOC_WAIT_EVENTS, &w) ? -errno : (int)w.wait_result;
+	return NULL;
+}
+
+/* thread tid sleeps in an ioctl (WAIT_EVENTS) */
+static int sleeps_in_ioctl(pid_t tid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strncmp(buf, "16 ", 3);
+}
+
+/*
+ * Two threads wait on one auto-reset event: one SET_EVENT wakes both (KFD
+ * activates every waiter registered on the event and leaves the event
+ * unsignaled). ROCr's hsa_queue_destroy relies on it.
+ */
+static void test_two_waiters(int kfd, uint32_t id)
+{
+	struct event_wait a[2] = { { kfd, id, -1, 0 }, { kfd, id, -1, 0 } };
+	struct kfd_event_data ed = { .event_id = id };
+	struct kfd_ioctl_wait_events_args w = { .events_ptr = (uintptr_t)&ed, .num_events = 1,
+						.timeout = 10 };
+	struct kfd_ioctl_set_event_args se = { .event_id = id };
+	pthread_t t[2];
+	int i, n;
+
+	for (i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, wait_thread, &a[i]);
+	for (n = 0; n < 400 && !(a[0].tid && a[1].tid && sleeps_in_ioctl(a[0].tid) &&
+				 sleeps_in_ioctl(a[1].tid)); n++)
+		usleep(10000);
+	usleep(100000);
+	ok(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se) == 0, "two threads wait on an auto-reset event: SET_EVENT");
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ok(a[0].result == KFD_IOC_WAIT_RESULT_COMPLETE && a[1].result == KFD_IOC_WAIT_RESULT_COMPLETE,
+	   "... wakes both waiters: COMPLETE, COMPLETE (got %d, %d)", a[0].result, a[1].result);
+	ok(ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 && w.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT,
+	   "... and leaves it unsignaled: a later wait times out");
+}
+
+
 /* ---- 1. queues, doorbells, events, xnack -------------------------------- */
 
 static void test_queues(__attribute__((unused)) void *unused)
@@ -563,6 +632,7 @@ static void test_queues(__attribute__((unused)) void *unused)
 		   ioctl(kfd, AMDKFD_IOC_RESET_EVENT, &se) == 0 &&
 		   ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 &&
 		   w.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT, "RESET_EVENT clears the signal");
+		test_two_waiters(kfd, sig);
 		ok(ioctl(kfd, AMDKFD_IOC_DESTROY_EVENT, &se) == 0, "DESTROY_EVENT");
 		ok_errno(ioctl(kfd, AMDKFD_IOC_DESTROY_EVENT, &se), EINVAL, "DESTROY_EVENT again: EINVAL");
 		ok(inject("create_event entry ENOMEM") == 0, "inject: create_event entry ENOMEM");

@@ -152,15 +152,26 @@ gpu_trigger() {
 	printf '%s' "${1:-}" >"$R.trigger.tmp" && mv "$R.trigger.tmp" "$R.trigger"
 }
 
-# gpu_result: waits (120 s) for RESULT; RESULT is its first line (PASS or
-# FAIL ...), the whole file goes to diag
+# gpu_result [PID]: waits (120 s) for RESULT; RESULT is its first line (PASS or
+# FAIL ...), the whole file goes to diag; none from PID: where its threads sleep
 gpu_result() {
-	wait_until 120 test -s "$R.result" || true
+	wait_until 120 test -s "$R.result" || { [ -z "${1:-}" ] || threads_report "$1"; }
 	RESULT=$(head -1 "$R.result" 2>/dev/null)
 	diag "result: $(tr '\n' ';' <"$R.result" 2>/dev/null || echo none)"
 	[ "$RESULT" = PASS ] || keep "$R.out" "$R.ready" "$R.result" 2>/dev/null
 }
 gpu_passed() { [ "$RESULT" = PASS ]; }
+
+# threads_report PID: where each thread of PID sleeps (wchan, kernel stack,
+# syscall), as diag lines: why a workload gave no result
+threads_report() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[ -d "$t" ] || continue
+		diag "thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1-3 "$t/syscall" 2>/dev/null)"
+		sed -n '1,6s/^/#     /p' "$t/stack" 2>/dev/null
+	done
+}
 
 # gpu_probe N [TEXT]: asks the waiting workload (and its --fork child) to run
 # its non-destructive checks now; true if "PASS N" came back from all.
@@ -345,7 +356,7 @@ gpu_finish() {
 	local name=$1
 	shift
 	gpu_trigger "${GPU_TRIGGER_TEXT:-}"
-	gpu_result
+	gpu_result "$1"
 	check "$name: self-check PASS" gpu_passed
 	check "$name: the workload ended" gpu_gone "$@"
 	check "$name: no workload, criu or KFD process left" gpu_no_strays

@@ -12,7 +12,8 @@
  * for the GPU (hsa_amd_memory_lock, a userptr BO; filled), two signals (a
  * plain one and an interrupt one, given values), and an AQL queue whose
  * packet bodies are filled (headers stay INVALID: nothing is dispatched).
- * It writes READY ("gpus N", "gpu INDEX NAME CUS", "fd N TARGET") and
+ * It writes READY ("gpus N", "gpu INDEX NAME CUS",
+ * "buf KIND GPU ADDR SIZE", "fd N TARGET") and
  * waits for TRIGGER (checkpoint and restore happen meanwhile), then checks
  * every filled byte, each signal's value, the queue's ring, ids and size;
  * and that ROCr still works: each signal stored and waited for, new
@@ -283,6 +284,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < w.n_gpus; i++)
 		snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready), "gpu %d %s %u vram-cpu %d\n", i,
 			 w.gpu[i].name, w.gpu[i].cus, w.gpu[i].cpu_reaches_vram);
+	for (int i = 0; i < w.n_gpus; i++)
+		snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready),
+			 "buf system %d %p %zu\nbuf locked %d %p %zu\n", i, w.gpu[i].sys, w.size, i,
+			 w.gpu[i].locked_host, w.size);
 	rc_append_fds(ready, sizeof(ready));
 	rc_write_file(argv[optind], ready);
 	printf("ready: %d GPU agents (%s), %zu bytes per buffer\n", w.n_gpus, w.gpu[0].name, w.size);

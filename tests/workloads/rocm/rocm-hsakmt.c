@@ -12,7 +12,8 @@
  * pages), each mapped to the GPU; a signal event; an AQL queue with its
  * ring in system memory (the thunk adds the EOP buffer in VRAM and the
  * CWSR save area). The CPU-reachable memory and the ring are filled with
- * patterns. It writes READY ("gpus N", "gpu NODE MINOR", "fd N TARGET")
+ * patterns. It writes READY ("gpus N", "gpu NODE MINOR", "buf KIND GPU ADDR SIZE",
+ * "fd N TARGET")
  * and waits for TRIGGER (checkpoint and restore happen meanwhile), then
  * checks: every byte of every filled buffer; the PROT_NONE mappings still
  * in place (same address, size, perms, render node); the topology snapshot
@@ -312,6 +313,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < w.n_gpus; i++)
 		snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready), "gpu %u %d\n",
 			 w.gpu[i].node, w.gpu[i].minor);
+	for (int i = 0; i < w.n_gpus; i++)
+		for (int k = 0; k < N_KINDS; k++)
+			snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready),
+				 "buf %s %d %p %zu\n", kind_name[k], i, w.gpu[i].buf[k], w.size);
 	rc_append_fds(ready, sizeof(ready));
 	rc_write_file(argv[optind], ready);
 	printf("ready: %d GPUs, %zu bytes per buffer\n", w.n_gpus, w.size);

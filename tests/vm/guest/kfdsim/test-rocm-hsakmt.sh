@@ -17,7 +17,9 @@
 #            the shared memory exists at the restore with other contents
 #   two      two thunk processes at once: the first is dumped and restored
 #            while the second runs (and holds the shared memory), then the
-#            second is dumped and restored
+#            second is dumped and restored; a byte of the second's memory
+#            flipped after its restore must make its self-check FAIL
+#            (negative control)
 . /test/lib/guest.sh
 
 GPU_WL=/test/bin/rocm-hsakmt
@@ -110,15 +112,22 @@ if gpu_start two-a && pa=$WL_PID && ra=$R && gpu_start two-b; then
 	restore_ok "two, first (the second runs)" "$WORK/img-two-a"
 	dump_ok "two, second" "$WORK/img-two-b" "$pb"
 	restore_ok "two, second" "$WORK/img-two-b"
+	# negative control: one byte of the second's userptr memory flipped
+	addr=$(awk '$1 == "buf" && $2 == "userptr" && $3 == 0 { print $4 }' "$rb.ready")
+	check "two: negative control: a byte of the second's userptr memory flipped" \
+		/test/bin/zdtm-gpu-basic --poke "$pb" $((addr + 4100))
 	R=$ra
 	gpu_trigger
 	R=$rb
 	gpu_trigger
-	for x in a b; do
-		R=$WORK/two-$x
-		gpu_result
-		check "two-$x: self-check PASS" gpu_passed
-	done
+	R=$ra
+	gpu_result
+	check "two, first: self-check PASS" gpu_passed
+	R=$rb
+	gpu_result
+	check "two, second: its self-check FAILs naming that byte" \
+		eval 'echo "$RESULT" | grep -q "^FAIL gpu 0: userptr: byte 4100 differs"'
+	rm -f "$KEEP/two-b".*
 	check "two: both ended" gpu_gone "$pa" "$pb"
 	check "two: no workload, criu or KFD process left" gpu_no_strays
 else

@@ -1,0 +1,69 @@
+#!/bin/sh
+# vm-boot: rocm
+# vm-timeout: 420
+# A process on Debian's ROCr (tests/workloads/rocm/rocm-hsa: hsa_init, VRAM
+# and system pools, memory locked for the GPU, signals, an AQL queue)
+# dumped and restored with the plugin, then re-checked by itself (every
+# filled byte, signal values, the queue; then signals stored and waited for,
+# new allocations, a new queue, everything freed, hsa_shut_down):
+#   leave    `criu dump --leave-running`, the process goes on; a second
+#            dump (the first image set stays), restore of the second
+#   machine  dumped on the boot's machine (2 GPUs), restored on the MI210
+#            machine (2 CPU nodes, 8 GPUs in two hives)
+. /test/lib/guest.sh
+
+GPU_WL=/test/bin/rocm-hsa
+DESC=/test/kfdsim/machines/mi210.desc
+gpu_wl_missing && { tap_done; exit; }
+kfdsim_debugfs || true
+
+# --- leave ---
+if gpu_start leave; then
+	pid=$WL_PID
+	sed -n 's/^gpu /# agent: /p' "$R.ready"
+	check "leave: ROCr shows both GPUs as agents" grep -q '^gpus 2$' "$R.ready"
+	criu_dump "$WORK/img-leave1" "$pid" --leave-running
+	rc=$?
+	check "leave: dump --leave-running (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$WORK/img-leave1/dump.log" "$rc"
+	check "leave: the process runs on, its GPU queues too" eval 'alive $pid && wait_until 10 kfd_running $pid'
+	check "leave: the first dump wrote the plugin's images" eval 'ls "$WORK"/img-leave1/amdgpu-kfd-*.img >/dev/null'
+	EXPECT=ok gpu_dump_restore leave "$WORK/img-leave2" "$pid"
+	gpu_finish leave "$pid"
+else
+	fail "leave: workload ready"
+fi
+
+# --- machine: dumped on the boot's 2 GPUs, restored on 2 of the MI210's 8 ---
+# KFD restores a process onto as many GPUs as it had: the workload runs in a
+# device cgroup that shows it both GPUs of the boot's machine (minors 128,
+# 129), and then only hive B's last two GPUs of the MI210 machine.
+if [ ! -f "$DESC" ]; then
+	ok "machine # SKIP no $DESC"
+elif ! gpu_cg_make rocmhsa; then
+	ok "machine # SKIP no cgroup v1 devices controller"
+elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh" gpu_start machine; then
+	pid=$WL_PID img=$WORK/img-machine
+	ids=$(kfd_user_ids "$pid")
+	criu_dump "$img" "$pid"
+	rc=$?
+	check "machine: dump on the boot's machine (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$img/dump.log" "$rc"
+	check "machine: the dumped process is gone" gpu_gone "$pid"
+	check "machine: kfdsim reloaded as the MI210 machine" eval 'kfdsim_unload && kfdsim_load machine="$DESC"'
+	kfd_gpu_table >"$WORK/gpus-mi210"
+	gpu_cg_expose rocmhsa "$WORK/gpus-mi210" $(awk 'NR >= 7 { print $3 }' "$WORK/gpus-mi210")
+	CRIU_WRAP="sh $WORK/cg-rocmhsa.sh" criu_restore "$img"
+	rc=$?
+	check "machine: restore on 2 of the MI210 machine's GPUs (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$img/restore.log" "$rc"
+	sed -n 's/.*amdgpu_plugin: \(GPU [0-9]* (node .*) -> GPU .*\)/# restore: \1/p' "$img/restore.log"
+	gpu_restored machine "$pid" "$R.ready"
+	check "machine: the KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$pid")" = "$ids" ]'
+	gpu_finish machine "$pid"
+	gpu_cg_remove rocmhsa
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+else
+	fail "machine: workload ready"
+fi
+tap_done
