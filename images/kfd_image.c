@@ -436,12 +436,13 @@ fail:
 static int check_hsakmt_file(const HsakmtFileEntry *f, const char *name, char *err, size_t errlen)
 {
 	if (f->path[0] != '/' || strstr(f->path, "..") || strlen(f->path) > 255)
-		return errmsg_set(err, errlen, -EINVAL, "%s: file path '%.64s' is not a plain absolute path",
-				  name, f->path);
+		return errmsg_set(err, errlen, -EINVAL,
+				  "%s: file path '%.64s' is not a plain absolute path", name,
+				  f->path);
 	if (f->size > KFD_IMAGE_HSAKMT_MAX_FILE || f->contents.len != f->size)
 		return errmsg_set(err, errlen, -EINVAL,
-				  "%s: %s: %zu bytes of contents for a size of %llu (at most %u)", name,
-				  f->path, f->contents.len, (unsigned long long)f->size,
+				  "%s: %s: %zu bytes of contents for a size of %llu (at most %u)",
+				  name, f->path, f->contents.len, (unsigned long long)f->size,
 				  KFD_IMAGE_HSAKMT_MAX_FILE);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/fullio.h"
 #include "kfd_image.h"
 
 const struct hsakmt_paths hsakmt_paths_default = {
@@ -36,9 +37,9 @@ struct mapping {
 
 /* what a process maps of libhsakmt's files */
 struct scan {
-	bool have[2];		/* by name: [0] shm, [1] semaphore */
+	bool have[2]; /* by name: [0] shm, [1] semaphore */
 	unsigned long start[2], end[2];
-	bool temp_sem;		/* a deleted sem.XXXXXX: maybe the creator's */
+	bool temp_sem; /* a deleted sem.XXXXXX: maybe the creator's */
 	dev_t temp_dev;
 	ino_t temp_ino;
 };
@@ -51,7 +52,8 @@ static int parse_mapping(char *line, struct mapping *m)
 
 	line[strcspn(line, "\n")] = '\0';
 	if (sscanf(line, "%lx-%lx %*4s %*x %x:%x %lu %n", &m->start, &m->end, &maj, &min, &ino,
-		   &path_at) < 5 || !path_at)
+		   &path_at) < 5 ||
+	    !path_at)
 		return -EINVAL;
 	m->dev = makedev(maj, min);
 	m->ino = (ino_t)ino;
@@ -126,10 +128,11 @@ static int unlink_if_creator(const struct hsakmt_paths *p, int pid, const struct
 	if (lstat(path, &st) || st.st_ino != sc->temp_ino || st.st_dev != sc->temp_dev)
 		return 0; /* not ours: CRIU saves a nameless one as a ghost anyway */
 	if (unlink(path) && errno != ENOENT)
-		return errmsg_set(why, len, -errno,
-				  "pid %d created libhsakmt's semaphore; cannot unlink %s/%s so that "
-				  "CRIU saves it with the process: %s",
-				  pid, p->shm_dir, p->sem_name, strerror(errno));
+		return errmsg_set(
+			why, len, -errno,
+			"pid %d created libhsakmt's semaphore; cannot unlink %s/%s so that "
+			"CRIU saves it with the process: %s",
+			pid, p->shm_dir, p->sem_name, strerror(errno));
 	*unlinked = 1;
 	return 0;
 }
@@ -155,7 +158,6 @@ static int record_file(const struct hsakmt_paths *p, int pid, const struct scan 
 {
 	const char *name = i ? p->sem_name : p->shm_name;
 	struct stat st;
-	ssize_t n;
 	int fd, ret = 0;
 
 	fd = open_mapped(p, pid, sc, i, name);
@@ -169,16 +171,16 @@ static int record_file(const struct hsakmt_paths *p, int pid, const struct scan 
 				 pid, p->shm_dir, name, KFD_IMAGE_HSAKMT_MAX_FILE);
 		goto out;
 	}
-	n = pread(fd, buf, (size_t)st.st_size, 0);
-	if (n != st.st_size) {
-		ret = errmsg_set(why, len, n < 0 ? -errno : -EIO, "pid %d: cannot read %s/%s", pid,
-				 p->shm_dir, name);
+	ret = pread_full(fd, buf, (size_t)st.st_size, 0);
+	if (ret) {
+		errmsg_set(why, len, ret, "pid %d: cannot read %s/%s: %s", pid, p->shm_dir, name,
+			   strerror(-ret));
 		goto out;
 	}
 	e->size = (uint64_t)st.st_size;
 	e->mode = st.st_mode & 0777;
 	e->contents.data = buf;
-	e->contents.len = (size_t)n;
+	e->contents.len = (size_t)st.st_size;
 out:
 	close(fd);
 	return ret;
@@ -187,7 +189,7 @@ out:
 int hsakmt_files_dump(const struct hsakmt_paths *p, int pid, int dir_fd,
 		      struct hsakmt_dump_result *res, char *why, size_t len)
 {
-	static uint8_t bufs[2][KFD_IMAGE_HSAKMT_MAX_FILE];
+	uint8_t bufs[2][KFD_IMAGE_HSAKMT_MAX_FILE];
 	HsakmtFileEntry files[2] = {HSAKMT_FILE_ENTRY__INIT, HSAKMT_FILE_ENTRY__INIT};
 	HsakmtFileEntry *list[2];
 	HsakmtFilesEntry e = HSAKMT_FILES_ENTRY__INIT;
@@ -202,7 +204,8 @@ int hsakmt_files_dump(const struct hsakmt_paths *p, int pid, int dir_fd,
 	for (int i = 0; i < 2 && !ret; i++) {
 		if (!sc.have[i])
 			continue;
-		snprintf(paths[i], sizeof(paths[i]), "%s/%s", p->shm_dir, i ? p->sem_name : p->shm_name);
+		snprintf(paths[i], sizeof(paths[i]), "%s/%s", p->shm_dir,
+			 i ? p->sem_name : p->shm_name);
 		files[i].path = paths[i];
 		ret = record_file(p, pid, &sc, i, &files[i], bufs[i], why, len);
 		if (!ret)
@@ -223,21 +226,6 @@ static bool known_path(const struct hsakmt_paths *p, const char *path)
 	return is_named(path, p->shm_dir, p->shm_name) || is_named(path, p->shm_dir, p->sem_name);
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int ensure_file(const HsakmtFileEntry *f, unsigned int *created, char *why, size_t len)
 {
 	struct stat st;
@@ -245,14 +233,15 @@ static int ensure_file(const HsakmtFileEntry *f, unsigned int *created, char *wh
 
 	fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode & 0666);
 	if (fd >= 0) {
-		ret = write_all(fd, f->contents.data, f->contents.len);
+		ret = pwrite_full(fd, f->contents.data, f->contents.len, 0);
 		if (!ret && fchmod(fd, f->mode & 0666))
 			ret = -errno;
 		close(fd);
 		if (ret) {
 			unlink(f->path);
-			return errmsg_set(why, len, ret, "cannot create %s for the restored process: %s",
-					  f->path, strerror(-ret));
+			return errmsg_set(why, len, ret,
+					  "cannot create %s for the restored process: %s", f->path,
+					  strerror(-ret));
 		}
 		(*created)++;
 		return 0;
@@ -263,12 +252,13 @@ static int ensure_file(const HsakmtFileEntry *f, unsigned int *created, char *wh
 	if (lstat(f->path, &st))
 		return errmsg_set(why, len, -errno, "cannot stat %s: %s", f->path, strerror(errno));
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != f->size)
-		return errmsg_set(why, len, -EEXIST,
-				  "%s exists here as %s of %lld bytes, the checkpoint's process used "
-				  "%" PRIu64 " bytes of libhsakmt's: remove it (libhsakmt makes it anew) "
-				  "and restore again",
-				  f->path, S_ISREG(st.st_mode) ? "a file" : "a non-regular file",
-				  (long long)st.st_size, f->size);
+		return errmsg_set(
+			why, len, -EEXIST,
+			"%s exists here as %s of %lld bytes, the checkpoint's process used "
+			"%" PRIu64 " bytes of libhsakmt's: remove it (libhsakmt makes it anew) "
+			"and restore again",
+			f->path, S_ISREG(st.st_mode) ? "a file" : "a non-regular file",
+			(long long)st.st_size, f->size);
 	return 0; /* shared with whoever uses it now, as libhsakmt's processes do */
 }
 
@@ -293,8 +283,8 @@ static int restore_one(const struct hsakmt_paths *p, int dir_fd, uint32_t pid,
 	return ret;
 }
 
-int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int *created,
-			 char *why, size_t len)
+int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int *created, char *why,
+			 size_t len)
 {
 	uint32_t *ids = NULL;
 	size_t n = 0;

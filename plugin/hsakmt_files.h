@@ -60,7 +60,7 @@ struct hsakmt_paths {
 extern const struct hsakmt_paths hsakmt_paths_default;
 
 struct hsakmt_dump_result {
-	unsigned int recorded;	 /* files recorded in the image */
+	unsigned int recorded;	/* files recorded in the image */
 	int semaphore_unlinked; /* the process had created the semaphore */
 };
 

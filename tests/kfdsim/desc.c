@@ -10,6 +10,8 @@
  *   generation_id N                        optional
  *   node ID gpu_id=N KEY=N ...             nodes in order 0, 1, 2, ...
  *   name ID TEXT                           optional, rest of the line
+ *   pci ID rev=N                           optional: a GPU's PCI revision
+ *                                          (DRM_AMDGPU_INFO pci_rev; not in sysfs)
  *   mem NODE I KEY=N ...                   I = 0, 1, ... per node and kind
  *   cache NODE I KEY=N ... sibling_map=1,0,...
  *   iolink NODE I KEY=N ...
@@ -273,6 +275,19 @@ static int rec_name(struct parser *ps, char *rest)
 	return 0;
 }
 
+static int rec_pci(struct parser *ps)
+{
+	static const struct field pci_fields[] = {
+		{ "rev", offsetof(struct kfdsim_node, pci_rev), 0 },
+		{ }
+	};
+	struct kfdsim_node *n = node_arg(ps);
+
+	if (!n)
+		return -EINVAL;
+	return parse_fields(ps, 2, pci_fields, n);
+}
+
 static int parse_sibling_map(struct parser *ps, struct kfdsim_cache *c)
 {
 	int i;
@@ -422,6 +437,8 @@ static int parse_line(struct parser *ps, char *s)
 		return rec_node(ps);
 	if (!strcmp(kind, "name"))
 		return rec_name(ps, rest);
+	if (!strcmp(kind, "pci"))
+		return rec_pci(ps);
 	if (!strcmp(kind, "mem") || !strcmp(kind, "cache") ||
 	    !strcmp(kind, "iolink") || !strcmp(kind, "p2plink"))
 		return rec_item(ps, kind);

@@ -143,6 +143,7 @@ static void fill_dev_info(const struct kfdsim_node *n,
 	u32 left = node_num_cu(n), i, j;
 
 	di->device_id = n->props[NP_DEVICE_ID];
+	di->pci_rev = n->pci_rev;	/* libdrm names the GPU by (device_id, pci_rev) */
 	di->family = node_family(n);
 	di->num_shader_engines = se;
 	di->num_shader_arrays_per_engine = sh;

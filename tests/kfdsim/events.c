@@ -568,3 +568,23 @@ int kfdsim_event_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u6
 		kfree(ev);
 	return ret;
 }
+
+/* debugfs kfdsim/events: one line per event of p (waiters: WAIT_EVENTS calls on it) */
+void kfdsim_events_show(struct seq_file *m, struct kfdsim_process *p)
+{
+	struct kfdsim_event *ev;
+	struct event_waiter *w;
+	u32 waiters;
+	int id;
+
+	spin_lock(&p->event_lock);
+	idr_for_each_entry(&p->event_idr, ev, id) {
+		waiters = 0;
+		list_for_each_entry(w, &ev->waiters, node)
+			waiters++;
+		seq_printf(m, "pid=%d event=%u type=%u auto_reset=%d signaled=%d waiters=%u\n",
+			   task_tgid_nr(p->lead_thread), ev->id, ev->type, ev->auto_reset,
+			   ev->signaled, waiters);
+	}
+	spin_unlock(&p->event_lock);
+}

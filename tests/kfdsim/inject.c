@@ -196,6 +196,7 @@ static const struct file_operations inject_fops = {
 };
 
 DEFINE_SHOW_ATTRIBUTE(kfdsim_processes);
+DEFINE_SHOW_ATTRIBUTE(kfdsim_events_debug);
 
 static int kfdsim_sdma_state_show(struct seq_file *m, void *v)
 {
@@ -211,6 +212,7 @@ int kfdsim_debugfs_init(void)
 	debugfs_create_file("processes", 0400, kfdsim_debugfs, NULL,
 			    &kfdsim_processes_fops);
 	debugfs_create_file("sdma", 0400, kfdsim_debugfs, NULL, &kfdsim_sdma_state_fops);
+	debugfs_create_file("events", 0400, kfdsim_debugfs, NULL, &kfdsim_events_debug_fops);
 	return 0;
 }
 

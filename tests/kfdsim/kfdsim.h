@@ -155,6 +155,7 @@ struct kfdsim_node {
 	u32 id;				/* node index = proximity domain */
 	u32 gpu_id;			/* 0: CPU node */
 	char name[KFDSIM_NAME_SIZE];
+	u32 pci_rev;			/* "pci" record: DRM_AMDGPU_INFO pci_rev */
 	u64 props[NP_COUNT];
 	unsigned long props_given[BITS_TO_LONGS(NP_COUNT)];
 
@@ -494,6 +495,8 @@ struct kfdsim_process {
 int kfdsim_process_init(void);
 struct kfdsim_process *kfdsim_lookup_process_by_task(struct task_struct *task);
 int kfdsim_processes_show(struct seq_file *m, void *v);
+int kfdsim_events_debug_show(struct seq_file *m, void *v);
+void kfdsim_events_show(struct seq_file *m, struct kfdsim_process *p);
 void kfdsim_process_fini(void);
 struct kfdsim_process *kfdsim_create_process(struct task_struct *thread);
 void kfdsim_unref_process(struct kfdsim_process *p);

@@ -48,6 +48,7 @@ static const char default_machine[] =
 	" capability=746037888 debug_prop=470 sdma_fw_version=9 unique_id=" #uid	\
 	" num_xcc=1 max_engine_clk_ccompute=2450\n"					\
 	"name " #n " aldebaran\n"							\
+	"pci " #n " rev=2\n"								\
 	"mem " #n " 0 heap_type=1 size_in_bytes=68702699520 flags=0 width=4096 mem_clk_max=1600\n" \
 	"cache " #n " 0 processor_id_low=2147487744 level=1 size=16 cache_line_size=64"	\
 	" cache_lines_per_tag=1 association=4 latency=1 type=9 sibling_map=1,0,0,0,0,0,0,0\n" \

@@ -92,6 +92,21 @@ asic_name() { # gfx_target_version -> name KFD shows (amdgpu_asic_name)
 	esac
 }
 
+# The PCI revision is not in sysfs; libdrm names a GPU by (device id,
+# revision) from amdgpu.ids. A device id listed there with one revision only
+# gets that revision ("pci ID rev=N"); otherwise the line is left out (rev 0).
+AMDGPU_IDS=${AMDGPU_IDS:-/usr/share/libdrm/amdgpu.ids}
+pci_rev_line() { # node device_id(decimal)
+	local hex revs
+	[ "$2" -gt 0 ] && [ -r "$AMDGPU_IDS" ] || return 0
+	hex=$(printf '%04X' "$2")
+	revs=$(awk -F',[ \t]*' -v d="$hex" 'toupper($1) == d { print $2 }' "$AMDGPU_IDS" | sort -u)
+	if [ "$(echo "$revs" | grep -c .)" = 1 ]; then
+		echo "# mkdesc: node $1: PCI revision 0x$revs, the only one amdgpu.ids lists for 0x$hex"
+		echo "pci $1 rev=$((16#$revs))"
+	fi
+}
+
 vram_of_device() { # device_id -> bytes of a typical board (synthetic)
 	case "$1" in
 	29711) echo 68702699520 ;;	# 0x740F MI210, 64 GiB
@@ -232,6 +247,7 @@ for n in "${NODES[@]}"; do
 		echo "# mkdesc: node $id: no name file, ASIC name by gfx_target_version"
 		echo "name $id $(asic_name "${NP[gfx_target_version]:-0}")"
 	fi
+	[ "$gpu" = 0 ] || pci_rev_line "$id" "${NP[device_id]:-0}"
 	[ -z "$items" ] || echo "$items"
 	[ "$gpu" = 0 ] || GPU_INDEX=$((GPU_INDEX + 1))
 	unset NP

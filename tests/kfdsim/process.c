@@ -456,3 +456,15 @@ void kfdsim_process_fini(void)
 	mmu_notifier_synchronize();
 	destroy_workqueue(kfdsim_process_wq);
 }
+
+int kfdsim_events_debug_show(struct seq_file *m, void *v)
+{
+	struct kfdsim_process *p;
+	unsigned int bkt;
+
+	mutex_lock(&kfdsim_processes_mutex);
+	hash_for_each(kfdsim_processes_table, bkt, p, kfd_processes)
+		kfdsim_events_show(m, p);
+	mutex_unlock(&kfdsim_processes_mutex);
+	return 0;
+}

@@ -47,6 +47,23 @@ static bool ape1_valid(u64 base, u64 size)
 	       (limit & 0xFFFF80000000FFFFULL) == 0xFFFF;
 }
 
+/*
+ * The pdd of a user gpu_id that has a VM: unknown gpu_id EINVAL; no VM
+ * (kfd_bind_process_to_device() fails) `no_vm`, which each ioctl reports
+ * its own way. Under p->mutex.
+ */
+static int bound_pdd(struct kfdsim_process *p, u32 gpu_id, int no_vm, struct kfdsim_pdd **out)
+{
+	struct kfdsim_pdd *pdd = kfdsim_pdd_by_user_id(p, gpu_id);
+
+	if (!pdd)
+		return -EINVAL;
+	if (IS_ERR(kfdsim_bind_process_to_device(pdd)))
+		return no_vm;
+	*out = pdd;
+	return 0;
+}
+
 int kfdsim_ioctl_set_memory_policy(struct file *f, struct kfdsim_process *p, void *data)
 {
 	struct kfd_ioctl_set_memory_policy_args *args = data;
@@ -56,16 +73,8 @@ int kfdsim_ioctl_set_memory_policy(struct file *f, struct kfdsim_process *p, voi
 	if (!policy_valid(args->default_policy) || !policy_valid(args->alternate_policy))
 		return -EINVAL;
 	mutex_lock(&p->mutex);
-	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
-	if (!pdd) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (IS_ERR(kfdsim_bind_process_to_device(pdd))) {
-		ret = -ESRCH;
-		goto out;
-	}
-	if (pdd->dev->props[NP_GFX_TARGET_VERSION] >= 90000)
+	ret = bound_pdd(p, args->gpu_id, -ESRCH, &pdd);
+	if (ret || pdd->dev->props[NP_GFX_TARGET_VERSION] >= 90000)
 		goto out; /* no asic op from gfx9 on */
 	if (!ape1_valid(args->alternate_aperture_base, args->alternate_aperture_size)) {
 		ret = -EINVAL;
@@ -99,22 +108,14 @@ int kfdsim_ioctl_get_clock_counters(struct file *f, struct kfdsim_process *p, vo
 int kfdsim_ioctl_set_scratch_backing_va(struct file *f, struct kfdsim_process *p, void *data)
 {
 	struct kfd_ioctl_set_scratch_backing_va_args *args = data;
-	struct kfdsim_pdd *pdd, *bound;
-	int ret = 0;
+	struct kfdsim_pdd *pdd;
+	int ret;
 
 	mutex_lock(&p->mutex);
-	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
-	if (!pdd) {
-		ret = -EINVAL;
-		goto out;
-	}
-	bound = kfdsim_bind_process_to_device(pdd);
-	if (IS_ERR(bound)) {
-		ret = PTR_ERR(bound);
-		goto out;
-	}
-	pdd->sh_hidden_private_base = (u32)args->va_addr;
-out:
+	/* kfd_bind_process_to_device()'s own error: ENODEV without a VM */
+	ret = bound_pdd(p, args->gpu_id, -ENODEV, &pdd);
+	if (!ret)
+		pdd->sh_hidden_private_base = (u32)args->va_addr;
 	mutex_unlock(&p->mutex);
 	return ret;
 }
@@ -123,21 +124,14 @@ int kfdsim_ioctl_set_trap_handler(struct file *f, struct kfdsim_process *p, void
 {
 	struct kfd_ioctl_set_trap_handler_args *args = data;
 	struct kfdsim_pdd *pdd;
-	int ret = 0;
+	int ret;
 
 	mutex_lock(&p->mutex);
-	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
-	if (!pdd) {
-		ret = -EINVAL;
-		goto out;
+	ret = bound_pdd(p, args->gpu_id, -ESRCH, &pdd);
+	if (!ret) {
+		pdd->trap_tba = args->tba_addr;
+		pdd->trap_tma = args->tma_addr;
 	}
-	if (IS_ERR(kfdsim_bind_process_to_device(pdd))) {
-		ret = -ESRCH;
-		goto out;
-	}
-	pdd->trap_tba = args->tba_addr;
-	pdd->trap_tma = args->tma_addr;
-out:
 	mutex_unlock(&p->mutex);
 	return ret;
 }

@@ -45,7 +45,8 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(f->img));
 	snprintf(f->shm_path, sizeof(f->shm_path), "%s/hsakmt_shared_mem", f->shm);
 	snprintf(f->sem_path, sizeof(f->sem_path), "%s/sem.hsakmt_semaphore", f->shm);
-	f->paths = (struct hsakmt_paths){.proc = "/proc", .shm_dir = f->shm,
+	f->paths = (struct hsakmt_paths){.proc = "/proc",
+					 .shm_dir = f->shm,
 					 .shm_name = "hsakmt_shared_mem",
 					 .sem_name = "sem.hsakmt_semaphore"};
 	*state = f;

@@ -171,6 +171,7 @@ threads_report() {
 		diag "thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1-3 "$t/syscall" 2>/dev/null)"
 		sed -n '1,6s/^/#     /p' "$t/stack" 2>/dev/null
 	done
+	grep "^pid=$1 " /sys/kernel/debug/kfdsim/events 2>/dev/null | sed 's/^/# kfdsim: /'
 }
 
 # gpu_probe N [TEXT]: asks the waiting workload (and its --fork child) to run

@@ -3,7 +3,7 @@
  * rocm-hsa: a ZDTM-style workload on Debian's ROCr (libhsa-runtime64), for
  * checkpoint/restore on kfdsim with the real ROCm userspace.
  *
- *   rocm-hsa [--gpus N] [--size BYTES] READY TRIGGER RESULT
+ *   rocm-hsa [--gpus N] [--size BYTES] [--churn N] READY TRIGGER RESULT
  *
  * hsa_init, then on each of the first N GPU agents (default all): an
  * allocation from the GPU's coarse-grained global pool (VRAM; filled by
@@ -19,7 +19,8 @@
  * and that ROCr still works: each signal stored and waited for, new
  * allocations from every pool filled and checked and freed, a new queue
  * created and destroyed, the old ones destroyed, everything freed,
- * hsa_shut_down. RESULT gets "PASS" or "FAIL <first failure>".
+ * hsa_shut_down (--churn N: N more queues created and destroyed per GPU
+ * first). RESULT gets "PASS" or "FAIL <first failure>".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -48,7 +49,7 @@ struct gpu {
 };
 
 struct workload {
-	int n_gpus, want;
+	int n_gpus, want, churn;
 	size_t size;
 	hsa_agent_t cpu;
 	hsa_amd_memory_pool_t sys_pool;
@@ -57,11 +58,14 @@ struct workload {
 	struct rc_result res;
 };
 
-static uint32_t seed_of(int gi, int what) { return 0x45A00000u | (uint32_t)gi << 8 | (uint32_t)what; }
-
-static hsa_status_t find_vram_pool(hsa_amd_memory_pool_t pool, void *data)
+static uint32_t seed_of(int gi, int what)
 {
-	struct gpu *g = data;
+	return 0x45A00000u | (uint32_t)gi << 8 | (uint32_t)what;
+}
+
+/* a global pool the runtime allocates from, with flag `want` and not `reject` */
+static bool pool_is(hsa_amd_memory_pool_t pool, uint32_t want, uint32_t reject)
+{
 	hsa_amd_segment_t seg;
 	uint32_t flags;
 	bool alloc;
@@ -69,31 +73,30 @@ static hsa_status_t find_vram_pool(hsa_amd_memory_pool_t pool, void *data)
 	hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
 	hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
 	hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &alloc);
-	if (seg == HSA_AMD_SEGMENT_GLOBAL && alloc && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)) {
-		g->vram_pool = pool;
-		g->have_vram_pool = true;
-		return HSA_STATUS_INFO_BREAK;
-	}
-	return HSA_STATUS_SUCCESS;
+	return seg == HSA_AMD_SEGMENT_GLOBAL && alloc && (flags & want) && !(flags & reject);
+}
+
+static hsa_status_t find_vram_pool(hsa_amd_memory_pool_t pool, void *data)
+{
+	struct gpu *g = data;
+
+	if (!pool_is(pool, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 0))
+		return HSA_STATUS_SUCCESS;
+	g->vram_pool = pool;
+	g->have_vram_pool = true;
+	return HSA_STATUS_INFO_BREAK;
 }
 
 static hsa_status_t find_sys_pool(hsa_amd_memory_pool_t pool, void *data)
 {
 	struct workload *w = data;
-	hsa_amd_segment_t seg;
-	uint32_t flags;
-	bool alloc;
 
-	hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
-	hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
-	hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &alloc);
-	if (seg == HSA_AMD_SEGMENT_GLOBAL && alloc && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) &&
-	    !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT)) {
-		w->sys_pool = pool;
-		w->have_sys_pool = true;
-		return HSA_STATUS_INFO_BREAK;
-	}
-	return HSA_STATUS_SUCCESS;
+	if (!pool_is(pool, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+		     HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT))
+		return HSA_STATUS_SUCCESS;
+	w->sys_pool = pool;
+	w->have_sys_pool = true;
+	return HSA_STATUS_INFO_BREAK;
 }
 
 static hsa_status_t find_agent(hsa_agent_t agent, void *data)
@@ -118,19 +121,20 @@ static hsa_status_t find_agent(hsa_agent_t agent, void *data)
 	return HSA_STATUS_SUCCESS;
 }
 
-#define TRY(w, call, ...)                                                                  \
-	({                                                                                 \
-		hsa_status_t st_ = (call);                                                 \
-		if (st_ != HSA_STATUS_SUCCESS)                                             \
-			rc_fail(&(w)->res, __VA_ARGS__);                                   \
-		st_ == HSA_STATUS_SUCCESS;                                                 \
+#define TRY(w, call, ...)                                                                          \
+	({                                                                                         \
+		hsa_status_t st_ = (call);                                                         \
+		if (st_ != HSA_STATUS_SUCCESS)                                                     \
+			rc_fail(&(w)->res, __VA_ARGS__);                                           \
+		st_ == HSA_STATUS_SUCCESS;                                                         \
 	})
 
 static bool cpu_can_reach(struct workload *w, hsa_amd_memory_pool_t pool)
 {
 	hsa_amd_memory_pool_access_t access = HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED;
 
-	hsa_amd_agent_memory_pool_get_info(w->cpu, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS, &access);
+	hsa_amd_agent_memory_pool_get_info(w->cpu, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS,
+					   &access);
 	return access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED;
 }
 
@@ -166,8 +170,9 @@ static int setup_gpu(struct workload *w, int gi)
 	    !TRY(w, hsa_amd_agents_allow_access(1, &g->agent, NULL, g->sys),
 		 "gpu %d: GPU access to system memory", gi))
 		return -EIO;
-	g->cpu_reaches_vram = cpu_can_reach(w, g->vram_pool) &&
-			      hsa_amd_agents_allow_access(1, &w->cpu, NULL, g->vram) == HSA_STATUS_SUCCESS;
+	g->cpu_reaches_vram =
+		cpu_can_reach(w, g->vram_pool) &&
+		hsa_amd_agents_allow_access(1, &w->cpu, NULL, g->vram) == HSA_STATUS_SUCCESS;
 	if (g->cpu_reaches_vram)
 		rc_fill(g->vram, w->size, seed_of(gi, 1));
 	rc_fill(g->sys, w->size, seed_of(gi, 2));
@@ -179,8 +184,9 @@ static int setup_gpu(struct workload *w, int gi)
 	    !TRY(w, hsa_signal_create(1000 + gi, 0, NULL, &g->signal), "gpu %d: signal", gi) ||
 	    !TRY(w, hsa_amd_signal_create(2000 + gi, 0, NULL, 0, &g->irq_signal),
 		 "gpu %d: interrupt signal", gi) ||
-	    !TRY(w, hsa_queue_create(g->agent, 256, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
-				     UINT32_MAX, &g->queue),
+	    !TRY(w,
+		 hsa_queue_create(g->agent, 256, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+				  UINT32_MAX, &g->queue),
 		 "gpu %d: hsa_queue_create", gi))
 		return -EIO;
 	fill_ring(g->queue, seed_of(gi, 4), false, w, gi);
@@ -199,12 +205,14 @@ static void check_gpu(struct workload *w, int gi)
 	if ((off = rc_check(g->locked_host, w->size, seed_of(gi, 3))))
 		rc_fail(&w->res, "gpu %d: locked host memory byte %zu differs", gi, off - 1);
 	if (hsa_signal_load_scacquire(g->signal) != 1000 + gi)
-		rc_fail(&w->res, "gpu %d: signal value %" PRId64, gi, hsa_signal_load_scacquire(g->signal));
+		rc_fail(&w->res, "gpu %d: signal value %" PRId64, gi,
+			hsa_signal_load_scacquire(g->signal));
 	if (hsa_signal_load_scacquire(g->irq_signal) != 2000 + gi)
 		rc_fail(&w->res, "gpu %d: interrupt signal value %" PRId64, gi,
 			hsa_signal_load_scacquire(g->irq_signal));
 	if (g->queue->size != 256 || g->queue->type != HSA_QUEUE_TYPE_MULTI)
-		rc_fail(&w->res, "gpu %d: queue size %u type %u", gi, g->queue->size, g->queue->type);
+		rc_fail(&w->res, "gpu %d: queue size %u type %u", gi, g->queue->size,
+			g->queue->type);
 	fill_ring(g->queue, seed_of(gi, 4), true, w, gi);
 }
 
@@ -216,23 +224,35 @@ static void exercise_gpu(struct workload *w, int gi)
 
 	/* an interrupt signal's waiter sleeps in KFD (WAIT_EVENTS) until SET_EVENT */
 	hsa_signal_store_screlease(g->irq_signal, 7);
-	if (hsa_signal_wait_scacquire(g->irq_signal, HSA_SIGNAL_CONDITION_EQ, 7, 10ULL * 1000 * 1000 * 1000,
-				      HSA_WAIT_STATE_BLOCKED) != 7)
+	if (hsa_signal_wait_scacquire(g->irq_signal, HSA_SIGNAL_CONDITION_EQ, 7,
+				      10ULL * 1000 * 1000 * 1000, HSA_WAIT_STATE_BLOCKED) != 7)
 		rc_fail(&w->res, "gpu %d: interrupt signal wait", gi);
 	hsa_signal_store_screlease(g->signal, 8);
-	if (hsa_signal_wait_scacquire(g->signal, HSA_SIGNAL_CONDITION_EQ, 8, UINT64_MAX, HSA_WAIT_STATE_ACTIVE) != 8)
+	if (hsa_signal_wait_scacquire(g->signal, HSA_SIGNAL_CONDITION_EQ, 8, UINT64_MAX,
+				      HSA_WAIT_STATE_ACTIVE) != 8)
 		rc_fail(&w->res, "gpu %d: signal wait", gi);
-	if (TRY(w, hsa_amd_memory_pool_allocate(g->vram_pool, w->size, 0, &p), "gpu %d: new VRAM", gi))
+	if (TRY(w, hsa_amd_memory_pool_allocate(g->vram_pool, w->size, 0, &p), "gpu %d: new VRAM",
+		gi))
 		TRY(w, hsa_amd_memory_pool_free(p), "gpu %d: free of new VRAM", gi);
-	if (TRY(w, hsa_amd_memory_pool_allocate(w->sys_pool, w->size, 0, &p), "gpu %d: new system memory", gi)) {
+	if (TRY(w, hsa_amd_memory_pool_allocate(w->sys_pool, w->size, 0, &p),
+		"gpu %d: new system memory", gi)) {
 		rc_fill(p, w->size, seed_of(gi, 5));
 		if (rc_check(p, w->size, seed_of(gi, 5)))
 			rc_fail(&w->res, "gpu %d: new system memory does not keep its bytes", gi);
 		TRY(w, hsa_amd_memory_pool_free(p), "gpu %d: free of new system memory", gi);
 	}
-	if (TRY(w, hsa_queue_create(g->agent, 128, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q),
+	if (TRY(w,
+		hsa_queue_create(g->agent, 128, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+				 UINT32_MAX, &q),
 		"gpu %d: new queue", gi))
 		TRY(w, hsa_queue_destroy(q), "gpu %d: destroy of the new queue", gi);
+	/* --churn: queue creation and destruction, each an async-handler handshake */
+	for (int i = 0; i < w->churn && !w->res.failures; i++)
+		if (TRY(w,
+			hsa_queue_create(g->agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+					 UINT32_MAX, &q),
+			"gpu %d: churn queue %d", gi, i))
+			TRY(w, hsa_queue_destroy(q), "gpu %d: destroy of churn queue %d", gi, i);
 	TRY(w, hsa_queue_destroy(g->queue), "gpu %d: destroy of the restored queue", gi);
 	TRY(w, hsa_signal_destroy(g->signal), "gpu %d: signal destroy", gi);
 	TRY(w, hsa_signal_destroy(g->irq_signal), "gpu %d: interrupt signal destroy", gi);
@@ -243,22 +263,26 @@ static void exercise_gpu(struct workload *w, int gi)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rocm-hsa [--gpus N] [--size BYTES] READY TRIGGER RESULT\n");
+	fprintf(stderr,
+		"usage: rocm-hsa [--gpus N] [--size BYTES] [--churn N] READY TRIGGER RESULT\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "gpus", required_argument, NULL, 'g' },
-					      { "size", required_argument, NULL, 's' },
-					      { NULL, 0, NULL, 0 } };
-	static struct workload w = { .size = 1 << 20, .want = MAX_GPUS };
+	static const struct option opts[] = {{"churn", required_argument, NULL, 'c'},
+					     {"gpus", required_argument, NULL, 'g'},
+					     {"size", required_argument, NULL, 's'},
+					     {NULL, 0, NULL, 0}};
+	static struct workload w = {.size = 1 << 20, .want = MAX_GPUS};
 	char ready[8192], detail[256];
 	const char *result;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'g')
+		if (c == 'c')
+			w.churn = atoi(optarg);
+		else if (c == 'g')
 			w.want = atoi(optarg);
 		else if (c == 's')
 			w.size = strtoull(optarg, NULL, 0) & ~4095ULL;
@@ -273,7 +297,8 @@ int main(int argc, char **argv)
 		return rc_finish(result, &w.res, "");
 	hsa_iterate_agents(find_agent, &w);
 	if (!w.n_gpus || !w.have_cpu || !w.have_sys_pool) {
-		rc_fail(&w.res, "ROCr shows %d GPU agents, %s CPU agent, %s fine-grained system pool",
+		rc_fail(&w.res,
+			"ROCr shows %d GPU agents, %s CPU agent, %s fine-grained system pool",
 			w.n_gpus, w.have_cpu ? "a" : "no", w.have_sys_pool ? "a" : "no");
 		return rc_finish(result, &w.res, "");
 	}
@@ -282,15 +307,17 @@ int main(int argc, char **argv)
 			return rc_finish(result, &w.res, "");
 	snprintf(ready, sizeof(ready), "gpus %d\n", w.n_gpus);
 	for (int i = 0; i < w.n_gpus; i++)
-		snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready), "gpu %d %s %u vram-cpu %d\n", i,
-			 w.gpu[i].name, w.gpu[i].cus, w.gpu[i].cpu_reaches_vram);
+		snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready),
+			 "gpu %d %s %u vram-cpu %d\n", i, w.gpu[i].name, w.gpu[i].cus,
+			 w.gpu[i].cpu_reaches_vram);
 	for (int i = 0; i < w.n_gpus; i++)
 		snprintf(ready + strlen(ready), sizeof(ready) - strlen(ready),
 			 "buf system %d %p %zu\nbuf locked %d %p %zu\n", i, w.gpu[i].sys, w.size, i,
 			 w.gpu[i].locked_host, w.size);
 	rc_append_fds(ready, sizeof(ready));
 	rc_write_file(argv[optind], ready);
-	printf("ready: %d GPU agents (%s), %zu bytes per buffer\n", w.n_gpus, w.gpu[0].name, w.size);
+	printf("ready: %d GPU agents (%s), %zu bytes per buffer\n", w.n_gpus, w.gpu[0].name,
+	       w.size);
 
 	rc_wait_file(argv[optind + 1]);
 	for (int i = 0; i < w.n_gpus; i++)

@@ -40,7 +40,7 @@
 #define MAX_GPUS 16
 
 enum buf_kind { VRAM_HOST, VRAM_HIDDEN, GTT, USERPTR, N_KINDS };
-static const char *const kind_name[N_KINDS] = { "vram", "vram-no-host-access", "gtt", "userptr" };
+static const char *const kind_name[N_KINDS] = {"vram", "vram-no-host-access", "gtt", "userptr"};
 
 struct gpu {
 	HSAuint32 node;
@@ -61,11 +61,14 @@ struct workload {
 
 #define RING_SIZE 4096
 
-static uint32_t seed_of(int gi, int kind) { return 0x5EED0000u | (uint32_t)gi << 8 | (uint32_t)kind; }
+static uint32_t seed_of(int gi, int kind)
+{
+	return 0x5EED0000u | (uint32_t)gi << 8 | (uint32_t)kind;
+}
 
 static HsaMemFlags mem_flags(enum buf_kind kind)
 {
-	HsaMemFlags f = { 0 };
+	HsaMemFlags f = {0};
 
 	f.ui32.PageSize = HSA_PAGE_SIZE_4KB;
 	switch (kind) {
@@ -100,11 +103,11 @@ static int alloc_buf(struct workload *w, struct gpu *g, int gi, enum buf_kind ki
 		st = hsaKmtAllocMemory(kind == GTT ? 0 : g->node, w->size, mem_flags(kind), &p);
 	}
 	if (st != HSAKMT_STATUS_SUCCESS) {
-		rc_fail(&w->res, "gpu %d: %s: allocation of %zu bytes: status %d", gi, kind_name[kind],
-			w->size, st);
+		rc_fail(&w->res, "gpu %d: %s: allocation of %zu bytes: status %d", gi,
+			kind_name[kind], w->size, st);
 		return -EIO;
 	}
-	st = hsaKmtMapMemoryToGPUNodes(p, w->size, &gpuva, (HsaMemMapFlags){ 0 }, 1, &g->node);
+	st = hsaKmtMapMemoryToGPUNodes(p, w->size, &gpuva, (HsaMemMapFlags){0}, 1, &g->node);
 	if (st != HSAKMT_STATUS_SUCCESS) {
 		rc_fail(&w->res, "gpu %d: %s: map to GPU: status %d", gi, kind_name[kind], st);
 		return -EIO;
@@ -123,11 +126,11 @@ static int make_queue(struct workload *w, struct gpu *g, int gi)
 	if (st == HSAKMT_STATUS_SUCCESS)
 		st = hsaKmtAllocMemory(0, 4096, mem_flags(GTT), &g->ptrs);
 	if (st == HSAKMT_STATUS_SUCCESS)
-		st = hsaKmtMapMemoryToGPUNodes(g->ring, RING_SIZE, &(HSAuint64){ 0 },
-					       (HsaMemMapFlags){ 0 }, 1, &g->node);
+		st = hsaKmtMapMemoryToGPUNodes(g->ring, RING_SIZE, &(HSAuint64){0},
+					       (HsaMemMapFlags){0}, 1, &g->node);
 	if (st == HSAKMT_STATUS_SUCCESS)
-		st = hsaKmtMapMemoryToGPUNodes(g->ptrs, 4096, &(HSAuint64){ 0 },
-					       (HsaMemMapFlags){ 0 }, 1, &g->node);
+		st = hsaKmtMapMemoryToGPUNodes(g->ptrs, 4096, &(HSAuint64){0}, (HsaMemMapFlags){0},
+					       1, &g->node);
 	if (st != HSAKMT_STATUS_SUCCESS) {
 		rc_fail(&w->res, "gpu %d: queue memory: status %d", gi, st);
 		return -EIO;
@@ -151,7 +154,7 @@ static int make_queue(struct workload *w, struct gpu *g, int gi)
 static int setup_gpu(struct workload *w, int gi)
 {
 	struct gpu *g = &w->gpu[gi];
-	HsaEventDescriptor ed = { .EventType = HSA_EVENTTYPE_SIGNAL, .NodeId = g->node };
+	HsaEventDescriptor ed = {.EventType = HSA_EVENTTYPE_SIGNAL, .NodeId = g->node};
 	HSAKMT_STATUS st;
 
 	for (int k = 0; k < N_KINDS; k++)
@@ -228,8 +231,9 @@ static void check_gpu(struct workload *w, int gi)
 			(uint64_t)*g->queue.Queue_write_ptr_aql);
 	if (hsaKmtGetNodeProperties(g->node, &np) != HSAKMT_STATUS_SUCCESS ||
 	    np.DrmRenderMinor != g->minor || !np.NumFComputeCores)
-		rc_fail(&w->res, "gpu %d: node %u has render minor %d in the thunk's topology, not %d",
-			gi, g->node, np.DrmRenderMinor, g->minor);
+		rc_fail(&w->res,
+			"gpu %d: node %u has render minor %d in the thunk's topology, not %d", gi,
+			g->node, np.DrmRenderMinor, g->minor);
 }
 
 /* after the checks: the thunk and KFD still do everything */
@@ -250,11 +254,13 @@ static void exercise_gpu(struct workload *w, int gi)
 	if (hsaKmtDestroyQueue(g->queue.QueueId) != HSAKMT_STATUS_SUCCESS)
 		rc_fail(&w->res, "gpu %d: hsaKmtDestroyQueue of the restored queue failed", gi);
 	g->queue_live = false;
-	if (make_queue(w, g, gi) == 0 && hsaKmtDestroyQueue(g->queue.QueueId) != HSAKMT_STATUS_SUCCESS)
+	if (make_queue(w, g, gi) == 0 &&
+	    hsaKmtDestroyQueue(g->queue.QueueId) != HSAKMT_STATUS_SUCCESS)
 		rc_fail(&w->res, "gpu %d: hsaKmtDestroyQueue of a new queue failed", gi);
 	st = hsaKmtAllocMemory(g->node, w->size, mem_flags(VRAM_HOST), &p);
 	if (st == HSAKMT_STATUS_SUCCESS)
-		st = hsaKmtMapMemoryToGPUNodes(p, w->size, &gpuva, (HsaMemMapFlags){ 0 }, 1, &g->node);
+		st = hsaKmtMapMemoryToGPUNodes(p, w->size, &gpuva, (HsaMemMapFlags){0}, 1,
+					       &g->node);
 	if (st != HSAKMT_STATUS_SUCCESS) {
 		rc_fail(&w->res, "gpu %d: new VRAM after the restore: status %d", gi, st);
 		return;
@@ -270,7 +276,8 @@ static void exercise_gpu(struct workload *w, int gi)
 		st = k == USERPTR ? hsaKmtDeregisterMemory(g->buf[k])
 				  : hsaKmtFreeMemory(g->buf[k], w->size);
 		if (st != HSAKMT_STATUS_SUCCESS)
-			rc_fail(&w->res, "gpu %d: %s: free failed: status %d", gi, kind_name[k], st);
+			rc_fail(&w->res, "gpu %d: %s: free failed: status %d", gi, kind_name[k],
+				st);
 	}
 }
 
@@ -282,10 +289,10 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "gpus", required_argument, NULL, 'g' },
-					      { "size", required_argument, NULL, 's' },
-					      { NULL, 0, NULL, 0 } };
-	static struct workload w = { .size = 1 << 20 };
+	static const struct option opts[] = {{"gpus", required_argument, NULL, 'g'},
+					     {"size", required_argument, NULL, 's'},
+					     {NULL, 0, NULL, 0}};
+	static struct workload w = {.size = 1 << 20};
 	char ready[8192], detail[256];
 	int want = MAX_GPUS, c;
 

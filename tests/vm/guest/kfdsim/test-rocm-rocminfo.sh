@@ -50,6 +50,13 @@ run_rocminfo() { # NAME
 	diag "$1: rocminfo: $have"
 	check "$1: rocminfo lists each node as an agent: GPUs with the gfx target and CU count of sysfs" \
 		test -n "$have" -a "$want" = "$have"
+	# libdrm names a GPU by device id and PCI revision (kfdsim's "pci" record)
+	names=$(awk '/^  Name:/ { name = $0 } /Marketing Name:/ { m = $0; sub(/^ *Marketing Name: */, "", m) }
+		/Device Type: *GPU/ { print m }' "$out" | sort -u | tr '\n' ';')
+	diag "$1: GPU marketing names: $names"
+	check "$1: every GPU agent is named AMD Instinct MI210 (libdrm's amdgpu.ids)" \
+		test "$names" = "AMD Instinct MI210;"
+	[ "$names" = "AMD Instinct MI210;" ] || keep "$out"
 	# ROCr keeps a GPU's caches of type DATA|HSACU only; without one it
 	# asserts "GPU cache info missing" (caches of type 5 did that)
 	check "$1: rocminfo shows an L1 cache for every GPU agent" \
