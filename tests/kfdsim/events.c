@@ -277,6 +277,61 @@ int kfdsim_ioctl_destroy_event(struct file *filep, struct kfdsim_process *p,
 }
 
 /*
+ * The last EVENT_TRACE_LEN SET_EVENT and WAIT_EVENTS calls of all processes
+ * (debugfs kfdsim/events, after the events): who woke whom, when a workload
+ * hangs in a wait.
+ */
+#define EVENT_TRACE_LEN 64
+static struct event_trace {
+	unsigned long jiffies;
+	pid_t tid;
+	char op;		/* 'S' set, 'W' wait begins, 'E' wait ends */
+	u32 n, ids[4];
+	int result;
+} event_trace[EVENT_TRACE_LEN];
+static unsigned int event_trace_next;
+static DEFINE_SPINLOCK(event_trace_lock);
+
+static void trace_event_op(char op, const u32 *ids, u32 n, int result)
+{
+	struct event_trace *t;
+	u32 i;
+
+	spin_lock(&event_trace_lock);
+	t = &event_trace[event_trace_next++ % EVENT_TRACE_LEN];
+	t->jiffies = jiffies;
+	t->tid = task_pid_nr(current);
+	t->op = op;
+	t->n = n;
+	for (i = 0; i < min_t(u32, n, 4); i++)
+		t->ids[i] = ids[i];
+	t->result = result;
+	spin_unlock(&event_trace_lock);
+}
+
+void kfdsim_events_trace_show(struct seq_file *m)
+{
+	unsigned int i, k;
+	u32 j;
+
+	spin_lock(&event_trace_lock);
+	for (i = 0; i < EVENT_TRACE_LEN; i++) {
+		const struct event_trace *t;
+
+		k = event_trace_next + i;
+		t = &event_trace[k % EVENT_TRACE_LEN];
+		if (!t->op)
+			continue;
+		seq_printf(m, "trace %lu tid=%d %c result=%d ids=", t->jiffies, t->tid, t->op,
+			   t->result);
+		for (j = 0; j < min_t(u32, t->n, 4); j++)
+			seq_printf(m, "%s%u", j ? "," : "", t->ids[j]);
+		seq_putc(m, '\n');
+	}
+	spin_unlock(&event_trace_lock);
+}
+
+/*
  * set_event(): an auto-reset event stays signaled only if nobody waits on
  * it; every waiter on it is activated. Under event_lock.
  */
@@ -304,6 +359,8 @@ static int set_signaled(struct kfdsim_process *p, u32 id, bool value)
 	else
 		set_event(ev);
 	spin_unlock(&p->event_lock);
+	if (value)
+		trace_event_op('S', &id, 1, ret);
 	if (!ret && value)
 		wake_up_all(&p->event_wq);
 	return ret;
@@ -423,6 +480,7 @@ int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
 	deadline = jiffies + timeout;
 
 	r = test_waiters(p, w, n, args->wait_for_all);
+	trace_event_op('W', ids, n, r);
 	if (!r && timeout) {
 		timeout = wait_event_interruptible_timeout(p->event_wq,
 			(r = test_waiters(p, w, n, args->wait_for_all)), timeout);
@@ -434,6 +492,7 @@ int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
 		}
 	}
 	free_waiters(p, w, n);
+	trace_event_op('E', ids, n, ret ? ret : r);
 	if (!ret)
 		args->wait_result = r ? r - 1 : KFD_IOC_WAIT_RESULT_TIMEOUT;
 out:

@@ -497,6 +497,7 @@ struct kfdsim_process *kfdsim_lookup_process_by_task(struct task_struct *task);
 int kfdsim_processes_show(struct seq_file *m, void *v);
 int kfdsim_events_debug_show(struct seq_file *m, void *v);
 void kfdsim_events_show(struct seq_file *m, struct kfdsim_process *p);
+void kfdsim_events_trace_show(struct seq_file *m);
 void kfdsim_process_fini(void);
 struct kfdsim_process *kfdsim_create_process(struct task_struct *thread);
 void kfdsim_unref_process(struct kfdsim_process *p);

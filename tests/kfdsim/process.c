@@ -466,5 +466,6 @@ int kfdsim_events_debug_show(struct seq_file *m, void *v)
 	hash_for_each(kfdsim_processes_table, bkt, p, kfd_processes)
 		kfdsim_events_show(m, p);
 	mutex_unlock(&kfdsim_processes_mutex);
+	kfdsim_events_trace_show(m);
 	return 0;
 }

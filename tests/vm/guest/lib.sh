@@ -171,7 +171,7 @@ threads_report() {
 		diag "thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1-3 "$t/syscall" 2>/dev/null)"
 		sed -n '1,6s/^/#     /p' "$t/stack" 2>/dev/null
 	done
-	grep "^pid=$1 " /sys/kernel/debug/kfdsim/events 2>/dev/null | sed 's/^/# kfdsim: /'
+	grep -e "^pid=$1 " -e '^trace ' /sys/kernel/debug/kfdsim/events 2>/dev/null | sed 's/^/# kfdsim: /'
 }
 
 # gpu_probe N [TEXT]: asks the waiting workload (and its --fork child) to run
@@ -404,6 +404,7 @@ gpu_cg_make() {
 	mkdir -p "$GPU_CG" || return 1
 	grep -q " $GPU_CG cgroup " /proc/mounts || mount -t cgroup -o devices devices "$GPU_CG" 2>/dev/null || return 1
 	mkdir -p "$GPU_CG/$1" || return 1
+	echo a >"$GPU_CG/$1/devices.allow" || return 1 # a group left by an earlier test: allow all again
 	printf '#!/bin/sh\necho $$ >%s/tasks || exit 1\nexec "$@"\n' "$GPU_CG/$1" >"$WORK/cg-$1.sh"
 }
 # gpu_cg_expose GROUP TABLE MINOR...: GROUP may open the render nodes of

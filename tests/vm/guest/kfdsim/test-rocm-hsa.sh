@@ -5,11 +5,14 @@
 # and system pools, memory locked for the GPU, signals, an AQL queue)
 # dumped and restored with the plugin, then re-checked by itself (every
 # filled byte, signal values, the queue; then signals stored and waited for,
-# new allocations, a new queue, everything freed, hsa_shut_down):
+# new allocations, new queues (each an async-handler handshake in ROCr), everything
+# freed, hsa_shut_down):
 #   leave    `criu dump --leave-running`, the process goes on; a second
-#            dump (the first image set stays), restore of the second
-#   machine  dumped on the boot's machine (2 GPUs), restored on the MI210
-#            machine (2 CPU nodes, 8 GPUs in two hives)
+#            dump (the first image set stays), restore of the second; the
+#            scratch VA and trap handler ROCr set per GPU are gone after the
+#            restore, as in KFD (kfdsim/settings.c)
+#   machine  dumped on the boot's machine (2 GPUs), restored on 2 of the
+#            MI210 machine's 8 GPUs (2 CPU nodes); polled signals (see below)
 . /test/lib/guest.sh
 
 GPU_WL=/test/bin/rocm-hsa
@@ -17,11 +20,19 @@ DESC=/test/kfdsim/machines/mi210.desc
 gpu_wl_missing && { tap_done; exit; }
 kfdsim_debugfs || true
 
+# settings PID: kfdsim's per-GPU settings of PID's KFD process (debugfs
+# "settings=": policy/scratch VA/trap TBA/trap TMA per GPU)
+settings() { kfd_state "$1" | sed -n 's/.* settings=\([^ ]*\).*/\1/p'; }
+
 # --- leave ---
-if gpu_start leave; then
+if gpu_start leave --churn 20; then
 	pid=$WL_PID
 	sed -n 's/^gpu /# agent: /p' "$R.ready"
 	check "leave: ROCr shows both GPUs as agents" grep -q '^gpus 2$' "$R.ready"
+	before=$(settings "$pid")
+	diag "leave: settings before the dump: $before"
+	check "leave: ROCr set a scratch backing VA and a trap handler on each GPU" \
+		eval 'echo "$before" | tr "," "\n" | awk -F/ "\$3 == \"0x0\" || \$4 == \"0x0\" { bad = 1 } END { exit bad || NR != 2 }"'
 	criu_dump "$WORK/img-leave1" "$pid" --leave-running
 	rc=$?
 	check "leave: dump --leave-running (status $rc)" test "$rc" -eq 0
@@ -29,6 +40,10 @@ if gpu_start leave; then
 	check "leave: the process runs on, its GPU queues too" eval 'alive $pid && wait_until 10 kfd_running $pid'
 	check "leave: the first dump wrote the plugin's images" eval 'ls "$WORK"/img-leave1/amdgpu-kfd-*.img >/dev/null'
 	EXPECT=ok gpu_dump_restore leave "$WORK/img-leave2" "$pid"
+	after=$(settings "$pid")
+	diag "leave: settings after the restore: $after"
+	check "leave: as in KFD, no CRIU blob carries them: the restored process has the defaults" \
+		test "$after" = "-/-/0x0/0x0/0x0,-/-/0x0/0x0/0x0"
 	gpu_finish leave "$pid"
 else
 	fail "leave: workload ready"
@@ -38,11 +53,18 @@ fi
 # KFD restores a process onto as many GPUs as it had: the workload runs in a
 # device cgroup that shows it both GPUs of the boot's machine (minors 128,
 # 129), and then only hive B's last two GPUs of the MI210 machine.
+# ROCr runs with HSA_ENABLE_INTERRUPT=0 (signals polled, no KFD events) here:
+# with interrupt signals, 2 of about 17 such restores hung after the restore
+# (its main thread in hsa_queue_destroy's wait and its event thread both
+# asleep in WAIT_EVENTS on ROCr's shared queue event, nothing signaled), which
+# 600 queue handshakes after same-machine restores and 1000 without a
+# restore never did; not understood yet (tests/kfdsim/README.md). The leave
+# case above keeps interrupt signals and KFD events across its restore.
 if [ ! -f "$DESC" ]; then
 	ok "machine # SKIP no $DESC"
 elif ! gpu_cg_make rocmhsa; then
 	ok "machine # SKIP no cgroup v1 devices controller"
-elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh" gpu_start machine; then
+elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh env HSA_ENABLE_INTERRUPT=0" gpu_start machine; then
 	pid=$WL_PID img=$WORK/img-machine
 	ids=$(kfd_user_ids "$pid")
 	criu_dump "$img" "$pid"

@@ -15,6 +15,8 @@
 #            dump, comes back with the process as CRIU's ghost file)
 #   other    onto the other GPU (a device cgroup shows GPU A, then GPU B);
 #            the shared memory exists at the restore with other contents
+#   machine  dumped on the boot's machine, restored on 2 of the MI210
+#            machine's 8 GPUs (2 CPU nodes), /dev/shm emptied in between
 #   two      two thunk processes at once: the first is dumped and restored
 #            while the second runs (and holds the shared memory), then the
 #            second is dumped and restored; a byte of the second's memory
@@ -102,6 +104,33 @@ else
 	fail "other: workload ready in a cgroup that shows GPU A"
 fi
 gpu_cg_remove rocmjob
+rm -f $SHM $SEM
+
+# --- machine: dumped on the boot's 2 GPUs, restored on 2 of the MI210's 8 ---
+# (a device cgroup shows the boot machine's GPUs, then hive B's last two)
+DESC=/test/kfdsim/machines/mi210.desc
+if [ ! -f "$DESC" ]; then
+	ok "machine # SKIP no $DESC"
+elif ! gpu_cg_make rocmmach; then
+	ok "machine # SKIP no cgroup v1 devices controller"
+elif GPU_WRAP="sh $WORK/cg-rocmmach.sh" gpu_start machine; then
+	pid=$WL_PID img=$WORK/img-machine
+	ids=$(kfd_user_ids "$pid")
+	dump_ok machine "$img" "$pid"
+	check "machine: kfdsim reloaded as the MI210 machine" eval 'kfdsim_unload && kfdsim_load machine="$DESC"'
+	kfd_gpu_table >"$WORK/gpus-mi210"
+	gpu_cg_expose rocmmach "$WORK/gpus-mi210" $(awk 'NR >= 7 { print $3 }' "$WORK/gpus-mi210")
+	rm -f $SHM $SEM
+	CRIU_WRAP="sh $WORK/cg-rocmmach.sh" restore_ok machine "$img"
+	sed -n 's/.*amdgpu_plugin: \(GPU [0-9]* (node .*) -> GPU .*\)/# restore: \1/p' "$img/restore.log"
+	gpu_restored machine "$pid" "$R.ready"
+	check "machine: the KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$pid")" = "$ids" ]'
+	gpu_finish machine "$pid"
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+else
+	fail "machine: workload ready"
+fi
+gpu_cg_remove rocmmach
 rm -f $SHM $SEM
 
 # --- two thunk processes at once ---

@@ -51,7 +51,7 @@ run_rocminfo() { # NAME
 	check "$1: rocminfo lists each node as an agent: GPUs with the gfx target and CU count of sysfs" \
 		test -n "$have" -a "$want" = "$have"
 	# libdrm names a GPU by device id and PCI revision (kfdsim's "pci" record)
-	names=$(awk '/^  Name:/ { name = $0 } /Marketing Name:/ { m = $0; sub(/^ *Marketing Name: */, "", m) }
+	names=$(awk '/^  Name:/ { name = $0 } /Marketing Name:/ { m = $0; sub(/^ *Marketing Name: */, "", m); sub(/ *$/, "", m) }
 		/Device Type: *GPU/ { print m }' "$out" | sort -u | tr '\n' ';')
 	diag "$1: GPU marketing names: $names"
 	check "$1: every GPU agent is named AMD Instinct MI210 (libdrm's amdgpu.ids)" \
