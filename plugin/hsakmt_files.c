@@ -153,6 +153,7 @@ static int open_mapped(const struct hsakmt_paths *p, int pid, const struct scan 
 	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
 
+/* 0 recorded, 1 not libhsakmt's (skipped), or -errno */
 static int record_file(const struct hsakmt_paths *p, int pid, const struct scan *sc, int i,
 		       HsakmtFileEntry *e, uint8_t *buf, char *why, size_t len)
 {
@@ -164,11 +165,14 @@ static int record_file(const struct hsakmt_paths *p, int pid, const struct scan 
 	if (fd < 0)
 		return errmsg_set(why, len, -errno, "pid %d: cannot read %s/%s: %s", pid,
 				  p->shm_dir, name, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > KFD_IMAGE_HSAKMT_MAX_FILE) {
-		ret = errmsg_set(why, len, -EINVAL,
-				 "pid %d: %s/%s is not libhsakmt's (not a regular file of at most "
-				 "%u bytes)",
-				 pid, p->shm_dir, name, KFD_IMAGE_HSAKMT_MAX_FILE);
+	if (fstat(fd, &st)) {
+		ret = errmsg_set(why, len, -errno, "pid %d: cannot stat %s/%s: %s", pid, p->shm_dir,
+				 name, strerror(errno));
+		goto out;
+	}
+	/* not libhsakmt's after all: CRIU handles it as any file, nothing to record */
+	if (!S_ISREG(st.st_mode) || st.st_size > KFD_IMAGE_HSAKMT_MAX_FILE) {
+		ret = 1;
 		goto out;
 	}
 	ret = pread_full(fd, buf, (size_t)st.st_size, 0);
@@ -210,6 +214,7 @@ int hsakmt_files_dump(const struct hsakmt_paths *p, int pid, int dir_fd,
 		ret = record_file(p, pid, &sc, i, &files[i], bufs[i], why, len);
 		if (!ret)
 			list[res->recorded++] = &files[i];
+		ret = ret > 0 ? 0 : ret;
 	}
 	if (ret || (!res->recorded && !res->semaphore_unlinked))
 		return ret;

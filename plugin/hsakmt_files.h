@@ -31,7 +31,8 @@
  *       close; the next hsaKmtOpenKFD creates a new one. The semaphore only
  *       guards the perf-counter table, which nothing on a dGPU uses.
  *     - each of the two files it maps by name is recorded (path, size, mode,
- *       contents) in amdgpu-hsakmt-<pid>.img.
+ *       contents) in amdgpu-hsakmt-<pid>.img; a file by such a name that is
+ *       not libhsakmt's (not regular, or over 4 KiB) is left to CRIU.
  *   restore, in the CRIU master before any task exists:
  *     - a recorded file that does not exist is created with the recorded
  *       size, mode and contents (O_EXCL, O_NOFOLLOW; only these two names);

@@ -171,6 +171,20 @@ static void user_records_both(void **state)
 	hsakmt_files_entry__free_unpacked(e, NULL);
 }
 
+/* a big file by libhsakmt's name is not libhsakmt's: not recorded, no error */
+static void big_file_not_recorded(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	char why[256] = "";
+
+	f->maps[0] = map_new(f->shm_path, 8192, 0x33);
+	f->map_len[0] = 8192;
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.recorded, 0);
+	assert_false(res.semaphore_unlinked);
+}
+
 static void nothing_mapped_no_image(void **state)
 {
 	struct fixture *f = *state;
@@ -299,6 +313,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(creator_gets_name_unlinked, setup, teardown),
 		cmocka_unit_test_setup_teardown(user_records_both, setup, teardown),
 		cmocka_unit_test_setup_teardown(nothing_mapped_no_image, setup, teardown),
+		cmocka_unit_test_setup_teardown(big_file_not_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_creates_missing_keeps_existing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(restore_refuses_other_size_and_symlink, setup,
