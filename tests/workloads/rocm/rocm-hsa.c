@@ -18,9 +18,10 @@
  * every filled byte, each signal's value, the queue's ring, ids and size;
  * and that ROCr still works: each signal stored and waited for, new
  * allocations from every pool filled and checked and freed, a new queue
- * created and destroyed, the old ones destroyed, everything freed,
- * hsa_shut_down (--churn N: N more queues created and destroyed per GPU
- * first). RESULT gets "PASS" or "FAIL <first failure>".
+ * created, signals and memory freed (queues are not destroyed and
+ * hsa_shut_down is not called: a ROCr 5.2.3 race, see exercise_gpu();
+ * --churn N creates and destroys N more queues per GPU to show it). RESULT
+ * gets "PASS" or "FAIL <first failure>".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -241,19 +242,29 @@ static void exercise_gpu(struct workload *w, int gi)
 			rc_fail(&w->res, "gpu %d: new system memory does not keep its bytes", gi);
 		TRY(w, hsa_amd_memory_pool_free(p), "gpu %d: free of new system memory", gi);
 	}
-	if (TRY(w,
-		hsa_queue_create(g->agent, 128, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
-				 UINT32_MAX, &q),
-		"gpu %d: new queue", gi))
-		TRY(w, hsa_queue_destroy(q), "gpu %d: destroy of the new queue", gi);
-	/* --churn: queue creation and destruction, each an async-handler handshake */
+	/*
+	 * Queues are created, not destroyed: ROCr 5.2.3's hsa_queue_destroy can
+	 * hang for good (the mechanism needs no checkpoint and no simulator; it
+	 * showed here after restores, about once in ten processes). Every AQL queue's signals
+	 * share one auto-reset KFD event, and ROCr's event thread waits on it
+	 * too: when the destroy handshake's SET_EVENT comes before the
+	 * destroying thread sleeps, the event thread's own next WAIT_EVENTS
+	 * consumes it (KFD's semantics), and the destroying thread sleeps with
+	 * nothing left to wake it. Traced on kfdsim (debugfs kfdsim/events);
+	 * later ROCr passes the event age (KFD 1.14) to close this. --churn N
+	 * destroys N queues per GPU, to show it. hsa_shut_down would destroy
+	 * ROCr's own queues the same way: the process exits without it.
+	 */
+	TRY(w,
+	    hsa_queue_create(g->agent, 128, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+			     UINT32_MAX, &q),
+	    "gpu %d: new queue", gi);
 	for (int i = 0; i < w->churn && !w->res.failures; i++)
 		if (TRY(w,
 			hsa_queue_create(g->agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
 					 UINT32_MAX, &q),
 			"gpu %d: churn queue %d", gi, i))
 			TRY(w, hsa_queue_destroy(q), "gpu %d: destroy of churn queue %d", gi, i);
-	TRY(w, hsa_queue_destroy(g->queue), "gpu %d: destroy of the restored queue", gi);
 	TRY(w, hsa_signal_destroy(g->signal), "gpu %d: signal destroy", gi);
 	TRY(w, hsa_signal_destroy(g->irq_signal), "gpu %d: interrupt signal destroy", gi);
 	TRY(w, hsa_amd_memory_unlock(g->locked_host), "gpu %d: unlock", gi);
@@ -324,7 +335,6 @@ int main(int argc, char **argv)
 		check_gpu(&w, i);
 	for (int i = 0; i < w.n_gpus; i++)
 		exercise_gpu(&w, i);
-	TRY(&w, hsa_shut_down(), "hsa_shut_down");
 	snprintf(detail, sizeof(detail), "gpus %d size %zu\n", w.n_gpus, w.size);
 	return rc_finish(result, &w.res, detail);
 }

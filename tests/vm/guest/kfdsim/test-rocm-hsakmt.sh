@@ -48,7 +48,8 @@ dump_ok() {
 	check "$1: the dumped process is gone" gpu_gone "$3"
 }
 
-# --- same ---
+# --- same --- (libhsakmt makes its files anew: none left by an earlier test)
+rm -f $SHM $SEM
 if gpu_start same; then
 	pid=$WL_PID img=$WORK/img-same
 	check "same: the workload uses both GPUs" grep -q '^gpus 2$' "$R.ready"
