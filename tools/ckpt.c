@@ -67,6 +67,31 @@ static int list_images(const char *cmd, struct ckpt *ck, enum kfd_image_kind kin
 	return ret;
 }
 
+static int load_hsakmt(const char *cmd, struct ckpt *ck)
+{
+	char err[512];
+	int ret;
+
+	ret = list_images(cmd, ck, KFD_IMAGE_HSAKMT, &ck->hsakmt_pids, &ck->n_hsakmt);
+	if (ret)
+		return ret;
+	ck->hsakmt = calloc(ck->n_hsakmt ? ck->n_hsakmt : 1, sizeof(*ck->hsakmt));
+	if (!ck->hsakmt) {
+		ck->n_hsakmt = 0;
+		cli_err("%s: out of memory", cmd);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ck->n_hsakmt; i++) {
+		ret = hsakmt_files_image_load(ck->dir_fd, ck->hsakmt_pids[i], &ck->hsakmt[i], err,
+					      sizeof(err));
+		if (ret) {
+			cli_err("%s: %s: %s", cmd, ck->dir, err);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int load_all(const char *cmd, struct ckpt *ck)
 {
 	uint32_t *proc_ids = NULL, *render_ids = NULL;
@@ -88,6 +113,7 @@ static int load_all(const char *cmd, struct ckpt *ck)
 	}
 	ret = ret ?: load_procs(cmd, ck, proc_ids, n_proc);
 	ret = ret ?: load_renders(cmd, ck, render_ids, n_render);
+	ret = ret ?: load_hsakmt(cmd, ck);
 	free(proc_ids);
 	free(render_ids);
 	return ret;
@@ -116,8 +142,13 @@ void ckpt_free(struct ckpt *ck)
 		kfd_process_image_free(&ck->procs[i]);
 	for (size_t i = 0; i < ck->n_renders; i++)
 		render_file_image_free(&ck->renders[i]);
+	for (size_t i = 0; i < ck->n_hsakmt; i++)
+		if (ck->hsakmt[i])
+			hsakmt_files_entry__free_unpacked(ck->hsakmt[i], NULL);
 	free(ck->procs);
 	free(ck->renders);
+	free(ck->hsakmt);
+	free(ck->hsakmt_pids);
 	if (ck->dir_fd >= 0)
 		close(ck->dir_fd);
 	*ck = (struct ckpt){.dir_fd = -1};

@@ -25,6 +25,10 @@ struct ckpt {
 	size_t n_procs;
 	struct render_file_image *renders; /* ascending ids */
 	size_t n_renders;
+	/* amdgpu-hsakmt-<pid>.img: libhsakmt's files per process (plugin/hsakmt_files.h) */
+	HsakmtFilesEntry **hsakmt; /* ascending pids */
+	uint32_t *hsakmt_pids;
+	size_t n_hsakmt;
 };
 
 /* -ENOENT (reported) when the directory holds no amdgpu image at all. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * inspect --json: {"dir", "processes": [...], "render_files": [...]} and,
+ * inspect --json: {"dir", "processes": [...], "render_files": [...],
+ * "hsakmt_files": [{"pid", "files": [{"path", "size", "mode"}],
+ * "semaphore_unlinked"}]} and,
  * with --verify, "intact" and a "verify" object per GPU.
  */
 #include <errno.h>
@@ -206,17 +208,57 @@ static struct json_object *render_json(const struct render_file_image *r)
 	return o;
 }
 
+static struct json_object *hsakmt_file_json(const HsakmtFileEntry *f)
+{
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	ret = ret ?: json_put_str(o, "path", f->path);
+	ret = ret ?: json_put_u64(o, "size", f->size);
+	ret = ret ?: json_put_u64(o, "mode", f->mode);
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static struct json_object *hsakmt_json(uint32_t pid, const HsakmtFilesEntry *e)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *files = json_object_new_array();
+	int ret = o && files ? 0 : -ENOMEM;
+
+	for (size_t f = 0; f < e->n_files && !ret; f++)
+		ret = json_append(files, hsakmt_file_json(e->files[f]));
+	ret = ret ?: json_put_u64(o, "pid", pid);
+	ret = ret ?: json_put_bool(o, "semaphore_unlinked", e->semaphore_unlinked);
+	if (!ret) {
+		ret = json_put(o, "files", files);
+		files = NULL;
+	}
+	json_object_put(files);
+	if (ret && o) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
 static struct json_object *report_json(const struct inspect_report *rep)
 {
 	struct json_object *doc = json_object_new_object();
 	struct json_object *procs = json_object_new_array();
 	struct json_object *renders = json_object_new_array();
-	int ret = doc && procs && renders ? 0 : -ENOMEM;
+	struct json_object *hsakmt = json_object_new_array();
+	int ret = doc && procs && renders && hsakmt ? 0 : -ENOMEM;
 
 	for (size_t p = 0; p < rep->ck->n_procs && !ret; p++)
 		ret = json_append(procs, process_json(rep, &rep->procs[p]));
 	for (size_t r = 0; r < rep->ck->n_renders && !ret; r++)
 		ret = json_append(renders, render_json(&rep->ck->renders[r]));
+	for (size_t h = 0; h < rep->ck->n_hsakmt && !ret; h++)
+		ret = json_append(hsakmt, hsakmt_json(rep->ck->hsakmt_pids[h], rep->ck->hsakmt[h]));
 	ret = ret ?: json_put_str(doc, "dir", rep->ck->dir);
 	if (rep->verify)
 		ret = ret ?: json_put_bool(doc, "intact", !rep->damaged);
@@ -228,8 +270,13 @@ static struct json_object *report_json(const struct inspect_report *rep)
 		ret = json_put(doc, "render_files", renders);
 		renders = NULL;
 	}
+	if (!ret) {
+		ret = json_put(doc, "hsakmt_files", hsakmt);
+		hsakmt = NULL;
+	}
 	json_object_put(procs);
 	json_object_put(renders);
+	json_object_put(hsakmt);
 	if (ret && doc) {
 		json_object_put(doc);
 		doc = NULL;

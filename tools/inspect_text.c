@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * inspect as text: per process image a summary, a GPU table, a BO table and
- * (with --verify) one line per GPU; then the render-node images.
+ * (with --verify) one line per GPU; then the render-node images and
+ * libhsakmt's shared files.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -263,6 +264,26 @@ static int print_renders(FILE *out, const struct ckpt *ck)
 	return ret;
 }
 
+/* ---- libhsakmt's files ---------------------------------------------------------------------- */
+
+static void print_hsakmt(FILE *out, const struct ckpt *ck)
+{
+	fprintf(out, "libhsakmt's shared files (created at restore where missing):\n");
+	for (size_t i = 0; i < ck->n_hsakmt; i++) {
+		const HsakmtFilesEntry *e = ck->hsakmt[i];
+
+		for (size_t f = 0; f < e->n_files; f++)
+			fprintf(out, "  pid %u: %s, %llu bytes, mode %03o\n", ck->hsakmt_pids[i],
+				e->files[f]->path, (unsigned long long)e->files[f]->size,
+				e->files[f]->mode);
+		if (e->semaphore_unlinked)
+			fprintf(out,
+				"  pid %u: had created the semaphore; CRIU saved it with the "
+				"process\n",
+				ck->hsakmt_pids[i]);
+	}
+}
+
 int inspect_print_text(FILE *out, const struct inspect_report *rep)
 {
 	int ret = 0;
@@ -281,6 +302,10 @@ int inspect_print_text(FILE *out, const struct inspect_report *rep)
 		if (rep->ck->n_procs)
 			fputc('\n', out);
 		ret = print_renders(out, rep->ck);
+	}
+	if (!ret && rep->ck->n_hsakmt) {
+		fputc('\n', out);
+		print_hsakmt(out, rep->ck);
 	}
 	if (ret)
 		cli_err("inspect: out of memory");

@@ -5,6 +5,11 @@
  *
  *   mkimage --sysfs TOPODIR --nodes 2,3 --out IMGDIR [--id N] [--render-id N]
  *           [--release R] [--bo-record N] [--user-delta N] [--pid N] [--xnack]
+ *           [--hsakmt PID]
+ *
+ * --hsakmt PID also writes amdgpu-hsakmt-PID.img as the plugin does for a
+ * process that created libhsakmt's semaphore and maps its 8-byte shared
+ * memory (plugin/hsakmt_files.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +19,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kfd_image.h"
 #include "synth_ckpt.h"
 
 struct args {
 	const char *sysfs, *out;
 	uint32_t nodes[SYNTH_MAX_GPUS];
 	struct synth_spec spec;
+	uint32_t hsakmt_pid; /* 0: none */
 };
 
 static int parse_u32(const char *s, uint32_t *v)
@@ -60,6 +67,7 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		{"user-delta", required_argument, NULL, 'u'},
 		{"pid", required_argument, NULL, 'p'},
 		{"xnack", no_argument, NULL, 'x'},
+		{"hsakmt", required_argument, NULL, 'h'},
 		{0},
 	};
 	int c, ret = 0;
@@ -97,6 +105,9 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		case 'x':
 			a->spec.xnack = true;
 			break;
+		case 'h':
+			ret = parse_u32(optarg, &a->hsakmt_pid);
+			break;
 		default:
 			ret = -EINVAL;
 		}
@@ -105,6 +116,24 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		return -EINVAL;
 	a->spec.nodes = a->nodes;
 	return 0;
+}
+
+static int write_hsakmt(int dir_fd, uint32_t pid, char *err, size_t len)
+{
+	static uint8_t shm[8] = {'H', 'S', 'A', 'T', 4, 0, 0, 0};
+	HsakmtFileEntry file = HSAKMT_FILE_ENTRY__INIT, *files[1] = {&file};
+	HsakmtFilesEntry e = HSAKMT_FILES_ENTRY__INIT;
+
+	file.path = "/dev/shm/hsakmt_shared_mem";
+	file.size = sizeof(shm);
+	file.mode = 0644;
+	file.contents.data = shm;
+	file.contents.len = sizeof(shm);
+	e.n_files = 1;
+	e.files = files;
+	e.has_semaphore_unlinked = true;
+	e.semaphore_unlinked = true;
+	return kfd_image_write(dir_fd, KFD_IMAGE_HSAKMT, pid, &e.base, err, len);
 }
 
 int main(int argc, char *argv[])
@@ -130,6 +159,8 @@ int main(int argc, char *argv[])
 		ret = -errno;
 	} else {
 		ret = synth_write_checkpoint(dir_fd, &a.spec, err, sizeof(err));
+		if (!ret && a.hsakmt_pid)
+			ret = write_hsakmt(dir_fd, a.hsakmt_pid, err, sizeof(err));
 		if (ret)
 			fprintf(stderr, "mkimage: %s\n", err);
 		close(dir_fd);

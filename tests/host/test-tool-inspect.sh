@@ -116,6 +116,17 @@ check "--json: BOs by type" jqt '.processes[0].gpus[1].bos | .vram == {"count": 
 check "--json: content bytes per GPU" jqt '[.processes[0].gpus[].content_bytes] == [114688, 118784]'
 check "--json: render files" jqt '[.render_files[] | [.file, .render_minor, .gpu_id, .node]] == [["amdgpu-render-10.img", 128, 24248, 2], ["amdgpu-render-11.img", 129, 41657, 3]]'
 check "--json without --verify has no verify fields" jqt '(has("intact") | not) and (.processes[0].gpus[0] | has("verify") | not)'
+check "--json: no libhsakmt files recorded" jqt '.hsakmt_files == []'
+check "inspect without libhsakmt images has no such section" bash -c "! grep -q libhsakmt '$OUT'"
+
+# libhsakmt's shared files (plugin/hsakmt_files.h): amdgpu-hsakmt-<pid>.img
+check "a checkpoint with amdgpu-hsakmt-4242.img is written" mkckpt "$TMP/ck-hsakmt" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242
+run inspect "$TMP/ck-hsakmt"
+expect_rc 0 "inspect of a checkpoint with libhsakmt files exits 0"
+check "inspect lists libhsakmt's shared memory" grep -q '^  pid 4242: /dev/shm/hsakmt_shared_mem, 8 bytes, mode 644$' "$OUT"
+check "inspect says the process had created the semaphore" grep -q '^  pid 4242: had created the semaphore; CRIU saved it with the process$' "$OUT"
+run inspect "$TMP/ck-hsakmt" --json
+check "--json: libhsakmt files" jqt '.hsakmt_files == [{"pid": 4242, "semaphore_unlinked": true, "files": [{"path": "/dev/shm/hsakmt_shared_mem", "size": 8, "mode": 420}]}]'
 
 run inspect "$CK" --verify
 expect_rc 0 "inspect --verify of an intact checkpoint exits 0"
