@@ -351,6 +351,45 @@ gpu_dump_restore() {
 	return 0
 }
 
+# gpu_dump_ok NAME IMG PID [ARGS...]: a dump that must succeed, as TAP (why
+# on failure); the dumped process is gone
+gpu_dump_ok() {
+	local name=$1 img=$2 pid=$3 rc
+	shift 3
+	criu_dump "$img" "$pid" "$@"
+	rc=$?
+	check "$name: dump (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$img/dump.log" "$rc"
+	check "$name: the dumped process is gone" gpu_gone "$pid"
+}
+# gpu_restore_ok NAME IMG [ARGS...]: a restore (CRIU_WRAP as set) that must
+# succeed, as TAP (why on failure)
+gpu_restore_ok() {
+	local name=$1 img=$2 rc
+	shift 2
+	criu_restore "$img" "$@"
+	rc=$?
+	check "$name: restore (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$img/restore.log" "$rc"
+}
+# gpu_restore_on_machine NAME IMG PID IDS DESC GROUP: the dumped PID ($R,
+# user gpu_ids IDS) restored on kfdsim reloaded as DESC, inside the device
+# cgroup GROUP (gpu_cg_make), which then shows the machine's last two GPUs
+# only (KFD restores onto as many GPUs as the process had: two). TAP: the
+# reload, the restore, the restored process and its fds, the user gpu_ids
+# unchanged; the plugin's GPU map as diag. The caller finishes the workload
+# and loads kfdsim back (kfdsim_reload).
+gpu_restore_on_machine() {
+	local name=$1 img=$2 pid=$3 ids=$4 desc=$5 group=$6
+	check "$name: kfdsim reloaded as $(basename "$desc" .desc)" eval 'kfdsim_unload && kfdsim_load machine="$desc"'
+	kfd_gpu_table >"$WORK/gpus-$name"
+	gpu_cg_expose "$group" "$WORK/gpus-$name" $(tail -n 2 "$WORK/gpus-$name" | awk '{ print $3 }')
+	CRIU_WRAP="sh $WORK/cg-$group.sh" gpu_restore_ok "$name" "$img"
+	sed -n 's/.*amdgpu_plugin: \(GPU [0-9]* (node .*) -> GPU .*\)/# restore: \1/p' "$img/restore.log"
+	gpu_restored "$name" "$pid" "$R.ready"
+	check "$name: the KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$pid")" = "$ids" ]'
+}
+
 # gpu_finish NAME PID...: triggers the final self-check: PASS, every PID
 # ends, nothing stays behind (workload, criu, KFD processes).
 gpu_finish() {

@@ -63,21 +63,8 @@ elif ! gpu_cg_make rocmhsa; then
 elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh" gpu_start machine; then
 	pid=$WL_PID img=$WORK/img-machine
 	ids=$(kfd_user_ids "$pid")
-	criu_dump "$img" "$pid"
-	rc=$?
-	check "machine: dump on the boot's machine (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$img/dump.log" "$rc"
-	check "machine: the dumped process is gone" gpu_gone "$pid"
-	check "machine: kfdsim reloaded as the MI210 machine" eval 'kfdsim_unload && kfdsim_load machine="$DESC"'
-	kfd_gpu_table >"$WORK/gpus-mi210"
-	gpu_cg_expose rocmhsa "$WORK/gpus-mi210" $(awk 'NR >= 7 { print $3 }' "$WORK/gpus-mi210")
-	CRIU_WRAP="sh $WORK/cg-rocmhsa.sh" criu_restore "$img"
-	rc=$?
-	check "machine: restore on 2 of the MI210 machine's GPUs (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$img/restore.log" "$rc"
-	sed -n 's/.*amdgpu_plugin: \(GPU [0-9]* (node .*) -> GPU .*\)/# restore: \1/p' "$img/restore.log"
-	gpu_restored machine "$pid" "$R.ready"
-	check "machine: the KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$pid")" = "$ids" ]'
+	gpu_dump_ok machine "$img" "$pid"
+	gpu_restore_on_machine machine "$img" "$pid" "$ids" "$DESC" rocmhsa
 	gpu_finish machine "$pid"
 	gpu_cg_remove rocmhsa
 	check "kfdsim loaded again as the boot loaded it" kfdsim_reload

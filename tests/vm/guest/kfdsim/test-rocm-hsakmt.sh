@@ -32,29 +32,13 @@ kfdsim_debugfs || true
 
 plugin_line() { grep -o "amdgpu_plugin: .*$1.*" "$2" | head -1 | sed 's/^/# /'; }
 
-# restore_ok NAME IMG: restore (CRIU_WRAP as set), TAP and why on failure
-restore_ok() {
-	criu_restore "$2"
-	rc=$?
-	check "$1: restore (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$2/restore.log" "$rc"
-}
-# dump_ok NAME IMG PID: dump without --link-remap, TAP; the process is gone
-dump_ok() {
-	criu_dump "$2" "$3"
-	rc=$?
-	check "$1: dump without --link-remap (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$2/dump.log" "$rc"
-	check "$1: the dumped process is gone" gpu_gone "$3"
-}
-
 # --- same --- (libhsakmt makes its files anew: none left by an earlier test)
 rm -f $SHM $SEM
 if gpu_start same; then
 	pid=$WL_PID img=$WORK/img-same
 	check "same: the workload uses both GPUs" grep -q '^gpus 2$' "$R.ready"
 	check "same: libhsakmt made its shared memory and semaphore" test -f $SHM -a -f $SEM
-	dump_ok same "$img" "$pid"
+	gpu_dump_ok same "$img" "$pid"
 	check "same: the plugin unlinked the semaphore's name the process created" \
 		grep -q "pid $pid created libhsakmt's semaphore" "$img/dump.log"
 	plugin_line "libhsakmt" "$img/dump.log"
@@ -68,7 +52,7 @@ if gpu_start same; then
 	plugin_line "exists here" "$img/restore.log"
 	check "same: nothing of the refused restore runs" eval "! alive $pid && no_criu"
 	rm -f $SHM $SEM
-	restore_ok same "$img"
+	gpu_restore_ok same "$img"
 	check "same: the plugin created the shared memory again" \
 		grep -q "1 of libhsakmt's shared files were missing here: created" "$img/restore.log"
 	check "same: $SHM is back with its 8 bytes" eval '[ "$(stat -c %s $SHM)" = 8 ]'
@@ -91,10 +75,10 @@ if ! gpu_cg_make rocmjob; then
 elif gpu_cg_expose rocmjob "$WORK/gpus" "$min_a" && GPU_WRAP="sh $WORK/cg-rocmjob.sh" gpu_start other; then
 	pid=$WL_PID img=$WORK/img-other
 	check "other: the workload sees one GPU (gpu_id $id_a)" eval '[ "$(kfd_user_ids "$pid")" = "$id_a" ]'
-	dump_ok other "$img" "$pid"
+	gpu_dump_ok other "$img" "$pid"
 	gpu_cg_expose rocmjob "$WORK/gpus" "$min_b"
 	printf 'XXXXXXXX' >$SHM
-	CRIU_WRAP="sh $WORK/cg-rocmjob.sh" restore_ok other "$img"
+	CRIU_WRAP="sh $WORK/cg-rocmjob.sh" gpu_restore_ok other "$img"
 	check "other: an existing $SHM is left as it was" eval '[ "$(cat $SHM)" = XXXXXXXX ]'
 	gpu_restored other "$pid" "$R.ready"
 	check "other: the KFD process keeps user gpu_id $id_a" eval '[ "$(kfd_user_ids "$pid")" = "$id_a" ]'
@@ -117,15 +101,9 @@ elif ! gpu_cg_make rocmmach; then
 elif GPU_WRAP="sh $WORK/cg-rocmmach.sh" gpu_start machine; then
 	pid=$WL_PID img=$WORK/img-machine
 	ids=$(kfd_user_ids "$pid")
-	dump_ok machine "$img" "$pid"
-	check "machine: kfdsim reloaded as the MI210 machine" eval 'kfdsim_unload && kfdsim_load machine="$DESC"'
-	kfd_gpu_table >"$WORK/gpus-mi210"
-	gpu_cg_expose rocmmach "$WORK/gpus-mi210" $(awk 'NR >= 7 { print $3 }' "$WORK/gpus-mi210")
+	gpu_dump_ok machine "$img" "$pid"
 	rm -f $SHM $SEM
-	CRIU_WRAP="sh $WORK/cg-rocmmach.sh" restore_ok machine "$img"
-	sed -n 's/.*amdgpu_plugin: \(GPU [0-9]* (node .*) -> GPU .*\)/# restore: \1/p' "$img/restore.log"
-	gpu_restored machine "$pid" "$R.ready"
-	check "machine: the KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$pid")" = "$ids" ]'
+	gpu_restore_on_machine machine "$img" "$pid" "$ids" "$DESC" rocmmach
 	gpu_finish machine "$pid"
 	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
 else
@@ -137,11 +115,11 @@ rm -f $SHM $SEM
 # --- two thunk processes at once ---
 if gpu_start two-a && pa=$WL_PID && ra=$R && gpu_start two-b; then
 	pb=$WL_PID rb=$R
-	dump_ok "two, first" "$WORK/img-two-a" "$pa"
+	gpu_dump_ok "two, first" "$WORK/img-two-a" "$pa"
 	check "two: the second (running) still has $SHM open" eval 'ls -l /proc/$pb/fd | grep -q hsakmt_shared_mem'
-	restore_ok "two, first (the second runs)" "$WORK/img-two-a"
-	dump_ok "two, second" "$WORK/img-two-b" "$pb"
-	restore_ok "two, second" "$WORK/img-two-b"
+	gpu_restore_ok "two, first (the second runs)" "$WORK/img-two-a"
+	gpu_dump_ok "two, second" "$WORK/img-two-b" "$pb"
+	gpu_restore_ok "two, second" "$WORK/img-two-b"
 	# negative control: one byte of the second's userptr memory flipped
 	addr=$(awk '$1 == "buf" && $2 == "userptr" && $3 == 0 { print $4 }' "$rb.ready")
 	check "two: negative control: a byte of the second's userptr memory flipped" \
