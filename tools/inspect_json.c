@@ -11,6 +11,16 @@
 #include "cli.h"
 #include "ckpt.h"
 
+/* o when every step that built it succeeded (ret 0), else NULL (o freed) */
+static struct json_object *built(struct json_object *o, int ret)
+{
+	if (ret && o) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 static struct json_object *tally_json(const struct bo_tally *t)
 {
 	struct json_object *o = json_object_new_object();
@@ -29,11 +39,7 @@ static struct json_object *bos_json(const struct gpu_report *g)
 
 	for (int k = 0; k < BO_KIND__COUNT && !ret; k++)
 		ret = json_put(o, bo_kind_key(k), tally_json(&g->bos[k]));
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *verify_json(const struct proc_report *pr, const struct gpu_report *g)
@@ -55,11 +61,7 @@ static struct json_object *verify_json(const struct proc_report *pr, const struc
 						 : NULL);
 		ret = ret ?: json_put_opt_u64(o, "offset", v->fault.bo_offset, v->fault.located);
 	}
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 /*
@@ -98,11 +100,7 @@ static struct json_object *node_json(const struct kfd_process_image *img,
 
 	ret = ret ?: node_put_gpu_fields(o, &img->topo, g->node);
 	ret = ret ?: json_put(o, "properties", node_properties_json(g->node));
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *gpu_json(const struct inspect_report *rep, const struct proc_report *pr,
@@ -123,11 +121,7 @@ static struct json_object *gpu_json(const struct inspect_report *rep, const stru
 		ret = ret ?: json_put(o, "incremental", chain_json(&g->chain));
 	if (rep->verify)
 		ret = ret ?: json_put(o, "verify", verify_json(pr, g));
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *objects_json(const struct priv_blob_summary *b)
@@ -141,11 +135,7 @@ static struct json_object *objects_json(const struct priv_blob_summary *b)
 	ret = ret ?: json_put_u64(o, "queue_state_bytes", b->queue_bytes);
 	ret = ret ?: json_put_u64(o, "events", b->events);
 	ret = ret ?: json_put_u64(o, "svm_ranges", b->svm_ranges);
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static int put_process_fields(struct json_object *o, const struct proc_report *pr)
@@ -182,11 +172,7 @@ static struct json_object *process_json(const struct inspect_report *rep,
 		gpus = NULL; /* owned by o, or released by json_put */
 	}
 	json_object_put(gpus);
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *render_json(const struct render_file_image *r)
@@ -201,11 +187,7 @@ static struct json_object *render_json(const struct render_file_image *r)
 	ret = ret ?: json_put_u64(o, "render_minor", r->entry->minor);
 	ret = ret ?: json_put_u64(o, "gpu_id", r->entry->actual_gpu_id);
 	ret = ret ?: json_put_u64(o, "node", r->entry->node_index);
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *hsakmt_file_json(const HsakmtFileEntry *f)
@@ -216,11 +198,7 @@ static struct json_object *hsakmt_file_json(const HsakmtFileEntry *f)
 	ret = ret ?: json_put_str(o, "path", f->path);
 	ret = ret ?: json_put_u64(o, "size", f->size);
 	ret = ret ?: json_put_u64(o, "mode", f->mode);
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *hsakmt_json(uint32_t pid, const HsakmtFilesEntry *e)
@@ -238,11 +216,7 @@ static struct json_object *hsakmt_json(uint32_t pid, const HsakmtFilesEntry *e)
 		files = NULL;
 	}
 	json_object_put(files);
-	if (ret && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
+	return built(o, ret);
 }
 
 static struct json_object *report_json(const struct inspect_report *rep)
@@ -277,11 +251,7 @@ static struct json_object *report_json(const struct inspect_report *rep)
 	json_object_put(procs);
 	json_object_put(renders);
 	json_object_put(hsakmt);
-	if (ret && doc) {
-		json_object_put(doc);
-		doc = NULL;
-	}
-	return doc;
+	return built(doc, ret);
 }
 
 int inspect_print_json(const struct inspect_report *rep)
