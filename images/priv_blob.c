@@ -181,3 +181,22 @@ uint32_t priv_bo_record_for_release(const char *release)
 		return PRIV_BO_RECORD_NEW;
 	return PRIV_BO_RECORD_OLD;
 }
+
+bool priv_blob_bo_mapped_on(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_t bo,
+			    uint32_t bo_record_size, uint32_t gpu_id)
+{
+	uint64_t at = 8 + 8ull * n_devices + (uint64_t)bo * bo_record_size;
+	uint32_t slots, i, id;
+
+	if (bo_record_size < 16 || at + bo_record_size > len || !gpu_id)
+		return false;
+	slots = (bo_record_size - 12) / 4;
+	for (i = 0; i < slots; i++) {
+		memcpy(&id, blob + at + 12 + 4ull * i, sizeof(id));
+		if (!id)
+			break;
+		if (id == gpu_id)
+			return true;
+	}
+	return false;
+}

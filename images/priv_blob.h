@@ -9,6 +9,7 @@
 #ifndef AMDGPU_CRIU_PRIV_BLOB_H
 #define AMDGPU_CRIU_PRIV_BLOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,14 @@ struct priv_blob_summary {
 int priv_blob_parse(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_t n_bos,
 		    uint32_t n_objects, uint32_t bo_record_size, struct priv_blob_summary *out,
 		    char *err, size_t errlen);
+
+/*
+ * Whether BO `bo` (bucket order) of a blob with bo_record_size records is
+ * mapped on the GPU of user id `gpu_id` (its record's mapped_gpuids, which a
+ * 0 ends). False when the record lies outside `len`.
+ */
+bool priv_blob_bo_mapped_on(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_t bo,
+			    uint32_t bo_record_size, uint32_t gpu_id);
 
 /*
  * The BO record size of a blob (PRIV_BO_RECORD_NEW or _OLD): the one with

@@ -101,6 +101,14 @@ static int amdgpu_plugin_pause_devices(int pid)
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__PAUSE_DEVICES, amdgpu_plugin_pause_devices)
 
+static int amdgpu_plugin_checkpoint_devices(int pid)
+{
+	if (!plugin.dump_ready)
+		return -ENOTSUP;
+	return dump_render_audit(&plugin.dump, pid);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES, amdgpu_plugin_checkpoint_devices)
+
 static int amdgpu_plugin_handle_device_vma(int fd, const struct stat *st)
 {
 	(void)fd;

@@ -46,6 +46,7 @@ int dump_session_init(struct dump_session *s)
 	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the dump here, before anything is paused */
 	if (copy_engine_opts_get(&s->engine_opts))
 		return -EINVAL;
+	render_audit_init(&s->audit);
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
 }
@@ -54,6 +55,7 @@ void dump_session_fini(struct dump_session *s)
 {
 	pause_list_release(s->paused);
 	s->paused = NULL;
+	render_audit_fini(&s->audit);
 	if (s->topo_loaded)
 		topo_free(&s->topo);
 	s->topo_loaded = false;
@@ -176,6 +178,83 @@ static int check_buckets(struct dump_session *s, struct checkpoint *c)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The render-node files of the process on each of its GPUs hold no more
+ * than the process's KFD BOs (an AQL queue BO twice, as amdgpu attaches it)
+ * and page tables for their mappings (render_audit.h). All BOs, not only
+ * those mapped there now: amdgpu keeps a BO counted in a VM from its first
+ * map until it is freed, which the checkpoint does not tell.
+ */
+static int check_render_memory(struct dump_session *s, const struct checkpoint *c,
+			       uint32_t bo_record_size)
+{
+	uint64_t *va = calloc(c->args.num_bos + 1, sizeof(*va));
+	uint64_t *size = calloc(c->args.num_bos + 1, sizeof(*size));
+	char why[512];
+	uint32_t d, i;
+	int ret = va && size ? 0 : -ENOMEM;
+
+	for (d = 0; !ret && d < c->args.num_devices; d++) {
+		uint32_t user_id = c->devices[d].user_gpu_id;
+		uint64_t kfd_bytes = 0;
+		size_t n = 0;
+
+		for (i = 0; i < c->args.num_bos; i++) {
+			const struct kfd_criu_bo_bucket *b = &c->bos[i];
+
+			kfd_bytes +=
+				b->size *
+				(b->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ? 2 : 1);
+			/* page tables only for what is mapped there now */
+			if (!priv_blob_bo_mapped_on(c->priv, c->args.priv_data_size,
+						    c->args.num_devices, i, bo_record_size,
+						    user_id))
+				continue;
+			va[n] = b->addr;
+			size[n++] = b->size;
+		}
+		ret = render_audit_check_kfd(&s->audit, (pid_t)c->args.pid,
+					     c->devices[d].actual_gpu_id, kfd_bytes,
+					     render_audit_allowance(va, size, n), why, sizeof(why));
+		if (ret)
+			pr_err("%s", why);
+	}
+	free(va);
+	free(size);
+	return ret;
+}
+
+static int audit_classify(void *arg, dev_t rdev, uint32_t *gpu_id)
+{
+	struct dump_session *s = arg;
+	struct stat st = {.st_mode = S_IFCHR, .st_rdev = rdev};
+	const struct kfd_node *n;
+
+	switch (dump_classify(s, &st)) {
+	case GPU_FILE_KFD:
+		return RENDER_AUDIT_KFD;
+	case GPU_FILE_RENDER:
+		n = gpu_by_minor(&s->topo, minor(rdev));
+		*gpu_id = n ? n->gpu_id : 0;
+		return RENDER_AUDIT_RENDER;
+	default:
+		return RENDER_AUDIT_NONE;
+	}
+}
+
+int dump_render_audit(struct dump_session *s, int pid)
+{
+	char why[768];
+	int ret;
+
+	if (!s->has_kfd)
+		return 0;
+	ret = render_audit_task(&s->audit, pid, audit_classify, s, why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	return ret;
 }
 
 static void free_process_entry(KfdProcessEntry *e)
@@ -486,6 +565,12 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	 * already is refused before anything is written.
 	 */
 	ret = check_buckets(s, &c);
+	if (!ret && c.args.num_devices)
+		ret = check_render_memory(s, &c,
+					  priv_blob_detect_bo_record(
+						  c.priv, c.args.priv_data_size, c.args.num_devices,
+						  c.args.num_bos, c.args.num_objects,
+						  priv_bo_record_for_release(s->release)));
 	if (!ret)
 		ret = check_image_free(s, id);
 	if (!ret)

@@ -16,6 +16,7 @@
 
 #include "copy_engines.h"
 #include "pause.h"
+#include "render_audit.h"
 #include "topology.h"
 
 struct dump_session {
@@ -28,6 +29,7 @@ struct dump_session {
 	char release[65];
 	struct pause_list *paused;
 	struct copy_engine_opts engine_opts; /* read once, at init */
+	struct render_audit audit;	     /* render-node files of the tree (render_audit.h) */
 };
 
 enum gpu_file_kind {
@@ -49,7 +51,17 @@ enum gpu_file_kind dump_classify(struct dump_session *s, const struct stat *st);
  */
 int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid);
 
-/* DUMP_EXT_FILE for /dev/kfd: PROCESS_INFO, CHECKPOINT, images, BO contents. */
+/*
+ * CHECKPOINT_DEVICES, for every task of the frozen tree before any file is
+ * dumped: refuses a task whose render-node files hold GPU memory that the
+ * dump would lose (render_audit.h). 0 or -errno, logged.
+ */
+int dump_render_audit(struct dump_session *s, int pid);
+
+/*
+ * DUMP_EXT_FILE for /dev/kfd: PROCESS_INFO, CHECKPOINT, the render-node
+ * memory check against the process's KFD BOs, images, BO contents.
+ */
 int dump_kfd_file(struct dump_session *s, int fd, uint32_t id);
 
 /* DUMP_EXT_FILE for a render node: records its GPU. */

@@ -209,6 +209,10 @@ static const struct drm_ioctl_desc kfdsim_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_MMAP, kfdsim_gem_mmap_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_USERPTR, kfdsim_gem_userptr_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_VA, kfdsim_gem_va_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_OP, kfdsim_gem_op_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	/* gem_criu.c: EINVAL unless the 6.18 flavour */
+	DRM_IOCTL_DEF_DRV(KFDSIM_GEM_LIST_HANDLES, kfdsim_gem_list_handles_ioctl,
+			  DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_BO_LIST, kfdsim_bo_list_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	/* cs.c */
 	DRM_IOCTL_DEF_DRV(AMDGPU_CTX, kfdsim_ctx_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
@@ -220,6 +224,7 @@ static const struct drm_driver kfdsim_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER,
 	.open = kfdsim_drm_open,
 	.postclose = kfdsim_drm_postclose,
+	.show_fdinfo = kfdsim_show_fdinfo,	/* fdinfo.c */
 	.gem_create_object = kfdsim_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = kfdsim_drm_ioctls,

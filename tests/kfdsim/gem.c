@@ -104,6 +104,9 @@ int kfdsim_gem_create_ioctl(struct drm_device *dev, void *data, struct drm_file 
 	}
 	gem->reserved_node = node;
 	gem->no_cpu_access = args->in.domain_flags & AMDGPU_GEM_CREATE_NO_CPU_ACCESS;
+	gem->create_domains = domains;
+	gem->create_flags = args->in.domain_flags;
+	gem->create_alignment = max_t(u64, args->in.alignment, PAGE_SIZE);
 	memset(args, 0, sizeof(*args));
 	return new_handle(file, gem, &args->out.handle);
 }
@@ -184,6 +187,8 @@ int kfdsim_gem_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file
 	mmgrab(current->mm);
 	gem->userptr_mm = current->mm;
 	gem->userptr_addr = addr;
+	gem->create_domains = AMDGPU_GEM_DOMAIN_CPU;	/* amdgpu_gem_userptr_ioctl() */
+	gem->create_alignment = PAGE_SIZE;
 	gem->userptr_readonly = args->flags & AMDGPU_GEM_USERPTR_READONLY;
 	return new_handle(file, gem, &args->handle);
 }

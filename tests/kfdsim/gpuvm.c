@@ -190,6 +190,47 @@ void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem)
 	mutex_unlock(&vm->lock);
 }
 
+/* Page-table blocks (2 MiB of VA each) the VM's mappings touch, counted per mapping (fdinfo.c). */
+u64 kfdsim_gpuvm_pt_blocks(struct kfdsim_gpuvm *vm)
+{
+	struct gpuvm_mapping *m;
+	u64 n = 0;
+
+	if (!vm)
+		return 0;
+	mutex_lock(&vm->lock);
+	list_for_each_entry(m, &vm->mappings, link)
+		n += kfdsim_pt_blocks(m->start, m->end - m->start);
+	mutex_unlock(&vm->lock);
+	return n;
+}
+
+void kfdsim_gpuvm_mapped_bytes(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt)
+{
+	struct gpuvm_mapping *m, *e;
+
+	*vram = *gtt = 0;
+	if (!vm)
+		return;
+	mutex_lock(&vm->lock);
+	list_for_each_entry(m, &vm->mappings, link) {
+		bool seen = false;
+
+		list_for_each_entry(e, &vm->mappings, link) {
+			if (e == m)
+				break;
+			seen |= e->gem == m->gem;
+		}
+		if (seen)
+			continue;
+		if (m->gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
+			*vram += m->gem->shmem.base.size;
+		else
+			*gtt += m->gem->shmem.base.size;
+	}
+	mutex_unlock(&vm->lock);
+}
+
 /* ---- DRM_AMDGPU_GEM_VA ------------------------------------------------------ */
 
 /* amdgpu_gem_va_ioctl()'s address checks; *va gets the 48-bit address. */

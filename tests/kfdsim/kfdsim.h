@@ -268,6 +268,8 @@ struct kfdsim_gem {
 	/* render-node BOs (gem.c) */
 	struct kfdsim_node *reserved_node;	/* GEM_CREATE: memory counted there */
 	bool no_cpu_access;			/* AMDGPU_GEM_CREATE_NO_CPU_ACCESS */
+	u64 create_domains, create_flags;	/* GEM_CREATE's, for GEM_OP and GEM_LIST_HANDLES */
+	u64 create_alignment;
 	struct mm_struct *userptr_mm;		/* GEM_USERPTR: the owner (mmgrab) */
 	u64 userptr_addr;
 	bool userptr_readonly;
@@ -308,6 +310,41 @@ void kfdsim_gpuvm_unlock(struct kfdsim_gpuvm *vm);
 int kfdsim_gpuvm_page(struct kfdsim_gpuvm *vm, u64 va, bool write, struct page **page,
 		      u32 *offset, u32 *len);
 void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem);
+u64 kfdsim_gpuvm_pt_blocks(struct kfdsim_gpuvm *vm);
+/* Bytes of the distinct GEM objects mapped in the VM, VRAM and the rest. */
+void kfdsim_gpuvm_mapped_bytes(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt);
+
+/* fdinfo.c: amdgpu's memory figures of a render-node file; drm_uapi flavour */
+#define KFDSIM_PT_BLOCK		(2ULL << 20)	/* VA one page-table block maps */
+static inline u64 kfdsim_pt_blocks(u64 va, u64 size)
+{
+	return size ? (va + size - 1) / KFDSIM_PT_BLOCK - va / KFDSIM_PT_BLOCK + 1 : 0;
+}
+struct drm_printer;
+void kfdsim_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+bool kfdsim_uapi_618(void);
+
+/* gem_criu.c: Linux 6.18's DRM_AMDGPU_GEM_LIST_HANDLES (kfd-criu-abi.md 12) */
+#define KFDSIM_DRM_AMDGPU_GEM_LIST_HANDLES	0x19
+#define KFDSIM_GEM_LIST_IS_IMPORT		(1 << 0)
+struct kfdsim_drm_gem_list_handles {
+	__u64 entries;
+	__u32 num_entries;
+	__u32 padding;
+};
+struct kfdsim_drm_gem_list_entry {
+	__u32 gem_handle;
+	__u32 flags;
+	__u64 size;
+	__u64 preferred_domains;
+	__u64 alloc_flags;
+	__u64 alignment;
+};
+#define DRM_IOCTL_KFDSIM_GEM_LIST_HANDLES \
+	DRM_IOWR(DRM_COMMAND_BASE + KFDSIM_DRM_AMDGPU_GEM_LIST_HANDLES, \
+		 struct kfdsim_drm_gem_list_handles)
+int kfdsim_gem_op_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_gem_list_handles_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 
 /* ---- CPU access to VRAM (bar.c) --------------------------------------------- */
 
@@ -501,6 +538,7 @@ void kfdsim_events_trace_show(struct seq_file *m);
 void kfdsim_process_fini(void);
 struct kfdsim_process *kfdsim_create_process(struct task_struct *thread);
 void kfdsim_unref_process(struct kfdsim_process *p);
+struct kfdsim_process *kfdsim_vm_compute_process(struct kfdsim_fpriv *fpriv, u32 *pdd_index);
 struct kfdsim_pdd *kfdsim_pdd_by_user_id(struct kfdsim_process *p, u32 id);
 struct kfdsim_pdd *kfdsim_pdd_by_dev(struct kfdsim_process *p,
 				     struct kfdsim_node *dev);
@@ -539,6 +577,8 @@ struct kfdsim_bo {
 	struct dma_buf *dmabuf;		/* cached export, or the imported one */
 	bool imported;			/* IMPORT_DMABUF: no memory reservation */
 	unsigned long mapped[BITS_TO_LONGS(KFDSIM_MAX_GPUS)];	/* pdd index */
+	/* kfd_mem_attach(): a bo_va in that pdd's VM from the first map until the BO is freed */
+	unsigned long attached[BITS_TO_LONGS(KFDSIM_MAX_GPUS)];
 	u32 mapped_count;
 	u16 queue_refs[KFDSIM_MAX_GPUS];	/* bo_va->queue_refcount per VM */
 };

@@ -424,6 +424,7 @@ int kfdsim_gpuvm_map(struct kfdsim_process *p, struct kfdsim_bo *bo,
 	if (ret)
 		return ret;
 	set_bit(peer->index, bo->mapped);
+	set_bit(peer->index, bo->attached);
 	bo->mapped_count++;
 	return 0;
 }

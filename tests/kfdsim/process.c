@@ -287,6 +287,25 @@ struct kfdsim_process *kfdsim_lookup_process_by_task(struct task_struct *task)
 	return p;
 }
 
+/*
+ * The KFD process whose pdd acquired the VM of @fpriv (ACQUIRE_VM), with a
+ * reference, and that pdd's index; NULL if none. For readers of the VM's
+ * figures (fdinfo.c), which must not take the process mutex under
+ * kfdsim_vm_lock (ACQUIRE_VM takes them the other way round).
+ */
+struct kfdsim_process *kfdsim_vm_compute_process(struct kfdsim_fpriv *fpriv, u32 *pdd_index)
+{
+	struct kfdsim_process *p = NULL;
+
+	mutex_lock(&kfdsim_vm_lock);
+	if (fpriv->compute_pdd && kref_get_unless_zero(&fpriv->compute_pdd->process->ref)) {
+		p = fpriv->compute_pdd->process;
+		*pdd_index = fpriv->compute_pdd->index;
+	}
+	mutex_unlock(&kfdsim_vm_lock);
+	return p;
+}
+
 /* debugfs kfdsim/processes: the state tests poll (section 3.2) */
 int kfdsim_processes_show(struct seq_file *m, void *v)
 {

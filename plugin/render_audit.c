@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/*
+ * GPU memory on render-node files that the dump would not save (render_audit.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <libdrm/amdgpu_drm.h>
+#include <xf86drm.h>
+
+#include "render_audit.h"
+
+/* Linux 6.18's DRM_AMDGPU_GEM_LIST_HANDLES (kfd-criu-abi.md 12); not in Debian's libdrm yet. */
+#ifndef DRM_AMDGPU_GEM_LIST_HANDLES
+#define DRM_AMDGPU_GEM_LIST_HANDLES	       0x19
+#define AMDGPU_GEM_LIST_HANDLES_FLAG_IS_IMPORT (1 << 0)
+struct drm_amdgpu_gem_list_handles {
+	__u64 entries;
+	__u32 num_entries;
+	__u32 padding;
+};
+struct drm_amdgpu_gem_list_handles_entry {
+	__u32 gem_handle;
+	__u32 flags;
+	__u64 size;
+	__u64 preferred_domains;
+	__u64 alloc_flags;
+	__u64 alignment;
+};
+#define DRM_IOCTL_AMDGPU_GEM_LIST_HANDLES                                                          \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_GEM_LIST_HANDLES, struct drm_amdgpu_gem_list_handles)
+#endif
+
+#define KIB(x) ((unsigned long long)((x) >> 10))
+
+/* ---- fdinfo ---------------------------------------------------------------- */
+
+static int region_of(const char *name, size_t len)
+{
+	static const char *const names[DRM_REGION_COUNT] = {"cpu", "gtt", "vram"};
+	int r;
+
+	for (r = 0; r < DRM_REGION_COUNT; r++)
+		if (strlen(names[r]) == len && !strncmp(name, names[r], len))
+			return r;
+	return -1;
+}
+
+/* "<n>", "<n> KiB", "<n> MiB" or "<n> GiB" (the DRM core's units) -> bytes. */
+static int parse_size(const char *v, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long n;
+	unsigned int shift = 0;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v)
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	if (!strncmp(end, "KiB", 3))
+		shift = 10, end += 3;
+	else if (!strncmp(end, "MiB", 3))
+		shift = 20, end += 3;
+	else if (!strncmp(end, "GiB", 3))
+		shift = 30, end += 3;
+	if (*end && *end != '\n')
+		return -EINVAL;
+	if (n > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*bytes = (uint64_t)n << shift;
+	return 0;
+}
+
+static int parse_line(const char *line, const char *colon, struct drm_fdinfo *out, bool *total_seen)
+{
+	size_t klen = (size_t)(colon - line);
+	const char *v = colon + 1;
+	bool total = klen > 10 && !strncmp(line, "drm-total-", 10);
+	bool memory = klen > 11 && !strncmp(line, "drm-memory-", 11);
+	uint64_t bytes;
+	int region;
+
+	while (klen && line[klen - 1] == ' ') /* 6.12 pads "drm-memory-gtt: " */
+		klen--;
+	if (klen == 10 && !strncmp(line, "drm-driver", 10)) {
+		while (*v == ' ' || *v == '\t')
+			v++;
+		snprintf(out->driver, sizeof(out->driver), "%.*s", (int)strcspn(v, "\n"), v);
+		return 0;
+	}
+	if (klen == 13 && !strncmp(line, "drm-client-id", 13)) {
+		out->has_client_id = !parse_size(v, &out->client_id);
+		return 0;
+	}
+	if (!total && !memory)
+		return 0;
+	region = total ? region_of(line + 10, klen - 10) : region_of(line + 11, klen - 11);
+	if (region < 0)
+		return 0;
+	if (parse_size(v, &bytes))
+		return -EINVAL;
+	/* 6.13+ prints drm-total-*; where both appear, total wins */
+	if (total || !total_seen[region])
+		out->bytes[region] = bytes;
+	total_seen[region] |= total;
+	out->has_memory = true;
+	return 0;
+}
+
+int drm_fdinfo_parse(const char *text, struct drm_fdinfo *out)
+{
+	bool total_seen[DRM_REGION_COUNT] = {false};
+	const char *line = text;
+
+	memset(out, 0, sizeof(*out));
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		const char *colon = memchr(line, ':', nl ? (size_t)(nl - line) : strlen(line));
+
+		if (colon && parse_line(line, colon, out, total_seen))
+			return -EINVAL;
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+/* ---- GEM handles ------------------------------------------------------------ */
+
+static int list_handles(int fd, render_ioctl_fn ioctl_fn, struct gem_census *out)
+{
+	struct drm_amdgpu_gem_list_handles args = {0};
+	struct drm_amdgpu_gem_list_handles_entry *e = NULL;
+	int tries, ret;
+	uint32_t i;
+
+	ret = ioctl_fn(fd, DRM_IOCTL_AMDGPU_GEM_LIST_HANDLES, &args);
+	if (ret)
+		return ret == -EINVAL || ret == -ENOTTY ? -EOPNOTSUPP : ret;
+	/* the count can grow between the calls only if the task runs: bounded retries */
+	for (tries = 0; tries < 4 && args.num_entries; tries++) {
+		uint32_t cap = args.num_entries;
+
+		free(e);
+		e = calloc(cap, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		args = (struct drm_amdgpu_gem_list_handles){.entries = (uintptr_t)e,
+							    .num_entries = cap};
+		ret = ioctl_fn(fd, DRM_IOCTL_AMDGPU_GEM_LIST_HANDLES, &args);
+		if (ret)
+			goto out;
+		if (args.num_entries <= cap)
+			break;
+	}
+	ret = args.num_entries && tries == 4 ? -EAGAIN : 0;
+	for (i = 0; !ret && i < args.num_entries; i++) {
+		out->handles++;
+		out->bytes += e[i].size;
+		out->imported += !!(e[i].flags & AMDGPU_GEM_LIST_HANDLES_FLAG_IS_IMPORT);
+	}
+	out->listed = !ret;
+out:
+	free(e);
+	return ret;
+}
+
+static int probe_handles(int fd, render_ioctl_fn ioctl_fn, uint32_t limit, struct gem_census *out)
+{
+	struct drm_amdgpu_gem_create_in info;
+	uint32_t h;
+
+	for (h = 1; h <= limit; h++) {
+		struct drm_amdgpu_gem_op op = {
+			.handle = h,
+			.op = AMDGPU_GEM_OP_GET_GEM_CREATE_INFO,
+			.value = (uintptr_t)&info,
+		};
+		int ret = ioctl_fn(fd, DRM_IOCTL_AMDGPU_GEM_OP, &op);
+
+		if (ret == -ENOENT)
+			continue;
+		/* not a GEM driver at all (a test's fake node): it holds no GEM BOs */
+		if (ret == -ENOTTY && h == 1)
+			break;
+		if (ret)
+			return ret;
+		out->handles++;
+		out->bytes += info.bo_size;
+	}
+	out->probed = h > limit ? limit : 0;
+	return 0;
+}
+
+int gem_census_take(int fd, render_ioctl_fn ioctl_fn, uint32_t probe_limit, struct gem_census *out)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = list_handles(fd, ioctl_fn, out);
+	if (ret != -EOPNOTSUPP)
+		return ret;
+	return probe_handles(fd, ioctl_fn, probe_limit, out);
+}
+
+/* ---- allowance -------------------------------------------------------------- */
+
+static uint64_t blocks(uint64_t va, uint64_t size, unsigned int shift)
+{
+	return size ? ((va + size - 1) >> shift) - (va >> shift) + 1 : 0;
+}
+
+uint64_t render_audit_allowance(const uint64_t *va, const uint64_t *size, size_t n)
+{
+	uint64_t pages = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		pages += blocks(va[i], size[i], 21) + blocks(va[i], size[i], 30) +
+			 blocks(va[i], size[i], 39);
+	return (64ull << 10) + (pages << 12);
+}
+
+/* ---- tasks ------------------------------------------------------------------ */
+
+static int drm_ioctl_fn(int fd, unsigned long request, void *arg)
+{
+	return drmIoctl(fd, request, arg) ? -errno : 0;
+}
+
+void render_audit_init(struct render_audit *a)
+{
+	const char *limit = getenv("AMDGPU_CRIU_GEM_PROBE");
+
+	memset(a, 0, sizeof(*a));
+	a->probe_limit = RENDER_AUDIT_PROBE_DEFAULT;
+	if (limit && *limit)
+		a->probe_limit = (uint32_t)strtoul(limit, NULL, 10);
+	a->proc = "/proc";
+	a->ioctl_fn = drm_ioctl_fn;
+}
+
+void render_audit_fini(struct render_audit *a)
+{
+	free(a->files);
+	a->files = NULL;
+	a->n = a->cap = 0;
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+static pid_t ns_pid_of(const struct render_audit *a, pid_t pid)
+{
+	char path[64], buf[4096], *line;
+	pid_t last = pid;
+
+	snprintf(path, sizeof(path), "%s/%d/status", a->proc, (int)pid);
+	if (read_small(path, buf, sizeof(buf)))
+		return pid;
+	line = strstr(buf, "\nNSpid:");
+	if (!line)
+		return pid;
+	line += 7;
+	for (;;) {
+		char *end;
+		long v = strtol(line, &end, 10);
+
+		if (end == line)
+			break;
+		last = (pid_t)v;
+		line = end;
+	}
+	return last;
+}
+
+static struct render_audit_file *audited_client(const struct render_audit *a, uint64_t client_id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->files[i].info.has_client_id && a->files[i].info.client_id == client_id)
+			return &a->files[i];
+	return NULL;
+}
+
+static struct render_audit_file *new_file(struct render_audit *a)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 16;
+		struct render_audit_file *f = realloc(a->files, cap * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		a->files = f;
+		a->cap = cap;
+	}
+	memset(&a->files[a->n], 0, sizeof(a->files[0]));
+	return &a->files[a->n++];
+}
+
+/* The task's own open file behind its fd: GEM handles belong to it. */
+static int census_of(struct render_audit *a, int pidfd, struct render_audit_file *f)
+{
+	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, f->fd, 0);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = gem_census_take(fd, a->ioctl_fn, a->probe_limit, &f->gem);
+	close(fd);
+	return ret;
+}
+
+static int audit_file(struct render_audit *a, int pidfd, int fd, uint32_t minor, uint32_t gpu_id,
+		      pid_t pid, char *err, size_t errlen)
+{
+	struct render_audit_file *f;
+	struct drm_fdinfo info;
+	char path[96], buf[8192];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%d/fdinfo/%d", a->proc, (int)pid, fd);
+	ret = read_small(path, buf, sizeof(buf));
+	if (!ret)
+		ret = drm_fdinfo_parse(buf, &info);
+	if (ret) {
+		snprintf(err, errlen, "pid %d fd %d (renderD%u): cannot read %s: %s", (int)pid, fd,
+			 minor, path, strerror(-ret));
+		return ret;
+	}
+	if (info.has_client_id && audited_client(a, info.client_id))
+		return 0;
+	f = new_file(a);
+	if (!f)
+		return -ENOMEM;
+	*f = (struct render_audit_file){
+		.pid = pid, .fd = fd, .minor = minor, .gpu_id = gpu_id, .info = info};
+	ret = census_of(a, pidfd, f);
+	if (ret) {
+		snprintf(err, errlen,
+			 "pid %d fd %d (renderD%u): cannot count its GEM buffer objects: %s; "
+			 "refused, "
+			 "since the dump could not tell whether it loses GPU memory",
+			 (int)pid, fd, minor, strerror(-ret));
+		return ret;
+	}
+	if (f->gem.handles) {
+		snprintf(
+			err, errlen,
+			"pid %d fd %d (renderD%u, GPU %u): %u GEM buffer object%s of %llu KiB made "
+			"through the render node (Mesa, libdrm_amdgpu%s), which the plugin cannot "
+			"checkpoint yet: refused rather than lose them; free them before the "
+			"checkpoint or keep the process out of it",
+			(int)pid, fd, minor, gpu_id, f->gem.handles, f->gem.handles == 1 ? "" : "s",
+			KIB(f->gem.bytes), f->gem.imported ? ", dma-buf imports" : "");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_without_kfd(const struct render_audit_file *f, char *err, size_t errlen)
+{
+	uint64_t total = drm_fdinfo_total(&f->info),
+		 allowed = render_audit_allowance(NULL, NULL, 0);
+
+	if (total <= allowed)
+		return 0;
+	snprintf(
+		err, errlen,
+		"pid %d fd %d (renderD%u, GPU %u): its GPU VM holds %llu KiB (fdinfo) and the task "
+		"has no /dev/kfd: GPU memory the dump would lose (GEM handles above %u?); refused",
+		(int)f->pid, f->fd, f->minor, f->gpu_id, KIB(total),
+		f->gem.listed ? 0 : f->gem.probed);
+	return -EPERM;
+}
+
+int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn classify, void *arg,
+		      char *err, size_t errlen)
+{
+	char path[64];
+	struct dirent *d;
+	size_t first = a->n, i;
+	bool has_kfd = false;
+	int pidfd = -1, ret = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", a->proc, (int)pid);
+	dir = opendir(path);
+	if (!dir) {
+		ret = -errno;
+		snprintf(err, errlen, "pid %d: cannot list %s: %s", (int)pid, path, strerror(-ret));
+		return ret;
+	}
+	while (!ret && (d = readdir(dir))) {
+		struct stat st;
+		uint32_t gpu_id = 0;
+		int kind;
+
+		if (d->d_name[0] == '.' || fstatat(dirfd(dir), d->d_name, &st, 0) ||
+		    !S_ISCHR(st.st_mode))
+			continue;
+		kind = classify(arg, st.st_rdev, &gpu_id);
+		has_kfd |= kind == RENDER_AUDIT_KFD;
+		if (kind != RENDER_AUDIT_RENDER)
+			continue;
+		if (pidfd < 0) {
+			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+			if (pidfd < 0) {
+				ret = -errno;
+				snprintf(err, errlen, "pid %d: pidfd_open: %s", (int)pid,
+					 strerror(-ret));
+				break;
+			}
+		}
+		ret = audit_file(a, pidfd, atoi(d->d_name), minor(st.st_rdev), gpu_id, pid, err,
+				 errlen);
+	}
+	closedir(dir);
+	if (pidfd >= 0)
+		close(pidfd);
+	for (i = first; !ret && i < a->n; i++) {
+		a->files[i].ns_pid = ns_pid_of(a, pid);
+		if (!has_kfd && a->files[i].info.has_memory)
+			ret = check_without_kfd(&a->files[i], err, errlen);
+	}
+	return ret;
+}
+
+int render_audit_check_kfd(struct render_audit *a, pid_t ns_pid, uint32_t gpu_id,
+			   uint64_t kfd_bytes, uint64_t allowance, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		struct render_audit_file *f = &a->files[i];
+		uint64_t total = drm_fdinfo_total(&f->info);
+
+		if (f->checked || f->ns_pid != ns_pid || f->gpu_id != gpu_id || !f->info.has_memory)
+			continue;
+		f->checked = true;
+		if (total <= kfd_bytes + allowance)
+			continue;
+		snprintf(err, errlen,
+			 "pid %d fd %d (renderD%u, GPU %u): its GPU VM holds %llu KiB (fdinfo), "
+			 "KFD's "
+			 "BOs mapped there %llu KiB and page tables at most %llu KiB: %llu KiB of "
+			 "GPU "
+			 "memory the dump would lose (GEM handles above %u?); refused",
+			 (int)f->pid, f->fd, f->minor, gpu_id, KIB(total), KIB(kfd_bytes),
+			 KIB(allowance), KIB(total - kfd_bytes - allowance),
+			 f->gem.listed ? 0 : f->gem.probed);
+		return -EPERM;
+	}
+	return 0;
+}

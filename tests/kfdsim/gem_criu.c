@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsim: what a CRIU plugin can learn about a render-node file's own GEM
+ * BOs, per kernel flavour (module parameter drm_uapi):
+ *
+ *   612 (default)  Linux 6.12: DRM_AMDGPU_GEM_OP GET_GEM_CREATE_INFO of a
+ *                  handle the caller names; no way to list the handles
+ *                  (GEM_LIST_HANDLES is an unknown driver ioctl: EINVAL, as
+ *                  drm_ioctl() answers for a number past the driver table).
+ *   618            Linux 6.18: also DRM_AMDGPU_GEM_LIST_HANDLES (facts:
+ *                  kfd-criu-abi.md 12), and fdinfo in the 6.13 format
+ *                  (fdinfo.c).
+ *
+ * GEM_OP (amdgpu_gem_op_ioctl()): the handle (ENOENT), then the op;
+ * GET_GEM_CREATE_INFO copies {bo_size, alignment, domains, domain_flags}
+ * to `value` (EFAULT); SET_PLACEMENT is not modelled (EINVAL); another op
+ * is EINVAL.
+ *
+ * GEM_LIST_HANDLES: num_entries in is the caller's capacity; out, the
+ * number of handles of the file. Entries are written only when they all
+ * fit. IS_IMPORT marks objects of another device (PRIME imports that are
+ * not self-imports).
+ */
+#include <linux/kernel.h>
+#include <linux/uaccess.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <uapi/drm/amdgpu_drm.h>
+#include "kfdsim.h"
+
+static unsigned int drm_uapi = 612;
+module_param(drm_uapi, uint, 0644);
+MODULE_PARM_DESC(drm_uapi, "render-node uAPI flavour: 612 (Linux 6.12, default) or 618 (Linux 6.18: GEM_LIST_HANDLES, fdinfo drm-total-*)");
+
+bool kfdsim_uapi_618(void)
+{
+	return READ_ONCE(drm_uapi) >= 618;
+}
+
+int kfdsim_gem_op_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_amdgpu_gem_op *args = data;
+	struct drm_gem_object *obj = drm_gem_object_lookup(file, args->handle);
+	struct drm_amdgpu_gem_create_in info = {};
+	struct kfdsim_gem *gem;
+	int ret = 0;
+
+	if (!obj)
+		return -ENOENT;
+	gem = to_kfdsim_gem(obj);
+	switch (args->op) {
+	case AMDGPU_GEM_OP_GET_GEM_CREATE_INFO:
+		info.bo_size = obj->size;
+		info.alignment = gem->create_alignment ?: PAGE_SIZE;
+		info.domains = gem->create_domains;
+		info.domain_flags = gem->create_flags;
+		if (copy_to_user(u64_to_user_ptr(args->value), &info, sizeof(info)))
+			ret = -EFAULT;
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+struct list_ctx {
+	struct kfdsim_drm_gem_list_entry *entries;
+	u32 cap, n;
+};
+
+static int list_one(int id, void *ptr, void *data)
+{
+	struct drm_gem_object *obj = ptr;
+	struct kfdsim_gem *gem = to_kfdsim_gem(obj);
+	struct list_ctx *ctx = data;
+	struct kfdsim_drm_gem_list_entry *e;
+
+	if (ctx->n++ >= ctx->cap)
+		return 0;
+	e = &ctx->entries[ctx->n - 1];
+	e->gem_handle = id;
+	e->flags = obj->import_attach ? KFDSIM_GEM_LIST_IS_IMPORT : 0;
+	e->size = obj->size;
+	e->preferred_domains = gem->create_domains;
+	e->alloc_flags = gem->create_flags;
+	e->alignment = gem->create_alignment ?: PAGE_SIZE;
+	return 0;
+}
+
+int kfdsim_gem_list_handles_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct kfdsim_drm_gem_list_handles *args = data;
+	struct list_ctx ctx = { .cap = args->num_entries };
+	int ret = 0;
+
+	if (!kfdsim_uapi_618())
+		return -EINVAL;
+	if (ctx.cap) {
+		ctx.entries = kvcalloc(ctx.cap, sizeof(*ctx.entries), GFP_KERNEL);
+		if (!ctx.entries)
+			return -ENOMEM;
+	}
+	spin_lock(&file->table_lock);
+	idr_for_each(&file->object_idr, list_one, &ctx);
+	spin_unlock(&file->table_lock);
+	if (ctx.n <= ctx.cap && ctx.n &&
+	    copy_to_user(u64_to_user_ptr(args->entries), ctx.entries,
+			 ctx.n * sizeof(*ctx.entries)))
+		ret = -EFAULT;
+	args->num_entries = ctx.n;
+	kvfree(ctx.entries);
+	return ret;
+}
