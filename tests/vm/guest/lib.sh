@@ -294,7 +294,7 @@ gpu_no_strays() {
 	local p c bad=
 	for p in /proc/[0-9]*; do
 		c=$(cat "$p/comm" 2>/dev/null)
-		case "$c" in zdtm-gpu-basic | rocm-hsakmt | rocm-hsa | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
+		case "$c" in zdtm-gpu-basic | zdtm-gpu-gem | rocm-hsakmt | rocm-hsa | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
 	done
 	[ -z "$bad" ] || { diag "left running:$bad"; return 1; }
 	if kfdsim_debugfs; then

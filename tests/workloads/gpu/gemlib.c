@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* gemlib: render-node (GEM) BOs through libdrm_amdgpu (gemlib.h). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <amdgpu.h>
+#include <amdgpu_drm.h>
+
+#include "gemlib.h"
+
+struct gem_dev {
+	amdgpu_device_handle dev;
+};
+
+struct gem_bo {
+	amdgpu_bo_handle bo;
+	amdgpu_va_handle va_range;
+	uint64_t va, size;
+	void *cpu;
+	uint32_t handle;
+};
+
+int gem_dev_open(int render_fd, struct gem_dev **out)
+{
+	struct gem_dev *d = calloc(1, sizeof(*d));
+	uint32_t major, minor;
+	int ret;
+
+	if (!d)
+		return -ENOMEM;
+	ret = amdgpu_device_initialize(render_fd, &major, &minor, &d->dev);
+	if (ret) {
+		free(d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+void gem_dev_close(struct gem_dev *d)
+{
+	if (d)
+		amdgpu_device_deinitialize(d->dev);
+	free(d);
+}
+
+int gem_bo_new(struct gem_dev *d, uint64_t size, bool vram, bool gpu_map, struct gem_bo **out)
+{
+	struct amdgpu_bo_alloc_request req = {
+		.alloc_size = size,
+		.phys_alignment = 4096,
+		.preferred_heap = vram ? AMDGPU_GEM_DOMAIN_VRAM : AMDGPU_GEM_DOMAIN_GTT,
+		.flags = vram ? AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED : 0,
+	};
+	struct gem_bo *b = calloc(1, sizeof(*b));
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	b->size = size;
+	ret = amdgpu_bo_alloc(d->dev, &req, &b->bo);
+	if (ret)
+		goto err_free;
+	ret = amdgpu_bo_export(b->bo, amdgpu_bo_handle_type_kms, &b->handle);
+	if (!ret)
+		ret = amdgpu_bo_cpu_map(b->bo, &b->cpu);
+	if (ret)
+		goto err_bo;
+	if (gpu_map) {
+		ret = amdgpu_va_range_alloc(d->dev, amdgpu_gpu_va_range_general, size, 4096, 0,
+					    &b->va, &b->va_range, 0);
+		if (!ret)
+			ret = amdgpu_bo_va_op(b->bo, 0, size, b->va, 0, AMDGPU_VA_OP_MAP);
+		if (ret)
+			goto err_bo;
+	}
+	*out = b;
+	return 0;
+err_bo:
+	gem_bo_free(b);
+	return ret;
+err_free:
+	free(b);
+	return ret;
+}
+
+void gem_bo_free(struct gem_bo *b)
+{
+	if (!b)
+		return;
+	if (b->va)
+		amdgpu_bo_va_op(b->bo, 0, b->size, b->va, 0, AMDGPU_VA_OP_UNMAP);
+	if (b->va_range)
+		amdgpu_va_range_free(b->va_range);
+	if (b->cpu)
+		amdgpu_bo_cpu_unmap(b->bo);
+	amdgpu_bo_free(b->bo);
+	free(b);
+}
+
+uint8_t *gem_bo_cpu(struct gem_bo *b)
+{
+	return b->cpu;
+}
+
+uint32_t gem_bo_handle(struct gem_bo *b)
+{
+	return b->handle;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gemlib: render-node (GEM) BOs made the way Mesa and other libdrm_amdgpu
+ * users make them (amdgpu_bo_alloc, amdgpu_bo_cpu_map, amdgpu_bo_va_op),
+ * for workloads that hold GPU memory KFD does not know. Kept apart from
+ * kfdlib: libdrm's drm.h and the kernel's uapi drm.h cannot share a file.
+ * Functions return 0 or a negative errno.
+ */
+#ifndef GEMLIB_H
+#define GEMLIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gem_dev;
+struct gem_bo;
+
+/* libdrm_amdgpu on an open render-node fd (it works on a dup of the same open file). */
+int gem_dev_open(int render_fd, struct gem_dev **out);
+void gem_dev_close(struct gem_dev *d);
+/* A BO of size bytes in VRAM (else GTT), CPU-mapped; with gpu_map also mapped in the GPU VM. */
+int gem_bo_new(struct gem_dev *d, uint64_t size, bool vram, bool gpu_map, struct gem_bo **out);
+void gem_bo_free(struct gem_bo *bo);
+uint8_t *gem_bo_cpu(struct gem_bo *bo);
+uint32_t gem_bo_handle(struct gem_bo *bo);
+
+#endif
