@@ -43,7 +43,12 @@
 static struct kfdsim_drm *drm_devs[KFDSIM_MAX_DRM_DEVS];
 static u32 n_drm_devs;
 
-DEFINE_DRM_GEM_FOPS(kfdsim_drm_fops);
+/* DEFINE_DRM_GEM_FOPS() with fdinfo, as amdgpu's fops (the GEM macro has no .show_fdinfo) */
+static const struct file_operations kfdsim_drm_fops = {
+	.owner = THIS_MODULE,
+	DRM_GEM_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 bool kfdsim_is_drm_file(struct file *f)
 {

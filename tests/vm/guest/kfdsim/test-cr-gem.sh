@@ -42,12 +42,17 @@ gem_refused() {
 		return
 	fi
 	pid=$WL_PID
+	for f in /proc/"$pid"/fd/*; do
+		case "$(readlink "$f")" in /dev/dri/renderD*) ;; *) continue ;; esac
+		diag "$name: fdinfo of fd ${f##*/}: $(grep -E '^drm-(memory|total)-(vram|gtt)' "/proc/$pid/fdinfo/${f##*/}" | tr '\t\n' ' ;')"
+		break
+	done
 	criu_dump "$img" "$pid"
 	rc=$?
 	check "$name: dump refused (status $rc)" test "$rc" -ne 0
-	grep -m2 'amdgpu_plugin: pid' "$img/dump.log" | sed 's/^/# /'
+	grep -m2 -E 'amdgpu_plugin: (Error: )?pid' "$img/dump.log" | cut -c1-300 | sed 's/^/# /'
 	check "$name: the plugin's line names pid $pid and says why" \
-		grep -qE "amdgpu_plugin: pid $pid fd [0-9]+ \(renderD[0-9]+, GPU [0-9]+\): $why" "$img/dump.log"
+		grep -qE "amdgpu_plugin: (Error: )?pid $pid fd [0-9]+ \(renderD[0-9]+, GPU [0-9]+\): $why" "$img/dump.log"
 	check "$name: no KFD process image written" eval '! ls "$img"/amdgpu-kfd-*.img >/dev/null 2>&1'
 	check "$name: the process runs on" alive "$pid"
 	[ "$kfd" != kfd ] || check "$name: its KFD process is not paused" eval 'kfd_state "$pid" | grep -q " paused=0 "'
