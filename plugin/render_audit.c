@@ -469,10 +469,9 @@ int render_audit_check_kfd(struct render_audit *a, pid_t ns_pid, uint32_t gpu_id
 			continue;
 		snprintf(err, errlen,
 			 "pid %d fd %d (renderD%u, GPU %u): its GPU VM holds %llu KiB (fdinfo), "
-			 "KFD's "
-			 "BOs mapped there %llu KiB and page tables at most %llu KiB: %llu KiB of "
-			 "GPU "
-			 "memory the dump would lose (GEM handles above %u?); refused",
+			 "the process's KFD BOs %llu KiB and page tables at most %llu KiB: "
+			 "%llu KiB of GPU memory the dump would lose (GEM handles above %u?); "
+			 "refused",
 			 (int)f->pid, f->fd, f->minor, gpu_id, KIB(total), KIB(kfd_bytes),
 			 KIB(allowance), KIB(total - kfd_bytes - allowance),
 			 f->gem.listed ? 0 : f->gem.probed);

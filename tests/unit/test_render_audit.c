@@ -254,6 +254,7 @@ static void kfd_comparison(void **state)
 	assert_int_equal(render_audit_check_kfd(&a, 5, 1234, 1 << 20, 0, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "pid 900 fd 7 (renderD128, GPU 1234)"));
 	assert_non_null(strstr(err, "1048 KiB of GPU memory"));
+	assert_non_null(strstr(err, "the process's KFD BOs 1024 KiB"));
 	/* another process's pid matches nothing */
 	a.files[1].checked = false;
 	assert_int_equal(render_audit_check_kfd(&a, 6, 99, 0, 0, err, sizeof(err)), 0);

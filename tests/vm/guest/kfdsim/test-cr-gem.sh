@@ -62,7 +62,7 @@ gem_refused() {
 kfdsim_debugfs || diag "no kfdsim debugfs"
 gem_refused gem-vram "1 GEM buffer object of 4096 KiB made through the render node" kfd -- --gem 4194304
 gem_refused gem-gtt "1 GEM buffer object of 64 KiB" nokfd -- --no-kfd --gem 65536 --gtt
-gem_refused gem-high "its GPU VM holds [0-9]+ KiB \(fdinfo\), KFD's BOs mapped there 1024 KiB .*: [0-9]+ KiB of GPU memory the dump would lose \(GEM handles above 4096\?\)" kfd -- \
+gem_refused gem-high "its GPU VM holds [0-9]+ KiB \(fdinfo\), the process's KFD BOs 1024 KiB .*: [0-9]+ KiB of GPU memory the dump would lose \(GEM handles above 4096\?\)" kfd -- \
 	--gem 4194304 --gem-map --skip-handles 4200
 if check "kfdsim switched to its Linux 6.18 flavour" eval 'echo 618 >"$UAPI"'; then
 	gem_refused gem-618 "1 GEM buffer object of 4096 KiB" kfd -- --gem 4194304 --gem-map --skip-handles 4200
