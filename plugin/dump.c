@@ -31,7 +31,9 @@ struct checkpoint {
 	struct kfd_criu_device_bucket *devices;
 	struct kfd_criu_bo_bucket *bos;
 	uint8_t *priv;
-	uint32_t *nodes; /* topology node of each device */
+	uint32_t *nodes;	 /* topology node of each device */
+	uint32_t bo_record_size; /* of the blob (priv_blob_detect_bo_record()); 0: unknown, or no
+				    GPU */
 };
 
 int dump_session_init(struct dump_session *s)
@@ -187,29 +189,29 @@ static int check_buckets(struct dump_session *s, struct checkpoint *c)
  * those mapped there now: amdgpu keeps a BO counted in a VM from its first
  * map until it is freed, which the checkpoint does not tell.
  */
-static int check_render_memory(struct dump_session *s, const struct checkpoint *c,
-			       uint32_t bo_record_size)
+static int check_render_memory(struct dump_session *s, const struct checkpoint *c)
 {
 	uint64_t *va = calloc(c->args.num_bos + 1, sizeof(*va));
 	uint64_t *size = calloc(c->args.num_bos + 1, sizeof(*size));
+	uint64_t kfd_bytes = 0;
 	char why[512];
 	uint32_t d, i;
 	int ret = va && size ? 0 : -ENOMEM;
 
+	for (i = 0; i < c->args.num_bos; i++)
+		kfd_bytes +=
+			c->bos[i].size *
+			(c->bos[i].alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ? 2 : 1);
 	for (d = 0; !ret && d < c->args.num_devices; d++) {
 		uint32_t user_id = c->devices[d].user_gpu_id;
-		uint64_t kfd_bytes = 0;
 		size_t n = 0;
 
 		for (i = 0; i < c->args.num_bos; i++) {
 			const struct kfd_criu_bo_bucket *b = &c->bos[i];
 
-			kfd_bytes +=
-				b->size *
-				(b->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ? 2 : 1);
 			/* page tables only for what is mapped there now */
 			if (!priv_blob_bo_mapped_on(c->priv, c->args.priv_data_size,
-						    c->args.num_devices, i, bo_record_size,
+						    c->args.num_devices, i, c->bo_record_size,
 						    user_id))
 				continue;
 			va[n] = b->addr;
@@ -331,11 +333,7 @@ static int write_process_image(struct dump_session *s, struct checkpoint *c, uin
 	e.num_objects = a->num_objects;
 	e.priv_data.data = c->priv;
 	e.priv_data.len = a->priv_data_size;
-	/* no GPUs (PROCESS_INFO said ENODEV): no private data, nothing to detect */
-	if (a->num_devices)
-		e.bo_record_size = priv_blob_detect_bo_record(
-			c->priv, a->priv_data_size, a->num_devices, a->num_bos, a->num_objects,
-			priv_bo_record_for_release(s->release));
+	e.bo_record_size = c->bo_record_size;
 	if (a->num_devices && !e.bo_record_size) {
 		pr_err("pid %u: the kernel's private data has a layout this plugin does not know "
 		       "(%llu bytes for %u GPUs, %u BOs, %u objects); report it with the kernel "
@@ -558,6 +556,11 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 			pr_err("CHECKPOINT of pid %u failed: %s", c.args.pid, strerror(-ret));
 			goto out;
 		}
+		/* no GPUs (PROCESS_INFO said ENODEV): no private data, nothing to detect */
+		if (c.args.num_devices)
+			c.bo_record_size = priv_blob_detect_bo_record(
+				c.priv, c.args.priv_data_size, c.args.num_devices, c.args.num_bos,
+				c.args.num_objects, priv_bo_record_for_release(s->release));
 	}
 	/*
 	 * The process image last, once the contents are synced: it marks this
@@ -566,11 +569,7 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	 */
 	ret = check_buckets(s, &c);
 	if (!ret && c.args.num_devices)
-		ret = check_render_memory(s, &c,
-					  priv_blob_detect_bo_record(
-						  c.priv, c.args.priv_data_size, c.args.num_devices,
-						  c.args.num_bos, c.args.num_objects,
-						  priv_bo_record_for_release(s->release)));
+		ret = check_render_memory(s, &c);
 	if (!ret)
 		ret = check_image_free(s, id);
 	if (!ret)

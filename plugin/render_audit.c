@@ -17,6 +17,7 @@
 #include <libdrm/amdgpu_drm.h>
 #include <xf86drm.h>
 
+#include "file_holder.h"
 #include "render_audit.h"
 
 /* Linux 6.18's DRM_AMDGPU_GEM_LIST_HANDLES (kfd-criu-abi.md 12); not in Debian's libdrm yet. */
@@ -276,30 +277,6 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static pid_t ns_pid_of(const struct render_audit *a, pid_t pid)
-{
-	char path[64], buf[4096], *line;
-	pid_t last = pid;
-
-	snprintf(path, sizeof(path), "%s/%d/status", a->proc, (int)pid);
-	if (read_small(path, buf, sizeof(buf)))
-		return pid;
-	line = strstr(buf, "\nNSpid:");
-	if (!line)
-		return pid;
-	line += 7;
-	for (;;) {
-		char *end;
-		long v = strtol(line, &end, 10);
-
-		if (end == line)
-			break;
-		last = (pid_t)v;
-		line = end;
-	}
-	return last;
-}
-
 static struct render_audit_file *audited_client(const struct render_audit *a, uint64_t client_id)
 {
 	size_t i;
@@ -409,6 +386,7 @@ int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn clas
 	size_t first = a->n, i;
 	bool has_kfd = false;
 	int pidfd = -1, ret = 0;
+	pid_t ns_pid = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "%s/%d/fd", a->proc, (int)pid);
@@ -446,7 +424,9 @@ int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn clas
 	if (pidfd >= 0)
 		close(pidfd);
 	for (i = first; !ret && i < a->n; i++) {
-		a->files[i].ns_pid = ns_pid_of(a, pid);
+		if (!ns_pid)
+			ns_pid = (pid_t)innermost_pid(pid) ?: pid;
+		a->files[i].ns_pid = ns_pid;
 		if (!has_kfd && a->files[i].info.has_memory)
 			ret = check_without_kfd(&a->files[i], err, errlen);
 	}
