@@ -107,22 +107,18 @@ static void collect(struct drm_file *file, struct mem_stats *st)
 {
 	struct kfdsim_fpriv *fpriv = file->driver_priv;
 	struct kfdsim_process *p;
-	u64 pt_blocks;
+	u64 vram, gtt, pt_blocks;
 	u32 index;
 
+	kfdsim_gpuvm_stats(fpriv->vm, &vram, &gtt, &pt_blocks);
 	if (kfdsim_uapi_618()) {
 		spin_lock(&file->table_lock);
 		idr_for_each(&file->object_idr, add_handle, st);
 		spin_unlock(&file->table_lock);
 	} else {
-		u64 vram, gtt;
-
-		kfdsim_gpuvm_mapped_bytes(fpriv->vm, &vram, &gtt);
 		add(st, PL_VRAM, vram, false);
 		add(st, PL_GTT, gtt, false);
 	}
-
-	pt_blocks = kfdsim_gpuvm_pt_blocks(fpriv->vm);
 	p = kfdsim_vm_compute_process(fpriv, &index);
 	if (p) {
 		add_kfd(st, p, index, &pt_blocks);

@@ -190,32 +190,23 @@ void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem)
 	mutex_unlock(&vm->lock);
 }
 
-/* Page-table blocks (2 MiB of VA each) the VM's mappings touch, counted per mapping (fdinfo.c). */
-u64 kfdsim_gpuvm_pt_blocks(struct kfdsim_gpuvm *vm)
-{
-	struct gpuvm_mapping *m;
-	u64 n = 0;
-
-	if (!vm)
-		return 0;
-	mutex_lock(&vm->lock);
-	list_for_each_entry(m, &vm->mappings, link)
-		n += kfdsim_pt_blocks(m->start, m->end - m->start);
-	mutex_unlock(&vm->lock);
-	return n;
-}
-
-void kfdsim_gpuvm_mapped_bytes(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt)
+/*
+ * What the VM's GEM_VA mappings hold, for fdinfo.c: bytes of the distinct
+ * GEM objects mapped (VRAM and the rest) and the page-table blocks (2 MiB of
+ * VA each) the mappings touch, counted per mapping.
+ */
+void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_blocks)
 {
 	struct gpuvm_mapping *m, *e;
 
-	*vram = *gtt = 0;
+	*vram = *gtt = *pt_blocks = 0;
 	if (!vm)
 		return;
 	mutex_lock(&vm->lock);
 	list_for_each_entry(m, &vm->mappings, link) {
 		bool seen = false;
 
+		*pt_blocks += kfdsim_pt_blocks(m->start, m->end - m->start);
 		list_for_each_entry(e, &vm->mappings, link) {
 			if (e == m)
 				break;

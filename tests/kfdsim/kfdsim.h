@@ -310,9 +310,8 @@ void kfdsim_gpuvm_unlock(struct kfdsim_gpuvm *vm);
 int kfdsim_gpuvm_page(struct kfdsim_gpuvm *vm, u64 va, bool write, struct page **page,
 		      u32 *offset, u32 *len);
 void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem);
-u64 kfdsim_gpuvm_pt_blocks(struct kfdsim_gpuvm *vm);
-/* Bytes of the distinct GEM objects mapped in the VM, VRAM and the rest. */
-void kfdsim_gpuvm_mapped_bytes(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt);
+/* Bytes of the distinct GEM objects mapped (VRAM, the rest) and page-table blocks touched. */
+void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_blocks);
 
 /* fdinfo.c: amdgpu's memory figures of a render-node file; drm_uapi flavour */
 #define KFDSIM_PT_BLOCK		(2ULL << 20)	/* VA one page-table block maps */
