@@ -39,6 +39,7 @@ struct checkpoint {
 int dump_session_init(struct dump_session *s)
 {
 	struct utsname u;
+	char why[256];
 
 	memset(s, 0, sizeof(*s));
 	s->dir_fd = -1;
@@ -48,6 +49,11 @@ int dump_session_init(struct dump_session *s)
 	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the dump here, before anything is paused */
 	if (copy_engine_opts_get(&s->engine_opts))
 		return -EINVAL;
+	if (bo_share_policy_get(&s->share_policy, why, sizeof(why))) {
+		pr_err("%s", why);
+		return -EINVAL;
+	}
+	bo_share_init(&s->shares);
 	render_audit_init(&s->audit);
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
@@ -58,6 +64,7 @@ void dump_session_fini(struct dump_session *s)
 	pause_list_release(s->paused);
 	s->paused = NULL;
 	render_audit_fini(&s->audit);
+	bo_share_fini(&s->shares);
 	if (s->topo_loaded)
 		topo_free(&s->topo);
 	s->topo_loaded = false;
@@ -226,6 +233,50 @@ static int check_render_memory(struct dump_session *s, const struct checkpoint *
 	free(va);
 	free(size);
 	return ret;
+}
+
+/*
+ * A BO whose dma-buf a BO checkpointed before (this process or another of
+ * the tree) has too is one buffer with it: KFD would restore each as a
+ * private copy (bo_share.h).
+ */
+static int check_shared_bos(struct dump_session *s, const struct checkpoint *c)
+{
+	const struct bo_share_bo *first;
+	char what[512];
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < c->args.num_bos; i++) {
+		const struct kfd_criu_bo_bucket *b = &c->bos[i];
+		struct bo_share_bo bo = {.pid = c->args.pid,
+					 .gpu_id = b->gpu_id,
+					 .addr = b->addr,
+					 .size = b->size,
+					 .alloc_flags = b->alloc_flags};
+
+		if (b->dmabuf_fd == KFD_NO_DMABUF_FD)
+			continue;
+		ret = bo_share_add_fd(&s->shares, (int)b->dmabuf_fd, &bo, &first);
+		if (ret == -EEXIST) {
+			bo_share_describe(first, &bo, what, sizeof(what));
+			if (s->share_policy == BO_SHARE_REFUSE) {
+				pr_err("%s: the restore would give each a private copy and the "
+				       "processes would no longer see each other's writes; "
+				       "refused (AMDGPU_CRIU_SHARED_BO=copy accepts private "
+				       "copies)",
+				       what);
+				return -EOPNOTSUPP;
+			}
+			pr_warn("%s: restored as private copies (AMDGPU_CRIU_SHARED_BO=copy)",
+				what);
+		} else if (ret) {
+			pr_err("pid %u: BO %u: cannot identify its dma-buf: %s", c->args.pid, i,
+			       strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static int audit_classify(void *arg, dev_t rdev, uint32_t *gpu_id)
@@ -570,6 +621,8 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	ret = check_buckets(s, &c);
 	if (!ret && c.args.num_devices)
 		ret = check_render_memory(s, &c);
+	if (!ret)
+		ret = check_shared_bos(s, &c);
 	if (!ret)
 		ret = check_image_free(s, id);
 	if (!ret)

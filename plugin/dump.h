@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "bo_share.h"
 #include "copy_engines.h"
 #include "pause.h"
 #include "render_audit.h"
@@ -30,6 +31,8 @@ struct dump_session {
 	struct pause_list *paused;
 	struct copy_engine_opts engine_opts; /* read once, at init */
 	struct render_audit audit;	     /* render-node files of the tree (render_audit.h) */
+	struct bo_share_table shares;	     /* dma-bufs of the BOs checkpointed so far */
+	enum bo_share_policy share_policy;
 };
 
 enum gpu_file_kind {
@@ -60,7 +63,9 @@ int dump_render_audit(struct dump_session *s, int pid);
 
 /*
  * DUMP_EXT_FILE for /dev/kfd: PROCESS_INFO, CHECKPOINT, the render-node
- * memory check against the process's KFD BOs, images, BO contents.
+ * memory check against the process's KFD BOs, the check for BOs that are
+ * one buffer with a BO checkpointed before (bo_share.h), images, BO
+ * contents.
  */
 int dump_kfd_file(struct dump_session *s, int fd, uint32_t id);
 

@@ -6,7 +6,7 @@
 #                                      clang with libFuzzer (tests/fuzz)
 #   scripts/install-deps.sh vm         + qemu 10 (bookworm-backports), busybox, cpio, pahole,
 #                                      Debian's ROCm userspace (rocminfo, libhsakmt, ROCr and
-#                                      their headers) for the kfdsim VM image
+#                                      their headers), strace (test-rocm-ipc) for the kfdsim VM image
 #
 # System packages come from the system's own sources. qemu comes from
 # bookworm-backports through a private apt list (bookworm's qemu 7.2 corrupts
@@ -20,7 +20,7 @@ BUILD_PKGS="gcc make pkg-config libprotobuf-c-dev protobuf-c-compiler libdrm-dev
 	libjson-c-dev libisal-dev zlib1g-dev libcmocka-dev jq util-linux procps bc
 	clang libclang-rt-14-dev"
 VM_PKGS="busybox-static cpio pahole xz-utils zstd libelf1 binutils
-	rocminfo libhsakmt-dev libhsa-runtime-dev"
+	rocminfo libhsakmt-dev libhsa-runtime-dev strace"
 
 missing() {
 	local p out=""

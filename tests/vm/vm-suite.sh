@@ -156,6 +156,8 @@ install_kfdsim_tests() { # OVERLAY
 	# ZDTM-style GPU workloads (tests/workloads/gpu: kfdlib + one program each)
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
 		-o "$1/test/bin/zdtm-gpu-basic" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-basic.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
+		-o "$1/test/bin/zdtm-gpu-share" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-share.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"
 	# kfdlib's kernel uapi headers first; gemlib.c finds libdrm's own drm.h beside amdgpu.h
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -I /usr/include/libdrm \
 		-o "$1/test/bin/zdtm-gpu-gem" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-gem.c" \
@@ -176,6 +178,10 @@ install_rocm() { # OVERLAY
 		"$w/rocm-hsakmt.c" "$w/rocm_common.c" -lhsakmt
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$1/test/bin/rocm-hsa" \
 		"$w/rocm-hsa.c" "$w/rocm_common.c" -lhsa-runtime64
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$1/test/bin/rocm-ipc" \
+		"$w/rocm-ipc.c" -lhsa-runtime64
+	# test-rocm-ipc traces ROCr's KFD ioctls with it when the host has it
+	[ ! -x /usr/bin/strace ] || cp /usr/bin/strace "$1/usr/bin/"
 }
 
 # test_boot FILE: the boot a guest test belongs to ("# vm-boot: NAME", else main)

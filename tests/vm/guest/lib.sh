@@ -224,12 +224,12 @@ gpu_expect_refusal() {
 }
 
 # gpu_fds_ok PID READY: /proc/PID/fd holds exactly the fds READY lists
-# ("fd N TARGET"), with the same targets (a render node may change minor).
+# ("fd N TARGET"), with the same targets (a render node may change minor, a
+# socket or pipe its inode number).
 gpu_fds_ok() {
-	local want have f
-	want=$(sed -n 's/^fd //p' "$2" | sed 's|/dev/dri/renderD[0-9]*$|/dev/dri/renderD*|' | sort)
-	have=$(for f in /proc/"$1"/fd/*; do echo "${f##*/} $(readlink "$f")"; done |
-		sed 's|/dev/dri/renderD[0-9]*$|/dev/dri/renderD*|' | sort)
+	local want have f norm='s|/dev/dri/renderD[0-9]*$|/dev/dri/renderD*|; s/^\([0-9]* \)\(socket\|pipe\):\[[0-9]*\]$/\1\2:[*]/'
+	want=$(sed -n 's/^fd //p' "$2" | sed "$norm" | sort)
+	have=$(for f in /proc/"$1"/fd/*; do echo "${f##*/} $(readlink "$f")"; done | sed "$norm" | sort)
 	[ -n "$want" ] && [ "$want" = "$have" ] && return 0
 	diag "fds of $1: want: $(echo "$want" | tr '\n' ';')"
 	diag "fds of $1: have: $(echo "$have" | tr '\n' ';')"
@@ -294,7 +294,7 @@ gpu_no_strays() {
 	local p c bad=
 	for p in /proc/[0-9]*; do
 		c=$(cat "$p/comm" 2>/dev/null)
-		case "$c" in zdtm-gpu-basic | zdtm-gpu-gem | rocm-hsakmt | rocm-hsa | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
+		case "$c" in zdtm-gpu-basic | zdtm-gpu-gem | zdtm-gpu-share | rocm-hsakmt | rocm-hsa | criu) alive "${p#/proc/}" && bad="$bad ${p#/proc/}($c)" ;; esac
 	done
 	[ -z "$bad" ] || { diag "left running:$bad"; return 1; }
 	if kfdsim_debugfs; then

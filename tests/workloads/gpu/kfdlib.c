@@ -323,6 +323,32 @@ int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32
 	return 0;
 }
 
+int kfdl_export_dmabuf(struct kfdl *k, const struct kfdl_bo *bo, int *dmabuf_fd)
+{
+	struct kfd_ioctl_export_dmabuf_args a = {.handle = bo->handle,
+						 .flags = O_RDWR | O_CLOEXEC};
+	int rc = xioctl(k->kfd, AMDKFD_IOC_EXPORT_DMABUF, &a);
+
+	if (!rc)
+		*dmabuf_fd = (int)a.dmabuf_fd;
+	return rc;
+}
+
+int kfdl_import_dmabuf(struct kfdl *k, int gi, int dmabuf_fd, uint64_t size, struct kfdl_bo *bo)
+{
+	struct kfd_ioctl_import_dmabuf_args a = {.va_addr = kfdl_va(k, size),
+						 .gpu_id = k->gpu[gi].gpu_id,
+						 .dmabuf_fd = (uint32_t)dmabuf_fd};
+	int rc = xioctl(k->kfd, AMDKFD_IOC_IMPORT_DMABUF, &a);
+
+	if (rc)
+		return rc;
+	memset(bo, 0, sizeof(*bo));
+	*bo = (struct kfdl_bo){.type = KFDL_GTT, .gi = gi, .handle = a.handle, .va = a.va_addr,
+			       .size = size};
+	return 0;
+}
+
 /* raw UNMAP (no bookkeeping): e.g. to probe that a BO is not mapped on a GPU */
 int kfdl_unmap(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n)
 {

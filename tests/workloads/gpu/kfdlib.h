@@ -94,6 +94,11 @@ int kfdl_map(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32
 int kfdl_unmap(struct kfdl *k, struct kfdl_bo *bo, const uint32_t *gpu_ids, uint32_t n);
 int kfdl_unmap_all(struct kfdl *k, struct kfdl_bo *bo);
 int kfdl_free(struct kfdl *k, struct kfdl_bo *bo);
+/* EXPORT_DMABUF: a dma-buf fd (O_RDWR | O_CLOEXEC) of the BO */
+int kfdl_export_dmabuf(struct kfdl *k, const struct kfdl_bo *bo, int *dmabuf_fd);
+/* IMPORT_DMABUF on GPU gi at a fresh VA: bo describes the imported BO (not
+ * mapped, no CPU view; its type is the exporter's memory, VRAM or GTT) */
+int kfdl_import_dmabuf(struct kfdl *k, int gi, int dmabuf_fd, uint64_t size, struct kfdl_bo *bo);
 
 int kfdl_create_queue(struct kfdl *k, int gi, uint32_t type, struct kfdl_queue *q);
 int kfdl_destroy_queue(struct kfdl *k, uint32_t queue_id);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KFD BOs of the dumped tree that are one buffer.
+ *
+ * A process that imports another's BO (AMDKFD_IOC_IMPORT_DMABUF: ROCr's
+ * dma-buf IPC, hipIpcOpenMemHandle) or imports one of its own on a second
+ * GPU gets a KFD BO of its own that shares the exporter's pages. KFD's
+ * CHECKPOINT reports it like any other BO, with no import flag, and its
+ * RESTORE always allocates a new BO: restored as is, every sharer gets a
+ * private copy, and a write by one is no longer seen by the others.
+ *
+ * What tells them apart: CHECKPOINT hands over a dma-buf of each BO with
+ * contents, and a BO has one dma-buf (amdgpu keeps it in kgd_mem->dmabuf,
+ * an import keeps the exporter's), so two buckets whose dma-bufs are the
+ * same inode are one buffer. The table lives in the CRIU master for one
+ * dump, across all the processes it checkpoints; the inodes stay unique
+ * while the frozen processes keep their BOs.
+ *
+ * Policy (AMDGPU_CRIU_SHARED_BO): "refuse" (default) fails the dump on the
+ * second sharer, naming both BOs; "copy" lets it through with a warning,
+ * for users who accept private copies (read-only shared data).
+ */
+#ifndef AMDGPU_CRIU_BO_SHARE_H
+#define AMDGPU_CRIU_BO_SHARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum bo_share_policy {
+	BO_SHARE_REFUSE,
+	BO_SHARE_COPY,
+};
+
+/* One BO as the dump saw it. */
+struct bo_share_bo {
+	uint32_t pid;	 /* PROCESS_INFO's pid */
+	uint32_t gpu_id; /* user gpu_id */
+	uint64_t addr, size;
+	uint32_t alloc_flags;
+};
+
+struct bo_share_table {
+	void *root;    /* tsearch(3) tree of struct bo_share_seen, by (dev, ino) */
+	size_t n;      /* distinct dma-bufs */
+	size_t shared; /* buckets that were a second sharer */
+};
+
+/* AMDGPU_CRIU_SHARED_BO; -EINVAL (why filled) for an unknown value. */
+int bo_share_policy_get(enum bo_share_policy *policy, char *why, size_t why_len);
+
+void bo_share_init(struct bo_share_table *t);
+void bo_share_fini(struct bo_share_table *t);
+
+/*
+ * Records the BO whose dma-buf is (dev, ino). 0 if that dma-buf is new;
+ * -EEXIST with *first the BO that had it first (owned by the table);
+ * -ENOMEM.
+ */
+int bo_share_add(struct bo_share_table *t, dev_t dev, ino_t ino, const struct bo_share_bo *bo,
+		 const struct bo_share_bo **first);
+
+/* The same for a dma-buf fd (fstat); -errno if it cannot be read. */
+int bo_share_add_fd(struct bo_share_table *t, int dmabuf_fd, const struct bo_share_bo *bo,
+		    const struct bo_share_bo **first);
+
+/* The one line that names a shared buffer (`second` the BO just seen). */
+void bo_share_describe(const struct bo_share_bo *first, const struct bo_share_bo *second, char *buf,
+		       size_t len);
+
+#endif

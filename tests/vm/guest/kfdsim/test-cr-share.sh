@@ -1,0 +1,104 @@
+#!/bin/sh
+# GPU memory shared through a dma-buf (ROCr's IPC on ROCm 6.1+): KFD's
+# RESTORE would give every sharer a private copy, so the plugin refuses the
+# dump (plugin/bo_share.h) unless told to accept copies. zdtm-gpu-share
+# exports a VRAM BO (AMDKFD_IOC_EXPORT_DMABUF) and imports it
+# (AMDKFD_IOC_IMPORT_DMABUF); at the dump nobody holds a dma-buf fd, only
+# the KFD BOs that are one buffer. Its self-check: the pattern is there,
+# the importer sees it, a write by either is seen by the other.
+#   share    parent exports, child imports on the same GPU: refused, the
+#            plugin's line names both pids' BOs; the tree runs on, neither
+#            KFD process paused, and the self-check PASSes
+#   same     one process imports its own BO on a second GPU: refused
+#   policy   AMDGPU_CRIU_SHARED_BO=bogus: the dump fails, the line says why
+# Control: AMDGPU_CRIU_SHARED_BO=copy lets the dump through with a warning;
+# the restore then gives each process a private copy, and the self-check
+# must FAIL ("the exporter does not see the importer's write"): the loss
+# the refusal prevents.
+# vm-boot: cr
+# vm-timeout: 300
+. /test/lib/guest.sh
+
+SHARE_WL=/test/bin/zdtm-gpu-share
+if [ ! -x "$SHARE_WL" ] || [ ! -c /dev/kfd ]; then
+	ok "share # SKIP $SHARE_WL or /dev/kfd missing"
+	tap_done
+	exit
+fi
+kfdsim_debugfs || diag "no kfdsim debugfs"
+ONE_BUFFER="are one buffer \(the same dma-buf: one was imported from the other, AMDKFD_IOC_IMPORT_DMABUF\)"
+
+# share_refused NAME A B -- OPTIONS...: the workload with OPTIONS, its dump
+# refused with the plugin's line naming the BOs of pids A and B (ERE
+# "pid A's BO ... and pid B's BO ... are one buffer"); WL_PID, CHILD
+share_refused() {
+	local name=$1 a=$2 b=$3 rc img=$WORK/img-$1 p
+	shift 4
+	criu_dump "$img" "$WL_PID"
+	rc=$?
+	check "$name: dump refused (status $rc)" test "$rc" -ne 0
+	grep -m1 'amdgpu_plugin: Error: pid' "$img/dump.log" | cut -c1-400 | sed 's/^/# /'
+	check "$name: the plugin's line names pid $a's and pid $b's BOs as one buffer" \
+		grep -qE "amdgpu_plugin: Error: pid $a's BO at 0x[0-9a-f]+ \([0-9]+ KiB of VRAM, GPU [0-9]+\) and pid $b's BO at 0x[0-9a-f]+ \([0-9]+ KiB of (VRAM|GTT), GPU [0-9]+\) $ONE_BUFFER: .*refused" "$img/dump.log"
+	for p in $a $b; do
+		check "$name: pid $p runs on" alive "$p"
+		check "$name: pid $p's KFD process is not paused" eval 'kfd_state "$p" | grep -q " paused=0 "'
+	done
+}
+
+# --- share: two processes ---
+if GPU_WL=$SHARE_WL gpu_start share; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	check "share: the workload has a child" test -n "$child"
+	# CRIU dumps the parent's files first: the child's import is the second sharer
+	share_refused share "$pid" "$child"
+	gpu_finish share "$pid" "$child"
+else
+	fail "share: workload ready"
+fi
+
+# --- same: one process, its own BO imported on a second GPU ---
+if GPU_WL=$SHARE_WL gpu_start same --same-process; then
+	share_refused same "$WL_PID" "$WL_PID"
+	check "same: the second sharer is a GTT BO (an import from another GPU)" \
+		grep -qE "and pid $WL_PID's BO at 0x[0-9a-f]+ \([0-9]+ KiB of GTT" "$WORK/img-same/dump.log"
+	gpu_finish same "$WL_PID"
+else
+	fail "same: workload ready"
+fi
+
+# --- policy: an unknown value fails the dump before anything is paused ---
+if GPU_WL=$SHARE_WL gpu_start policy; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	AMDGPU_CRIU_SHARED_BO=bogus criu_dump "$WORK/img-policy" "$pid"
+	rc=$?
+	check "policy: dump fails (status $rc)" test "$rc" -ne 0
+	check "policy: the plugin says the value is unknown" \
+		grep -q "amdgpu_plugin: Error: AMDGPU_CRIU_SHARED_BO=bogus: unknown; use refuse (the default) or copy" "$WORK/img-policy/dump.log"
+	gpu_finish policy "$pid" "$child"
+else
+	fail "policy: workload ready"
+fi
+
+# --- control: private copies accepted, and the sharing is lost ---
+if GPU_WL=$SHARE_WL gpu_start copy; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	export AMDGPU_CRIU_SHARED_BO=copy
+	EXPECT=ok gpu_dump_restore copy "$WORK/img-copy" "$pid"
+	unset AMDGPU_CRIU_SHARED_BO
+	check "copy: the dump warned that the BOs become private copies" \
+		grep -qE "amdgpu_plugin: Warn: pid $pid's BO .* and pid $child's BO .* $ONE_BUFFER: restored as private copies" "$WORK/img-copy/dump.log"
+	gpu_trigger
+	gpu_result "$pid"
+	check "copy: the restored processes no longer share the buffer (FAIL the exporter does not see the importer's write)" \
+		eval 'echo "$RESULT" | grep -q "^FAIL the exporter does not see the importer.s write"'
+	check "copy: the workload ended" gpu_gone "$pid" "$child"
+	check "copy: no workload, criu or KFD process left" gpu_no_strays
+	gpu_drop_images
+else
+	fail "copy: workload ready"
+fi
+tap_done

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * zdtm-gpu-share [--same-process] [--size BYTES] READY TRIGGER RESULT: GPU
+ * memory shared through a dma-buf, as ROCr's IPC shares it
+ * (hipIpcGetMemHandle / hipIpcOpenMemHandle on ROCm 6.1+): one KFD BO
+ * exported (AMDKFD_IOC_EXPORT_DMABUF) and imported (AMDKFD_IOC_IMPORT_DMABUF).
+ *
+ * Default: two processes. The parent forks the child before either opens
+ * /dev/kfd (a SOCK_SEQPACKET pair between them), allocates a VRAM BO on the
+ * first visible GPU, fills it, and passes its dma-buf to the child over the
+ * socket (SCM_RIGHTS), then closes its fd. The child imports it on the same
+ * GPU, maps it there and closes the fd too: at the dump, neither holds a
+ * dma-buf fd, only the two KFD BOs that are one buffer.
+ * --same-process: one process with two GPUs imports its own BO on the
+ * second GPU (a GTT BO there that shares the VRAM's pages).
+ * --size: the BO's size (default 1 MiB).
+ *
+ * The importer sees the buffer through a dma-buf of its own BO (exported
+ * again, mmapped for the check, unmapped and closed after it), so what it
+ * sees is what its BO holds, shared or not.
+ *
+ * READY: "pid P", "child C" (two processes), one "fd N TARGET" per open
+ * fd (the child's in READY.child). On TRIGGER the parent checks: its BO
+ * holds the pattern; the importer sees it; a write by the importer is seen
+ * by the exporter and one by the exporter by the importer. RESULT: PASS, or
+ * "FAIL <what>" for the first check that failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kfdlib.h"
+
+#define SEED_FIRST    0x11 /* the exporter's fill */
+#define SEED_IMPORTER 0x22 /* written by the importer after the restore */
+#define SEED_EXPORTER 0x33 /* then by the exporter */
+
+struct opts {
+	bool same_process;
+	uint64_t size;
+	const char *ready, *trigger, *result;
+};
+
+static uint8_t pattern(uint64_t i, uint8_t seed)
+{
+	return (uint8_t)(i * 131 + (i >> 12) * 7 + seed);
+}
+
+static void fill(uint8_t *p, uint64_t n, uint8_t seed)
+{
+	for (uint64_t i = 0; i < n; i++)
+		p[i] = pattern(i, seed);
+}
+
+/* -1 if all match, else the first differing offset */
+static int64_t verify(const uint8_t *p, uint64_t n, uint8_t seed)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != pattern(i, seed))
+			return (int64_t)i;
+	return -1;
+}
+
+/*
+ * The importer's view of its BO: checks seed `check`, then writes seed
+ * `write` if not 0. "ok" or "FAIL ..." in msg.
+ */
+static void through_view(struct kfdl *k, const struct kfdl_bo *bo, uint8_t check, uint8_t write,
+			 char *msg, size_t len)
+{
+	int64_t bad;
+	uint8_t *p;
+	int fd, rc;
+
+	rc = kfdl_export_dmabuf(k, bo, &fd);
+	if (rc) {
+		snprintf(msg, len, "FAIL importer: EXPORT_DMABUF: %s", strerror(-rc));
+		return;
+	}
+	p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(msg, len, "FAIL importer: mmap of its dma-buf: %s", strerror(errno));
+		return;
+	}
+	bad = verify(p, bo->size, check);
+	if (bad >= 0)
+		snprintf(msg, len, "FAIL the importer does not see seed %#x (byte %lld)", check,
+			 (long long)bad);
+	else
+		snprintf(msg, len, "ok");
+	if (bad < 0 && write)
+		fill(p, bo->size, write);
+	munmap(p, bo->size);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char c = 'f', ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl,
+			   .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char c, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl,
+			   .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -EIO;
+	cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static int send_line(int sock, const char *s)
+{
+	return send(sock, s, strlen(s), 0) < 0 ? -errno : 0;
+}
+
+static int recv_line(int sock, char *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = recv(sock, buf, len - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n ? -errno : -EPIPE;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_ready(const char *path, pid_t child)
+{
+	char tmp[4096], link[300], target[256];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || !dir)
+		return -errno;
+	fprintf(f, "pid %d\n", (int)getpid());
+	if (child > 0)
+		fprintf(f, "child %d\n", (int)child);
+	while ((d = readdir(dir))) {
+		ssize_t n;
+
+		if (d->d_name[0] == '.' || atoi(d->d_name) == dirfd(dir) ||
+		    atoi(d->d_name) == fileno(f))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", d->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		fprintf(f, "fd %s %s\n", d->d_name, target);
+	}
+	closedir(dir);
+	if (fclose(f))
+		return -errno;
+	return rename(tmp, path) ? -errno : 0;
+}
+
+static int result(const struct opts *o, const char *text)
+{
+	FILE *f = fopen(o->result, "w");
+
+	if (!f)
+		return 1;
+	fprintf(f, "%s\n", text);
+	fclose(f);
+	return strcmp(text, "PASS") != 0;
+}
+
+/* The child: imports what the parent sends, then answers "check SEED WRITE" requests. */
+static int importer(const struct opts *o, int sock)
+{
+	static struct kfdl k;
+	struct kfdl_bo bo, own;
+	char ready[300], req[64], msg[256];
+	int sel = 0, fd, rc;
+	unsigned int check, write;
+
+	/*
+	 * A GTT BO of its own, CPU-mapped through the render node as ROCr's
+	 * are: a restored task without any GPU mapping keeps the plugin's
+	 * render fds (README, known limits).
+	 */
+	rc = kfdl_open_sel(&k, &sel, 1);
+	if (!rc)
+		rc = kfdl_alloc(&k, 0, KFDL_GTT, KFDL_PAGE, &own);
+	fd = rc ? rc : recv_fd(sock);
+	rc = fd < 0 ? fd : kfdl_import_dmabuf(&k, 0, fd, o->size, &bo);
+	if (fd >= 0)
+		close(fd);
+	if (!rc)
+		rc = kfdl_map(&k, &bo, &k.gpu[0].gpu_id, 1);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "FAIL importer setup: %s", strerror(-rc));
+		send_line(sock, msg);
+		return 1;
+	}
+	through_view(&k, &bo, SEED_FIRST, 0, msg, sizeof(msg));
+	snprintf(ready, sizeof(ready), "%s.child", o->ready);
+	rc = write_ready(ready, 0);
+	if (rc)
+		snprintf(msg, sizeof(msg), "FAIL importer READY: %s", strerror(-rc));
+	send_line(sock, msg);
+	while (!recv_line(sock, req, sizeof(req))) {
+		if (sscanf(req, "check %x %x", &check, &write) != 2)
+			break;
+		through_view(&k, &bo, (uint8_t)check, (uint8_t)write, msg, sizeof(msg));
+		send_line(sock, msg);
+	}
+	return 0;
+}
+
+/* Asks the importer (child over sock, else this process's import) to check and write. */
+static void ask(struct kfdl *k, const struct kfdl_bo *import, int sock, uint8_t check,
+		uint8_t write, char *msg, size_t len)
+{
+	char req[64];
+
+	if (!import) {
+		snprintf(req, sizeof(req), "check %x %x", check, write);
+		if (send_line(sock, req) || recv_line(sock, msg, len))
+			snprintf(msg, len, "FAIL the importer does not answer");
+		return;
+	}
+	through_view(k, import, check, write, msg, len);
+}
+
+/* The self-check on TRIGGER, the first failure in msg. */
+static void self_check(struct kfdl *k, const struct kfdl_bo *bo, const struct kfdl_bo *import,
+		       int sock, char *msg, size_t len)
+{
+	int64_t bad = verify(bo->cpu, bo->size, SEED_FIRST);
+
+	if (bad >= 0) {
+		snprintf(msg, len, "FAIL exporter BO byte %lld", (long long)bad);
+		return;
+	}
+	ask(k, import, sock, SEED_FIRST, SEED_IMPORTER, msg, len);
+	if (strcmp(msg, "ok"))
+		return;
+	bad = verify(bo->cpu, bo->size, SEED_IMPORTER);
+	if (bad >= 0) {
+		snprintf(msg, len,
+			 "FAIL the exporter does not see the importer's write (byte %lld)",
+			 (long long)bad);
+		return;
+	}
+	fill(bo->cpu, bo->size, SEED_EXPORTER);
+	ask(k, import, sock, SEED_EXPORTER, 0, msg, len);
+	if (!strcmp(msg, "ok"))
+		snprintf(msg, len, "PASS");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->size = 1 << 20;
+	for (i = 1; i < argc - 3; i++) {
+		if (!strcmp(argv[i], "--same-process"))
+			o->same_process = true;
+		else if (!strcmp(argv[i], "--size") && i + 1 < argc - 3)
+			o->size = strtoull(argv[++i], NULL, 0);
+		else
+			return -EINVAL;
+	}
+	if (argc < 4 || !o->size || o->size % KFDL_PAGE)
+		return -EINVAL;
+	o->ready = argv[argc - 3];
+	o->trigger = argv[argc - 2];
+	o->result = argv[argc - 1];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct kfdl k;
+	struct kfdl_bo bo = {0}, import = {0};
+	int sel[2] = {0, 1}, sv[2] = {-1, -1}, fd = -1, rc;
+	char msg[256] = "";
+	pid_t child = 0;
+	struct opts o;
+
+	if (parse(argc, argv, &o)) {
+		fprintf(stderr, "usage: %s [--same-process] [--size BYTES] READY TRIGGER RESULT\n",
+			argv[0]);
+		return 2;
+	}
+	if (!o.same_process) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+			return 1;
+		child = fork();
+		if (child < 0)
+			return 1;
+		if (!child) {
+			close(sv[0]);
+			return importer(&o, sv[1]);
+		}
+		close(sv[1]);
+	}
+	rc = kfdl_open_sel(&k, sel, o.same_process ? 2 : 1);
+	if (!rc)
+		rc = kfdl_alloc(&k, 0, KFDL_VRAM, o.size, &bo);
+	if (!rc)
+		rc = kfdl_map(&k, &bo, &k.gpu[0].gpu_id, 1);
+	if (!rc) {
+		fill(bo.cpu, bo.size, SEED_FIRST);
+		rc = kfdl_export_dmabuf(&k, &bo, &fd);
+	}
+	if (!rc && o.same_process) {
+		rc = kfdl_import_dmabuf(&k, 1, fd, o.size, &import);
+		if (!rc)
+			rc = kfdl_map(&k, &import, &k.gpu[1].gpu_id, 1);
+		if (!rc)
+			through_view(&k, &import, SEED_FIRST, 0, msg, sizeof(msg));
+	} else if (!rc) {
+		rc = send_fd(sv[0], fd);
+		if (!rc)
+			rc = recv_line(sv[0], msg, sizeof(msg));
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc || strcmp(msg, "ok")) {
+		fprintf(stderr, "setup: %s\n", rc ? strerror(-rc) : msg);
+		return result(&o, rc ? "FAIL setup" : msg);
+	}
+	rc = write_ready(o.ready, child);
+	if (rc) {
+		fprintf(stderr, "READY: %s\n", strerror(-rc));
+		return 1;
+	}
+	while (access(o.trigger, F_OK))
+		usleep(20 * 1000);
+	self_check(&k, &bo, o.same_process ? &import : NULL, sv[0], msg, sizeof(msg));
+	if (child > 0) {
+		close(sv[0]); /* the child's recv ends: it exits */
+		waitpid(child, NULL, 0);
+	}
+	return result(&o, msg);
+}
