@@ -298,6 +298,12 @@ static int check_bos(struct kfd_process_image *img, const char *name, char *err,
 					 "%s: the BOs of GPU %u up to BO %zu need more than the "
 					 "GPU's 48-bit address space (2^48 bytes)",
 					 name, b->gpu_id, i);
+		} else if (b->shared_import &&
+			   (!b->share_id || !kfd_bo_has_contents(b->alloc_flags))) {
+			ret = errmsg_set(err, errlen, -EINVAL,
+					 "%s: BO %zu is an import of a shared BO but has no share "
+					 "number or no contents",
+					 name, i);
 		} else if (kfd_bo_has_contents(b->alloc_flags)) {
 			/* at most the mapped total: cannot overflow */
 			img->device_bytes[dev] += b->size;

@@ -182,6 +182,17 @@ uint32_t priv_bo_record_for_release(const char *release)
 	return PRIV_BO_RECORD_OLD;
 }
 
+int priv_blob_bo_idr_handle(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_t bo,
+			    uint32_t bo_record_size, uint32_t *idr_handle)
+{
+	uint64_t at = 8 + 8ull * n_devices + (uint64_t)bo * bo_record_size;
+
+	if (bo_record_size < 16 || at + bo_record_size > len)
+		return -EINVAL;
+	memcpy(idr_handle, blob + at + 8, sizeof(*idr_handle));
+	return 0;
+}
+
 bool priv_blob_bo_mapped_on(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_t bo,
 			    uint32_t bo_record_size, uint32_t gpu_id)
 {

@@ -57,6 +57,13 @@ bool priv_blob_bo_mapped_on(const uint8_t *blob, size_t len, uint32_t n_devices,
 			    uint32_t bo_record_size, uint32_t gpu_id);
 
 /*
+ * The idr handle KFD gave BO `bo` (its record's idr_handle: the low 32 bits
+ * of the KFD handle). -EINVAL when the record lies outside `len`.
+ */
+int priv_blob_bo_idr_handle(const uint8_t *blob, size_t len, uint32_t n_devices, uint32_t bo,
+			    uint32_t bo_record_size, uint32_t *idr_handle);
+
+/*
  * The BO record size of a blob (PRIV_BO_RECORD_NEW or _OLD): the one with
  * which the walk ends exactly at `len`. When n_bos is 0 both fit and
  * `fallback` is returned. 0 when neither fits.

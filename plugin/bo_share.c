@@ -19,6 +19,7 @@
 struct bo_share_seen {
 	dev_t dev;
 	ino_t ino;
+	uint32_t share_id;
 	struct bo_share_bo first;
 };
 
@@ -26,14 +27,15 @@ int bo_share_policy_get(enum bo_share_policy *policy, char *why, size_t why_len)
 {
 	const char *v = getenv(ENV_POLICY);
 
-	*policy = BO_SHARE_REFUSE;
-	if (!v || !*v || !strcmp(v, "refuse"))
+	*policy = BO_SHARE_SHARE;
+	if (!v || !*v || !strcmp(v, "share"))
 		return 0;
-	if (!strcmp(v, "copy")) {
-		*policy = BO_SHARE_COPY;
+	if (!strcmp(v, "refuse") || !strcmp(v, "copy")) {
+		*policy = !strcmp(v, "copy") ? BO_SHARE_COPY : BO_SHARE_REFUSE;
 		return 0;
 	}
-	snprintf(why, why_len, "%s=%s: unknown; use refuse (the default) or copy", ENV_POLICY, v);
+	snprintf(why, why_len, "%s=%s: unknown; use share (the default), refuse or copy",
+		 ENV_POLICY, v);
 	return -EINVAL;
 }
 
@@ -60,13 +62,14 @@ static int seen_cmp(const void *a, const void *b)
 }
 
 int bo_share_add(struct bo_share_table *t, dev_t dev, ino_t ino, const struct bo_share_bo *bo,
-		 const struct bo_share_bo **first)
+		 const struct bo_share_bo **first, uint32_t *share_id)
 {
 	struct bo_share_seen *s = malloc(sizeof(*s)), **found;
 
 	if (!s)
 		return -ENOMEM;
-	*s = (struct bo_share_seen){.dev = dev, .ino = ino, .first = *bo};
+	*s = (struct bo_share_seen){
+		.dev = dev, .ino = ino, .share_id = (uint32_t)t->n + 1, .first = *bo};
 	found = tsearch(s, &t->root, seen_cmp);
 	if (!found) {
 		free(s);
@@ -75,21 +78,23 @@ int bo_share_add(struct bo_share_table *t, dev_t dev, ino_t ino, const struct bo
 	if (*found != s) {
 		free(s);
 		*first = &(*found)->first;
+		*share_id = (*found)->share_id;
 		t->shared++;
 		return -EEXIST;
 	}
+	*share_id = s->share_id;
 	t->n++;
 	return 0;
 }
 
 int bo_share_add_fd(struct bo_share_table *t, int dmabuf_fd, const struct bo_share_bo *bo,
-		    const struct bo_share_bo **first)
+		    const struct bo_share_bo **first, uint32_t *share_id)
 {
 	struct stat st;
 
 	if (fstat(dmabuf_fd, &st))
 		return -errno;
-	return bo_share_add(t, st.st_dev, st.st_ino, bo, first);
+	return bo_share_add(t, st.st_dev, st.st_ino, bo, first, share_id);
 }
 
 static const char *domain(uint32_t alloc_flags)

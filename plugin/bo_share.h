@@ -16,9 +16,16 @@
  * dump, across all the processes it checkpoints; the inodes stay unique
  * while the frozen processes keep their BOs.
  *
- * Policy (AMDGPU_CRIU_SHARED_BO): "refuse" (default) fails the dump on the
- * second sharer, naming both BOs; "copy" lets it through with a warning,
- * for users who accept private copies (read-only shared data).
+ * Every BO with contents gets the number of its dma-buf in the dump
+ * (share_id, 1, 2, ... in the order met); a later BO with the same one is
+ * an import of the first, the origin, and the restore makes it one again
+ * (restore_share.h). That works when both are on one GPU; a BO shared
+ * across GPUs (an import on another GPU is a GTT BO there) is refused.
+ *
+ * Policy (AMDGPU_CRIU_SHARED_BO): "share" (default) as above; "refuse"
+ * fails the dump on any second sharer; "copy" lets every sharer through as
+ * a BO of its own, with a warning, for users who accept private copies
+ * (data nobody writes any more).
  */
 #ifndef AMDGPU_CRIU_BO_SHARE_H
 #define AMDGPU_CRIU_BO_SHARE_H
@@ -28,6 +35,7 @@
 #include <sys/types.h>
 
 enum bo_share_policy {
+	BO_SHARE_SHARE,
 	BO_SHARE_REFUSE,
 	BO_SHARE_COPY,
 };
@@ -36,6 +44,7 @@ enum bo_share_policy {
 struct bo_share_bo {
 	uint32_t pid;	 /* PROCESS_INFO's pid */
 	uint32_t gpu_id; /* user gpu_id */
+	uint32_t actual_gpu_id;
 	uint64_t addr, size;
 	uint32_t alloc_flags;
 };
@@ -53,16 +62,16 @@ void bo_share_init(struct bo_share_table *t);
 void bo_share_fini(struct bo_share_table *t);
 
 /*
- * Records the BO whose dma-buf is (dev, ino). 0 if that dma-buf is new;
- * -EEXIST with *first the BO that had it first (owned by the table);
- * -ENOMEM.
+ * Records the BO whose dma-buf is (dev, ino); *share_id is that dma-buf's
+ * number. 0 if the dma-buf is new; -EEXIST with *first the BO that had it
+ * first (owned by the table); -ENOMEM.
  */
 int bo_share_add(struct bo_share_table *t, dev_t dev, ino_t ino, const struct bo_share_bo *bo,
-		 const struct bo_share_bo **first);
+		 const struct bo_share_bo **first, uint32_t *share_id);
 
 /* The same for a dma-buf fd (fstat); -errno if it cannot be read. */
 int bo_share_add_fd(struct bo_share_table *t, int dmabuf_fd, const struct bo_share_bo *bo,
-		    const struct bo_share_bo **first);
+		    const struct bo_share_bo **first, uint32_t *share_id);
 
 /* The one line that names a shared buffer (`second` the BO just seen). */
 void bo_share_describe(const struct bo_share_bo *first, const struct bo_share_bo *second, char *buf,

@@ -34,6 +34,8 @@ struct checkpoint {
 	uint32_t *nodes;	 /* topology node of each device */
 	uint32_t bo_record_size; /* of the blob (priv_blob_detect_bo_record()); 0: unknown, or no
 				    GPU */
+	uint32_t *share_ids;  /* per BO: its dma-buf's number in the dump (bo_share.h), 0: none */
+	bool *shared_imports; /* per BO: an earlier BO of the dump had its dma-buf */
 };
 
 int dump_session_init(struct dump_session *s)
@@ -131,6 +133,8 @@ static void checkpoint_free(struct checkpoint *c)
 	free(c->bos);
 	free(c->priv);
 	free(c->nodes);
+	free(c->share_ids);
+	free(c->shared_imports);
 }
 
 /* CHECKPOINT with buffers of exactly the sizes PROCESS_INFO returned. */
@@ -236,44 +240,68 @@ static int check_render_memory(struct dump_session *s, const struct checkpoint *
 }
 
 /*
- * A BO whose dma-buf a BO checkpointed before (this process or another of
- * the tree) has too is one buffer with it: KFD would restore each as a
- * private copy (bo_share.h).
+ * Numbers every BO's dma-buf in the dump (bo_share.h). A BO whose dma-buf
+ * a BO checkpointed before (this process or another of the tree) has too
+ * is one buffer with it: recorded as its import, to be restored as one;
+ * refused across GPUs or under the refuse policy; under the copy policy
+ * left as a BO of its own, as KFD would restore it (a private copy).
  */
-static int check_shared_bos(struct dump_session *s, const struct checkpoint *c)
+static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 {
 	const struct bo_share_bo *first;
 	char what[512];
-	uint32_t i;
+	uint32_t i, id;
 	int ret;
 
+	c->share_ids = calloc(c->args.num_bos + 1, sizeof(*c->share_ids));
+	c->shared_imports = calloc(c->args.num_bos + 1, sizeof(*c->shared_imports));
+	if (!c->share_ids || !c->shared_imports)
+		return -ENOMEM;
 	for (i = 0; i < c->args.num_bos; i++) {
 		const struct kfd_criu_bo_bucket *b = &c->bos[i];
 		struct bo_share_bo bo = {.pid = c->args.pid,
 					 .gpu_id = b->gpu_id,
+					 .actual_gpu_id = b->gpu_id,
 					 .addr = b->addr,
 					 .size = b->size,
 					 .alloc_flags = b->alloc_flags};
+		uint32_t d;
 
 		if (b->dmabuf_fd == KFD_NO_DMABUF_FD)
 			continue;
-		ret = bo_share_add_fd(&s->shares, (int)b->dmabuf_fd, &bo, &first);
-		if (ret == -EEXIST) {
-			bo_share_describe(first, &bo, what, sizeof(what));
-			if (s->share_policy == BO_SHARE_REFUSE) {
-				pr_err("%s: the restore would give each a private copy and the "
-				       "processes would no longer see each other's writes; "
-				       "refused (AMDGPU_CRIU_SHARED_BO=copy accepts private "
-				       "copies)",
-				       what);
-				return -EOPNOTSUPP;
-			}
-			pr_warn("%s: restored as private copies (AMDGPU_CRIU_SHARED_BO=copy)",
-				what);
-		} else if (ret) {
+		for (d = 0; d < c->args.num_devices; d++)
+			if (c->devices[d].user_gpu_id == b->gpu_id)
+				bo.actual_gpu_id = c->devices[d].actual_gpu_id;
+		ret = bo_share_add_fd(&s->shares, (int)b->dmabuf_fd, &bo, &first, &id);
+		if (ret && ret != -EEXIST) {
 			pr_err("pid %u: BO %u: cannot identify its dma-buf: %s", c->args.pid, i,
 			       strerror(-ret));
 			return ret;
+		}
+		if (s->share_policy != BO_SHARE_COPY)
+			c->share_ids[i] = id;
+		if (!ret)
+			continue;
+		bo_share_describe(first, &bo, what, sizeof(what));
+		if (s->share_policy == BO_SHARE_COPY) {
+			pr_warn("%s: restored as private copies (AMDGPU_CRIU_SHARED_BO=copy)",
+				what);
+		} else if (s->share_policy == BO_SHARE_REFUSE) {
+			pr_err("%s: refused (AMDGPU_CRIU_SHARED_BO=refuse; share, the default, "
+			       "restores them as one buffer)",
+			       what);
+			return -EOPNOTSUPP;
+		} else if (first->actual_gpu_id != bo.actual_gpu_id) {
+			pr_err("%s, on two GPUs: the plugin restores a shared buffer on one GPU "
+			       "only; refused rather than restore private copies that no longer "
+			       "see each other's writes (AMDGPU_CRIU_SHARED_BO=copy accepts "
+			       "them)",
+			       what);
+			return -EOPNOTSUPP;
+		} else {
+			c->shared_imports[i] = true;
+			pr_info("%s: restored as an import of pid %u's BO (share %u)", what,
+				first->pid, id);
 		}
 	}
 	return 0;
@@ -365,6 +393,10 @@ static int fill_bos(const struct checkpoint *c, KfdProcessEntry *e)
 		b->offset = c->bos[i].offset;
 		b->gpu_id = c->bos[i].gpu_id;
 		b->alloc_flags = c->bos[i].alloc_flags;
+		b->has_share_id = c->share_ids[i] != 0;
+		b->share_id = c->share_ids[i];
+		b->has_shared_import = c->shared_imports[i];
+		b->shared_import = c->shared_imports[i];
 		e->bos[e->n_bos++] = b;
 	}
 	return 0;
@@ -622,7 +654,7 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	if (!ret && c.args.num_devices)
 		ret = check_render_memory(s, &c);
 	if (!ret)
-		ret = check_shared_bos(s, &c);
+		ret = note_shared_bos(s, &c);
 	if (!ret)
 		ret = check_image_free(s, id);
 	if (!ret)

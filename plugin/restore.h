@@ -30,6 +30,7 @@
 #include "match.h"
 #include "render_fds.h"
 #include "restore_copy.h"
+#include "restore_share.h"
 #include "shared_state.h"
 #include "topology.h"
 #include "vma_map.h"
@@ -61,6 +62,7 @@ struct restore_session {
 	bool has_task_map;
 	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
 	bool render_settled;			     /* render_fds_settle() done */
+	struct restore_share_task share;	     /* dma-buf fds it published */
 };
 
 /* Master, init hook. 0 also when there is nothing to do (active false). */

@@ -529,6 +529,8 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	if (!ret)
 		ret = create_shared(s);
 	if (!ret)
+		ret = restore_share_prepare(s);
+	if (!ret)
 		start_guard(s);
 	if (!ret)
 		start_copier(s, dir_fd);

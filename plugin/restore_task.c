@@ -390,12 +390,19 @@ static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_p
 		ret = prepare_buckets(s, &r);
 	if (!ret)
 		ret = kfd_restore_op(&r);
+	/* before the contents: their dma-buf fds move to the copier and close here */
+	if (!ret)
+		ret = restore_share_publish(s, img, r.bos, r.targets);
 	if (!ret)
 		ret = restore_contents(s, &r, dir_fd);
+	if (!ret)
+		ret = restore_share_import(s, img, r.kfd_fd, r.bos, r.targets);
 	if (!ret)
 		ret = build_vma_map(s, &r);
 	if (!ret)
 		s->task_image = img;
+	else
+		restore_share_abort(s, img, ret);
 out:
 	shared_image_end(s->shared, img->id, ret, r.bytes, clock_usec() - start,
 			 shared_deadline(SHARED_LOCK_WAIT_MS));
@@ -532,6 +539,7 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 		return -ENOTSUP;
 	if (!s->render_settled) { /* the application's fds are all restored by now */
 		render_fds_settle(&s->render, minor_has_bos, s);
+		restore_share_settle(s);
 		s->render_settled = true;
 	}
 	if (!strcmp(path, KFD_DEVICE_PATH)) {
@@ -614,6 +622,9 @@ int restore_resume(struct restore_session *s, int pid)
 	/* parallel restore: the master's copier must have written the contents */
 	if (what == RESTORED_GPUS && s->parallel) {
 		ret = restore_copier_wait(&s->copier, image_id, shared_deadline(COPY_WAIT_MS));
+		if (!ret) /* the BOs it imports: their contents are written by their origins' */
+			ret = restore_share_wait_origins(s, image_id,
+							 shared_deadline(COPY_WAIT_MS));
 		if (ret) {
 			return resume_failed(pid, "the BO contents write (the master's copier)",
 					     ret);

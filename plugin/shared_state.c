@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shared_state.h"
 
@@ -339,4 +340,128 @@ int shared_handoff_copied(struct shared_state *s, uint32_t id, int error, uint64
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
+}
+
+static struct shared_share *find_share(struct shared_state *s, uint32_t share_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n_shares; i++)
+		if (s->shares[i].share_id == share_id)
+			return &s->shares[i];
+	return NULL;
+}
+
+int shared_share_add(struct shared_state *s, uint32_t share_id, uint32_t origin_image,
+		     uint32_t importers)
+{
+	if (s->n_shares >= SHARED_MAX_SHARES)
+		return -E2BIG;
+	s->shares[s->n_shares++] = (struct shared_share){.share_id = share_id,
+							 .origin_image = origin_image,
+							 .importers = importers,
+							 .fd = -1};
+	return 0;
+}
+
+/* PENDING -> `to`, with rec's fields (PUBLISHED) or the error (FAILED). */
+static int share_settle(struct shared_state *s, uint32_t share_id, uint32_t to,
+			const struct shared_share *rec, int error, uint64_t deadline_ms)
+{
+	struct shared_share *sh;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	sh = find_share(s, share_id);
+	if (!sh || sh->state != SHARED_SHARE_PENDING) {
+		ret = sh ? -EALREADY : -ENOENT;
+	} else {
+		if (rec) {
+			sh->pid = rec->pid;
+			sh->fd = rec->fd;
+			sh->gpu_id = rec->gpu_id;
+			sh->offset = rec->offset;
+		}
+		sh->error = error;
+		sh->state = to;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int shared_share_publish(struct shared_state *s, uint32_t share_id, const struct shared_share *rec,
+			 uint64_t deadline_ms)
+{
+	return share_settle(s, share_id, SHARED_SHARE_PUBLISHED, rec, 0, deadline_ms);
+}
+
+int shared_share_fail(struct shared_state *s, uint32_t share_id, int error, uint64_t deadline_ms)
+{
+	return share_settle(s, share_id, SHARED_SHARE_FAILED, NULL, error ? error : -EIO,
+			    deadline_ms);
+}
+
+int shared_share_get(struct shared_state *s, uint32_t share_id, struct shared_share *out,
+		     uint64_t deadline_ms)
+{
+	struct shared_share *sh;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	sh = find_share(s, share_id);
+	if (sh)
+		*out = *sh;
+	pthread_mutex_unlock(&s->lock);
+	return sh ? 0 : -ENOENT;
+}
+
+static uint64_t now_ms(void)
+{
+	return shared_deadline(0);
+}
+
+int shared_share_wait(struct shared_state *s, uint32_t share_id, struct shared_share *out,
+		      uint64_t deadline_ms)
+{
+	int ret;
+
+	for (;;) {
+		ret = shared_share_get(s, share_id, out, deadline_ms);
+		if (ret || out->state != SHARED_SHARE_PENDING)
+			return ret;
+		if (now_ms() >= deadline_ms)
+			return -ETIMEDOUT;
+		usleep(RETRY_SLICE_MS * 1000 / 4);
+	}
+}
+
+int shared_share_took(struct shared_state *s, uint32_t share_id, uint64_t deadline_ms)
+{
+	struct shared_share *sh;
+	int ret = lock_state(s, deadline_ms);
+
+	if (ret)
+		return ret;
+	sh = find_share(s, share_id);
+	if (sh)
+		sh->taken++;
+	pthread_mutex_unlock(&s->lock);
+	return sh ? 0 : -ENOENT;
+}
+
+int shared_share_wait_taken(struct shared_state *s, uint32_t share_id, uint64_t deadline_ms)
+{
+	struct shared_share sh;
+	int ret;
+
+	for (;;) {
+		ret = shared_share_get(s, share_id, &sh, deadline_ms);
+		if (ret || sh.taken >= sh.importers)
+			return ret;
+		if (now_ms() >= deadline_ms)
+			return -ETIMEDOUT;
+		usleep(RETRY_SLICE_MS * 1000 / 4);
+	}
 }

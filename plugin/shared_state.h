@@ -28,6 +28,15 @@
  *   and copies itself (the copier then leaves it). TAKEN -> COPIED when the
  *   copier is done, with `copy_error` and its figures; the master's RESUME
  *   of that task waits for COPIED.
+ * - `shares[]` (restore_share.h): one record per KFD BO that other BOs of
+ *   the checkpoint import (one buffer), filled by the master: its share_id,
+ *   the file id of the process that has it (the origin) and how many BOs
+ *   import it (state PENDING). The origin's task, once RESTOREd, PUBLISHES
+ *   its pid, the number of an fd of the BO's dma-buf it keeps open, the BO's
+ *   new mmap offset and its GPU; or marks it FAILED. An importing task waits
+ *   for PUBLISHED, duplicates the fd with pidfd_getfd() and counts it
+ *   `taken`; the origin's task closes its fd once `taken` reaches
+ *   `importers` (at its first UPDATE_VMA_MAP, bounded wait).
  * - Every lock is a robust, process-shared mutex: when its owner dies, the
  *   next locker gets EOWNERDEAD from the kernel (exactly one locker does),
  *   marks it consistent and counts the recovery; a slot is thereby handed
@@ -43,6 +52,7 @@
 
 #define SHARED_MAX_IMAGES 1024
 #define SHARED_COPY_SLOTS 4
+#define SHARED_MAX_SHARES 4096
 
 enum shared_image_state {
 	SHARED_IMAGE_PENDING = 0,
@@ -77,10 +87,31 @@ enum shared_handoff {
 	SHARED_HANDOFF_COPIED,
 };
 
+enum shared_share_state {
+	SHARED_SHARE_PENDING = 0,
+	SHARED_SHARE_PUBLISHED,
+	SHARED_SHARE_FAILED,
+};
+
+struct shared_share {
+	uint32_t share_id;     /* KfdBoEntry.share_id */
+	uint32_t origin_image; /* file id of the process that has the BO */
+	uint32_t importers;    /* BOs of the checkpoint that import it */
+	uint32_t state;	       /* enum shared_share_state */
+	int32_t error;	       /* FAILED: -errno */
+	uint32_t pid;	       /* PUBLISHED: the origin's task, as it sees itself */
+	int32_t fd;	       /* PUBLISHED: its fd of the BO's dma-buf */
+	uint32_t gpu_id;       /* PUBLISHED: the local (actual) GPU of the BO */
+	uint64_t offset;       /* PUBLISHED: the BO's mmap offset after RESTORE */
+	uint32_t taken;	       /* importers that have duplicated the fd */
+};
+
 struct shared_state {
 	pthread_mutex_t lock;
 	uint32_t n_images;
 	struct shared_image images[SHARED_MAX_IMAGES];
+	uint32_t n_shares;
+	struct shared_share shares[SHARED_MAX_SHARES];
 	pthread_mutex_t copy_slots[SHARED_COPY_SLOTS];
 	uint32_t recoveries; /* dead owners recovered (under the lock that was recovered) */
 };
@@ -124,6 +155,24 @@ int shared_handoff_answer(struct shared_state *s, uint32_t id, int taken, uint64
 /* Copier: TAKEN -> COPIED with its outcome. */
 int shared_handoff_copied(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
 			  uint64_t usec, uint64_t deadline_ms);
+
+/* Master, before the fork: a PENDING share record. -E2BIG past SHARED_MAX_SHARES. */
+int shared_share_add(struct shared_state *s, uint32_t share_id, uint32_t origin_image,
+		     uint32_t importers);
+/* Origin's task: PENDING -> PUBLISHED (rec: pid, fd, gpu_id, offset) or FAILED (error). */
+int shared_share_publish(struct shared_state *s, uint32_t share_id, const struct shared_share *rec,
+			 uint64_t deadline_ms);
+int shared_share_fail(struct shared_state *s, uint32_t share_id, int error, uint64_t deadline_ms);
+/* Importer: waits until the record is PUBLISHED or FAILED; its snapshot in *out. */
+int shared_share_wait(struct shared_state *s, uint32_t share_id, struct shared_share *out,
+		      uint64_t deadline_ms);
+/* Importer: it has duplicated the published fd. */
+int shared_share_took(struct shared_state *s, uint32_t share_id, uint64_t deadline_ms);
+/* Origin's task: waits until every importer took the fd (-ETIMEDOUT past the deadline). */
+int shared_share_wait_taken(struct shared_state *s, uint32_t share_id, uint64_t deadline_ms);
+/* Snapshot of a record; -ENOENT if unknown. */
+int shared_share_get(struct shared_state *s, uint32_t share_id, struct shared_share *out,
+		     uint64_t deadline_ms);
 
 /* Now + ms on CLOCK_REALTIME (the clock of pthread_mutex_timedlock), in ms. */
 uint64_t shared_deadline(uint64_t ms_from_now);

@@ -28,16 +28,19 @@ static void policy(void **state)
 	(void)state;
 	unsetenv("AMDGPU_CRIU_SHARED_BO");
 	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
-	assert_int_equal(p, BO_SHARE_REFUSE);
+	assert_int_equal(p, BO_SHARE_SHARE);
+	setenv("AMDGPU_CRIU_SHARED_BO", "share", 1);
+	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
+	assert_int_equal(p, BO_SHARE_SHARE);
 	setenv("AMDGPU_CRIU_SHARED_BO", "copy", 1);
 	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
 	assert_int_equal(p, BO_SHARE_COPY);
 	setenv("AMDGPU_CRIU_SHARED_BO", "refuse", 1);
 	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
 	assert_int_equal(p, BO_SHARE_REFUSE);
-	setenv("AMDGPU_CRIU_SHARED_BO", "share", 1);
+	setenv("AMDGPU_CRIU_SHARED_BO", "private", 1);
 	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, "AMDGPU_CRIU_SHARED_BO=share: unknown"));
+	assert_non_null(strstr(why, "AMDGPU_CRIU_SHARED_BO=private: unknown"));
 	unsetenv("AMDGPU_CRIU_SHARED_BO");
 }
 
@@ -48,21 +51,29 @@ static void table(void **state)
 				 b = {.pid = 11, .gpu_id = 8, .addr = 0x2000, .size = 4096},
 				 c = {.pid = 12, .gpu_id = 7, .addr = 0x3000, .size = 8192};
 	const struct bo_share_bo *first = NULL;
+	uint32_t id = 0;
 
 	(void)state;
 	bo_share_init(&t);
-	assert_int_equal(bo_share_add(&t, 5, 100, &a, &first), 0);
-	assert_int_equal(bo_share_add(&t, 5, 101, &b, &first), 0);
-	assert_int_equal(bo_share_add(&t, 6, 100, &b, &first), 0); /* other fs, same ino */
+	assert_int_equal(bo_share_add(&t, 5, 100, &a, &first, &id), 0);
+	assert_int_equal(id, 1);
+	assert_int_equal(bo_share_add(&t, 5, 101, &b, &first, &id), 0);
+	assert_int_equal(id, 2);
+	assert_int_equal(bo_share_add(&t, 6, 100, &b, &first, &id), 0); /* other fs, same ino */
+	assert_int_equal(id, 3);
 	assert_null(first);
-	assert_int_equal(bo_share_add(&t, 5, 100, &c, &first), -EEXIST);
+	assert_int_equal(bo_share_add(&t, 5, 100, &c, &first, &id), -EEXIST);
 	assert_non_null(first);
+	assert_int_equal(id, 1);
 	assert_int_equal(first->pid, 10);
 	assert_int_equal(first->addr, 0x1000);
 	/* a third sharer still names the first, which stays in the table */
-	assert_int_equal(bo_share_add(&t, 5, 100, &b, &first), -EEXIST);
+	assert_int_equal(bo_share_add(&t, 5, 100, &b, &first, &id), -EEXIST);
 	assert_int_equal(first->pid, 10);
-	assert_int_equal(t.n, 3);
+	assert_int_equal(id, 1);
+	assert_int_equal(bo_share_add(&t, 5, 102, &c, &first, &id), 0); /* numbers go on */
+	assert_int_equal(id, 4);
+	assert_int_equal(t.n, 4);
 	assert_int_equal(t.shared, 2);
 	bo_share_fini(&t);
 	assert_null(t.root);
@@ -74,16 +85,18 @@ static void by_fd(void **state)
 	const struct bo_share_bo a = {.pid = 1}, b = {.pid = 2};
 	const struct bo_share_bo *first = NULL;
 	int fd = open("/dev/null", O_RDONLY), dup_fd = dup(fd), other = open("/dev/zero", O_RDONLY);
+	uint32_t id;
 
 	(void)state;
 	assert_true(fd >= 0 && dup_fd >= 0 && other >= 0);
 	bo_share_init(&t);
-	assert_int_equal(bo_share_add_fd(&t, fd, &a, &first), 0);
-	assert_int_equal(bo_share_add_fd(&t, other, &b, &first), 0);
-	assert_int_equal(bo_share_add_fd(&t, dup_fd, &b, &first), -EEXIST);
+	assert_int_equal(bo_share_add_fd(&t, fd, &a, &first, &id), 0);
+	assert_int_equal(bo_share_add_fd(&t, other, &b, &first, &id), 0);
+	assert_int_equal(bo_share_add_fd(&t, dup_fd, &b, &first, &id), -EEXIST);
 	assert_int_equal(first->pid, 1);
+	assert_int_equal(id, 1);
 	close(other);
-	assert_int_equal(bo_share_add_fd(&t, other, &b, &first), -EBADF);
+	assert_int_equal(bo_share_add_fd(&t, other, &b, &first, &id), -EBADF);
 	bo_share_fini(&t);
 	close(fd);
 	close(dup_fd);

@@ -156,11 +156,12 @@ install_kfdsim_tests() { # OVERLAY
 	# ZDTM-style GPU workloads (tests/workloads/gpu: kfdlib + one program each)
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
 		-o "$1/test/bin/zdtm-gpu-basic" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-basic.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"
-	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
-		-o "$1/test/bin/zdtm-gpu-share" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-share.c" "$VM_ROOT/tests/workloads/gpu/kfdlib.c"
 	# kfdlib's kernel uapi headers first; gemlib.c finds libdrm's own drm.h beside amdgpu.h
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -I /usr/include/libdrm \
 		-o "$1/test/bin/zdtm-gpu-gem" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-gem.c" \
+		"$VM_ROOT/tests/workloads/gpu/kfdlib.c" "$VM_ROOT/tests/workloads/gpu/gemlib.c" -ldrm_amdgpu -ldrm
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -I /usr/include/libdrm \
+		-o "$1/test/bin/zdtm-gpu-share" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-share.c" \
 		"$VM_ROOT/tests/workloads/gpu/kfdlib.c" "$VM_ROOT/tests/workloads/gpu/gemlib.c" -ldrm_amdgpu -ldrm
 }
 

@@ -2,6 +2,8 @@
 /* gemlib: render-node (GEM) BOs through libdrm_amdgpu (gemlib.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <xf86drm.h>
 
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
@@ -106,4 +108,27 @@ uint8_t *gem_bo_cpu(struct gem_bo *b)
 uint32_t gem_bo_handle(struct gem_bo *b)
 {
 	return b->handle;
+}
+
+int gem_map_dmabuf(int render_fd, int dmabuf_fd, uint64_t size, uint8_t **cpu)
+{
+	union drm_amdgpu_gem_mmap args = {0};
+	uint32_t handle;
+	void *p;
+	int ret;
+
+	ret = drmPrimeFDToHandle(render_fd, dmabuf_fd, &handle) ? -errno : 0;
+	if (ret)
+		return ret;
+	args.in.handle = handle;
+	ret = drmCommandWriteRead(render_fd, DRM_AMDGPU_GEM_MMAP, &args, sizeof(args));
+	if (!ret) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, render_fd,
+			 (off_t)args.out.addr_ptr);
+		ret = p == MAP_FAILED ? -errno : 0;
+		if (!ret)
+			*cpu = p;
+	}
+	drmCloseBufferHandle(render_fd, handle);
+	return ret;
 }

@@ -24,4 +24,13 @@ void gem_bo_free(struct gem_bo *bo);
 uint8_t *gem_bo_cpu(struct gem_bo *bo);
 uint32_t gem_bo_handle(struct gem_bo *bo);
 
+/*
+ * A CPU mapping of a dma-buf of this render node's GPU through the render
+ * node, as KFD BOs are mapped: PRIME import (a GEM handle), its mmap offset
+ * (AMDGPU_GEM_MMAP), mmap, and the handle closed again, so that the file
+ * keeps no GEM handle (the mapping keeps the object). The render file must
+ * be allowed the object's offset, as a KFD import of it on that file is.
+ */
+int gem_map_dmabuf(int render_fd, int dmabuf_fd, uint64_t size, uint8_t **cpu);
+
 #endif

@@ -15,15 +15,20 @@
  * second GPU (a GTT BO there that shares the VRAM's pages).
  * --size: the BO's size (default 1 MiB).
  *
- * The importer sees the buffer through a dma-buf of its own BO (exported
- * again, mmapped for the check, unmapped and closed after it), so what it
- * sees is what its BO holds, shared or not.
+ * The child sees its import through a CPU mapping of it on its render
+ * node (gemlib.h, gem_map_dmabuf(), as ROCr maps memory), kept across the
+ * dump; --same-process sees it through a dma-buf of the import (exported
+ * again, mmapped for the check, unmapped and closed after it). Either way
+ * what the importer sees is what its BO holds, shared or not.
  *
  * READY: "pid P", "child C" (two processes), one "fd N TARGET" per open
  * fd (the child's in READY.child). On TRIGGER the parent checks: its BO
  * holds the pattern; the importer sees it; a write by the importer is seen
- * by the exporter and one by the exporter by the importer. RESULT: PASS, or
- * "FAIL <what>" for the first check that failed.
+ * by the exporter and one by the exporter by the importer; the importer
+ * unmaps and frees its import with the KFD handle it had. The importer has
+ * a free handle slot below its import's (a BO made before the import and
+ * freed after it). RESULT: PASS, or "FAIL <what>" for the first check that
+ * failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gemlib.h"
 #include "kfdlib.h"
 
 #define SEED_FIRST    0x11 /* the exporter's fill */
@@ -70,26 +76,30 @@ static int64_t verify(const uint8_t *p, uint64_t n, uint8_t seed)
 }
 
 /*
- * The importer's view of its BO: checks seed `check`, then writes seed
- * `write` if not 0. "ok" or "FAIL ..." in msg.
+ * The importer's view of its BO (bo->cpu, else a dma-buf of it mapped for
+ * the moment): checks seed `check`, then writes seed `write` if not 0.
+ * "ok" or "FAIL ..." in msg.
  */
 static void through_view(struct kfdl *k, const struct kfdl_bo *bo, uint8_t check, uint8_t write,
 			 char *msg, size_t len)
 {
 	int64_t bad;
-	uint8_t *p;
+	uint8_t *p = bo->cpu;
 	int fd, rc;
 
-	rc = kfdl_export_dmabuf(k, bo, &fd);
-	if (rc) {
-		snprintf(msg, len, "FAIL importer: EXPORT_DMABUF: %s", strerror(-rc));
-		return;
-	}
-	p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED) {
-		snprintf(msg, len, "FAIL importer: mmap of its dma-buf: %s", strerror(errno));
-		return;
+	if (!p) {
+		rc = kfdl_export_dmabuf(k, bo, &fd);
+		if (rc) {
+			snprintf(msg, len, "FAIL importer: EXPORT_DMABUF: %s", strerror(-rc));
+			return;
+		}
+		p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p == MAP_FAILED) {
+			snprintf(msg, len, "FAIL importer: mmap of its dma-buf: %s",
+				 strerror(errno));
+			return;
+		}
 	}
 	bad = verify(p, bo->size, check);
 	if (bad >= 0)
@@ -99,7 +109,8 @@ static void through_view(struct kfdl *k, const struct kfdl_bo *bo, uint8_t check
 		snprintf(msg, len, "ok");
 	if (bad < 0 && write)
 		fill(p, bo->size, write);
-	munmap(p, bo->size);
+	if (p != bo->cpu)
+		munmap(p, bo->size);
 }
 
 static int send_fd(int sock, int fd)
@@ -205,25 +216,35 @@ static int result(const struct opts *o, const char *text)
 static int importer(const struct opts *o, int sock)
 {
 	static struct kfdl k;
-	struct kfdl_bo bo, own;
+	struct kfdl_bo bo, own, gap, after;
 	char ready[300], req[64], msg[256];
 	int sel = 0, fd, rc;
 	unsigned int check, write;
 
 	/*
 	 * A GTT BO of its own, CPU-mapped through the render node as ROCr's
-	 * are: a restored task without any GPU mapping keeps the plugin's
-	 * render fds (README, known limits).
+	 * are (a restored task without any GPU mapping keeps the plugin's
+	 * render fds: README, known limits); and a free handle slot below the
+	 * import's (a BO made before it and freed after), which a restore
+	 * must not hand to the import.
 	 */
 	rc = kfdl_open_sel(&k, &sel, 1);
 	if (!rc)
 		rc = kfdl_alloc(&k, 0, KFDL_GTT, KFDL_PAGE, &own);
+	if (!rc)
+		rc = kfdl_alloc(&k, 0, KFDL_GTT, KFDL_PAGE, &gap);
+	if (!rc)
+		rc = kfdl_alloc(&k, 0, KFDL_GTT, KFDL_PAGE, &after);
 	fd = rc ? rc : recv_fd(sock);
 	rc = fd < 0 ? fd : kfdl_import_dmabuf(&k, 0, fd, o->size, &bo);
+	if (!rc)
+		rc = gem_map_dmabuf(k.gpu[0].render_fd, fd, o->size, &bo.cpu);
 	if (fd >= 0)
 		close(fd);
 	if (!rc)
 		rc = kfdl_map(&k, &bo, &k.gpu[0].gpu_id, 1);
+	if (!rc)
+		rc = kfdl_free(&k, &gap);
 	if (rc) {
 		snprintf(msg, sizeof(msg), "FAIL importer setup: %s", strerror(-rc));
 		send_line(sock, msg);
@@ -236,9 +257,20 @@ static int importer(const struct opts *o, int sock)
 		snprintf(msg, sizeof(msg), "FAIL importer READY: %s", strerror(-rc));
 	send_line(sock, msg);
 	while (!recv_line(sock, req, sizeof(req))) {
-		if (sscanf(req, "check %x %x", &check, &write) != 2)
+		if (!strcmp(req, "free")) { /* with the handle it had: KFD must know it */
+			munmap(bo.cpu, bo.size);
+			bo.cpu = NULL;
+			rc = kfdl_unmap_all(&k, &bo);
+			if (!rc)
+				rc = kfdl_free(&k, &bo);
+			snprintf(msg, sizeof(msg),
+				 rc ? "FAIL importer: its import's handle %#llx: %s" : "ok",
+				 (unsigned long long)bo.handle, strerror(-rc));
+		} else if (sscanf(req, "check %x %x", &check, &write) == 2) {
+			through_view(&k, &bo, (uint8_t)check, (uint8_t)write, msg, sizeof(msg));
+		} else {
 			break;
-		through_view(&k, &bo, (uint8_t)check, (uint8_t)write, msg, sizeof(msg));
+		}
 		send_line(sock, msg);
 	}
 	return 0;
@@ -281,6 +313,10 @@ static void self_check(struct kfdl *k, const struct kfdl_bo *bo, const struct kf
 	}
 	fill(bo->cpu, bo->size, SEED_EXPORTER);
 	ask(k, import, sock, SEED_EXPORTER, 0, msg, len);
+	if (strcmp(msg, "ok"))
+		return;
+	if (!import && (send_line(sock, "free") || recv_line(sock, msg, len)))
+		snprintf(msg, len, "FAIL the importer does not answer");
 	if (!strcmp(msg, "ok"))
 		snprintf(msg, len, "PASS");
 }

@@ -1,20 +1,25 @@
 #!/bin/sh
-# GPU memory shared through a dma-buf (ROCr's IPC on ROCm 6.1+): KFD's
-# RESTORE would give every sharer a private copy, so the plugin refuses the
-# dump (plugin/bo_share.h) unless told to accept copies. zdtm-gpu-share
-# exports a VRAM BO (AMDKFD_IOC_EXPORT_DMABUF) and imports it
-# (AMDKFD_IOC_IMPORT_DMABUF); at the dump nobody holds a dma-buf fd, only
-# the KFD BOs that are one buffer. Its self-check: the pattern is there,
-# the importer sees it, a write by either is seen by the other.
-#   share    parent exports, child imports on the same GPU: refused, the
-#            plugin's line names both pids' BOs; the tree runs on, neither
-#            KFD process paused, and the self-check PASSes
-#   same     one process imports its own BO on a second GPU: refused
+# GPU memory shared through a dma-buf (ROCr's IPC on ROCm 6.1+), restored
+# shared (plugin/bo_share.h, plugin/restore_share.h): KFD's RESTORE alone
+# would give every sharer a private copy. zdtm-gpu-share exports a VRAM BO
+# (AMDKFD_IOC_EXPORT_DMABUF) and imports it (AMDKFD_IOC_IMPORT_DMABUF); at
+# the dump nobody holds a dma-buf fd, only the KFD BOs that are one buffer.
+# Its self-check: the pattern is there, the importer sees it, a write by
+# either is seen by the other, and the importer frees its import with the
+# KFD handle it had (it has a free handle slot below it).
+#   share    parent exports, child imports on the same GPU: dumped (the
+#            plugin's line names both BOs), restored, PASS
+#   remap    the same dumped on the boot's two GPUs and restored on two of
+#            the MI210 machine's eight (other gpu_ids and minors), PASS
+#   refuse   AMDGPU_CRIU_SHARED_BO=refuse: the dump is refused, the tree
+#            runs on, neither KFD process paused, PASS
+#   same     one process imports its own BO on a second GPU (a GTT BO
+#            there): refused, sharing across GPUs is not restored
 #   policy   AMDGPU_CRIU_SHARED_BO=bogus: the dump fails, the line says why
-# Control: AMDGPU_CRIU_SHARED_BO=copy lets the dump through with a warning;
-# the restore then gives each process a private copy, and the self-check
-# must FAIL ("the exporter does not see the importer's write"): the loss
-# the refusal prevents.
+# Control: AMDGPU_CRIU_SHARED_BO=copy lets the dump through as private
+# BOs; the restore then gives each process a private copy, and the
+# self-check must FAIL ("the exporter does not see the importer's write"):
+# what the sharing restore prevents.
 # vm-boot: cr
 # vm-timeout: 300
 . /test/lib/guest.sh
@@ -28,34 +33,69 @@ fi
 kfdsim_debugfs || diag "no kfdsim debugfs"
 ONE_BUFFER="are one buffer \(the same dma-buf: one was imported from the other, AMDKFD_IOC_IMPORT_DMABUF\)"
 
-# share_refused NAME A B -- OPTIONS...: the workload with OPTIONS, its dump
-# refused with the plugin's line naming the BOs of pids A and B (ERE
-# "pid A's BO ... and pid B's BO ... are one buffer"); WL_PID, CHILD
+# share_refused NAME A B: the running workload's (WL_PID) dump refused with
+# the plugin's line naming the BOs of pids A and B ("pid A's BO ... and pid
+# B's BO ... are one buffer"); both run on, their KFD processes unpaused
 share_refused() {
 	local name=$1 a=$2 b=$3 rc img=$WORK/img-$1 p
-	shift 4
 	criu_dump "$img" "$WL_PID"
 	rc=$?
 	check "$name: dump refused (status $rc)" test "$rc" -ne 0
 	grep -m1 'amdgpu_plugin: Error: pid' "$img/dump.log" | cut -c1-400 | sed 's/^/# /'
 	check "$name: the plugin's line names pid $a's and pid $b's BOs as one buffer" \
-		grep -qE "amdgpu_plugin: Error: pid $a's BO at 0x[0-9a-f]+ \([0-9]+ KiB of VRAM, GPU [0-9]+\) and pid $b's BO at 0x[0-9a-f]+ \([0-9]+ KiB of (VRAM|GTT), GPU [0-9]+\) $ONE_BUFFER: .*refused" "$img/dump.log"
+		grep -qE "amdgpu_plugin: Error: pid $a's BO at 0x[0-9a-f]+ \([0-9]+ KiB of VRAM, GPU [0-9]+\) and pid $b's BO at 0x[0-9a-f]+ \([0-9]+ KiB of (VRAM|GTT), GPU [0-9]+\) $ONE_BUFFER[:,] .*refused" "$img/dump.log"
 	for p in $a $b; do
 		check "$name: pid $p runs on" alive "$p"
 		check "$name: pid $p's KFD process is not paused" eval 'kfd_state "$p" | grep -q " paused=0 "'
 	done
 }
 
-# --- share: two processes ---
+# --- share: two processes, restored shared ---
 if GPU_WL=$SHARE_WL gpu_start share; then
 	pid=$WL_PID
 	child=$(gpu_child_pid)
 	check "share: the workload has a child" test -n "$child"
-	# CRIU dumps the parent's files first: the child's import is the second sharer
-	share_refused share "$pid" "$child"
+	EXPECT=ok gpu_dump_restore share "$WORK/img-share" "$pid"
+	# CRIU dumps the parent's files first: the child's BO is the import
+	check "share: the dump names the child's BO an import of the parent's" \
+		grep -qE "amdgpu_plugin: pid $pid's BO .* and pid $child's BO .* $ONE_BUFFER: restored as an import of pid $pid's BO" "$WORK/img-share/dump.log"
+	grep -m3 -E 'amdgpu_plugin: .*(shared|free handle slots)' "$WORK/img-share/restore.log" | cut -c1-200 | sed 's/^/# /'
+	check "share: the restore made the import again, keeping its handle" \
+		grep -q "amdgpu_plugin: pid $child GPU [0-9]*: 1 free handle slots filled for a moment to keep the imports' handles" "$WORK/img-share/restore.log"
 	gpu_finish share "$pid" "$child"
 else
 	fail "share: workload ready"
+fi
+
+# --- remap: dumped on the boot's 2 GPUs, restored shared on 2 of the MI210 machine's 8 ---
+DESC=/test/kfdsim/machines/mi210.desc
+if [ ! -f "$DESC" ]; then
+	ok "remap # SKIP no $DESC"
+elif ! gpu_cg_make share; then
+	ok "remap # SKIP no cgroup v1 devices controller"
+elif GPU_WL=$SHARE_WL GPU_WRAP="sh $WORK/cg-share.sh" gpu_start remap; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	ids=$(kfd_user_ids "$pid")
+	gpu_dump_ok remap "$WORK/img-remap" "$pid"
+	check "remap: the child is gone too" gpu_gone "$child"
+	gpu_restore_on_machine remap "$WORK/img-remap" "$pid" "$ids" "$DESC" share
+	check "remap: the child has the user gpu_ids it had" eval '[ "$(kfd_user_ids "$child")" = "$ids" ]'
+	gpu_finish remap "$pid" "$child"
+	gpu_cg_remove share
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+else
+	fail "remap: workload ready"
+fi
+
+# --- refuse: the policy that refuses any shared BO ---
+if GPU_WL=$SHARE_WL gpu_start refuse; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	AMDGPU_CRIU_SHARED_BO=refuse share_refused refuse "$pid" "$child"
+	gpu_finish refuse "$pid" "$child"
+else
+	fail "refuse: workload ready"
 fi
 
 # --- same: one process, its own BO imported on a second GPU ---
@@ -76,7 +116,7 @@ if GPU_WL=$SHARE_WL gpu_start policy; then
 	rc=$?
 	check "policy: dump fails (status $rc)" test "$rc" -ne 0
 	check "policy: the plugin says the value is unknown" \
-		grep -q "amdgpu_plugin: Error: AMDGPU_CRIU_SHARED_BO=bogus: unknown; use refuse (the default) or copy" "$WORK/img-policy/dump.log"
+		grep -q "amdgpu_plugin: Error: AMDGPU_CRIU_SHARED_BO=bogus: unknown; use share (the default), refuse or copy" "$WORK/img-policy/dump.log"
 	gpu_finish policy "$pid" "$child"
 else
 	fail "policy: workload ready"
