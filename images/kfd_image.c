@@ -28,6 +28,8 @@ static const char *kind_prefix(enum kfd_image_kind kind)
 		return "amdgpu-kfd-";
 	case KFD_IMAGE_RENDER:
 		return "amdgpu-render-";
+	case KFD_IMAGE_DMABUF:
+		return "amdgpu-dmabuf-";
 	default:
 		return "amdgpu-hsakmt-";
 	}
@@ -473,6 +475,32 @@ int hsakmt_files_image_load(int dir_fd, uint32_t pid, HsakmtFilesEntry **out, ch
 	}
 	*out = e;
 	return 0;
+}
+
+int dmabuf_file_image_load(int dir_fd, uint32_t id, struct dmabuf_file_image *img, char *err,
+			   size_t errlen)
+{
+	char name[KFD_IMAGE_NAME_MAX];
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	img->id = id;
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_DMABUF, id);
+	img->entry = unpack(dir_fd, name, &dmabuf_file_entry__descriptor, &ret, err, errlen);
+	if (!img->entry)
+		return ret;
+	if (!img->entry->share_id) {
+		dmabuf_file_image_free(img);
+		return errmsg_set(err, errlen, -EINVAL, "%s: no share number", name);
+	}
+	return 0;
+}
+
+void dmabuf_file_image_free(struct dmabuf_file_image *img)
+{
+	if (img->entry)
+		dmabuf_file_entry__free_unpacked(img->entry, NULL);
+	img->entry = NULL;
 }
 
 void render_file_image_free(struct render_file_image *img)

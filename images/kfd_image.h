@@ -49,6 +49,7 @@ enum kfd_image_kind {
 	KFD_IMAGE_PROCESS, /* amdgpu-kfd-<id>.img */
 	KFD_IMAGE_RENDER,  /* amdgpu-render-<id>.img */
 	KFD_IMAGE_HSAKMT,  /* amdgpu-hsakmt-<pid>.img */
+	KFD_IMAGE_DMABUF,  /* amdgpu-dmabuf-<id>.img */
 };
 
 /* The most a recorded libhsakmt file may hold (it writes 8 and 32 bytes). */
@@ -131,6 +132,15 @@ int hsakmt_files_image_load(int dir_fd, uint32_t pid, HsakmtFilesEntry **out, ch
  * naming it. The plugin's restore and amdgpu-criu list images by this alone.
  * *ids is malloc'ed (NULL when *n == 0).
  */
+/* A validated dma-buf file image (a share_id, which the caller resolves). */
+struct dmabuf_file_image {
+	uint32_t id;
+	DmabufFileEntry *entry;
+};
+int dmabuf_file_image_load(int dir_fd, uint32_t id, struct dmabuf_file_image *img, char *err,
+			   size_t errlen);
+void dmabuf_file_image_free(struct dmabuf_file_image *img);
+
 int kfd_image_list(int dir_fd, enum kfd_image_kind kind, uint32_t **ids, size_t *n, char *err,
 		   size_t errlen);
 

@@ -80,6 +80,10 @@ static int amdgpu_plugin_dump_file(int fd, int id)
 
 	if (!plugin.dump_ready || fstat(fd, &st))
 		return -ENOTSUP;
+	if (bo_share_is_dmabuf(fd)) {
+		plugin.dump.dir_fd = criu_get_image_dir();
+		return our_failure(dump_dmabuf_file(&plugin.dump, fd, (uint32_t)id));
+	}
 	switch (dump_classify(&plugin.dump, &st)) {
 	case GPU_FILE_KFD:
 		plugin.dump.dir_fd = criu_get_image_dir();

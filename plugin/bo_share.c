@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <linux/kfd_ioctl.h>
+#include <linux/magic.h>
 
 #include "bo_share.h"
 
@@ -87,6 +89,19 @@ int bo_share_add(struct bo_share_table *t, dev_t dev, ino_t ino, const struct bo
 	return 0;
 }
 
+int bo_share_find(const struct bo_share_table *t, dev_t dev, ino_t ino, uint32_t *share_id,
+		  const struct bo_share_bo **first)
+{
+	const struct bo_share_seen key = {.dev = dev, .ino = ino};
+	struct bo_share_seen *const *found = tfind(&key, &t->root, seen_cmp);
+
+	if (!found)
+		return -ENOENT;
+	*share_id = (*found)->share_id;
+	*first = &(*found)->first;
+	return 0;
+}
+
 int bo_share_add_fd(struct bo_share_table *t, int dmabuf_fd, const struct bo_share_bo *bo,
 		    const struct bo_share_bo **first, uint32_t *share_id)
 {
@@ -114,4 +129,11 @@ void bo_share_describe(const struct bo_share_bo *first, const struct bo_share_bo
 		 first->pid, first->addr, first->size >> 10, domain(first->alloc_flags),
 		 first->gpu_id, second->pid, second->addr, second->size >> 10,
 		 domain(second->alloc_flags), second->gpu_id);
+}
+
+bool bo_share_is_dmabuf(int fd)
+{
+	struct statfs f;
+
+	return !fstatfs(fd, &f) && f.f_type == DMA_BUF_MAGIC;
 }

@@ -30,6 +30,7 @@
 #ifndef AMDGPU_CRIU_BO_SHARE_H
 #define AMDGPU_CRIU_BO_SHARE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -72,6 +73,13 @@ int bo_share_add(struct bo_share_table *t, dev_t dev, ino_t ino, const struct bo
 /* The same for a dma-buf fd (fstat); -errno if it cannot be read. */
 int bo_share_add_fd(struct bo_share_table *t, int dmabuf_fd, const struct bo_share_bo *bo,
 		    const struct bo_share_bo **first, uint32_t *share_id);
+
+/* The number of the dma-buf (dev, ino) and its first BO; -ENOENT if no BO had it. */
+int bo_share_find(const struct bo_share_table *t, dev_t dev, ino_t ino, uint32_t *share_id,
+		  const struct bo_share_bo **first);
+
+/* Whether fd is a dma-buf (its file system's magic). */
+bool bo_share_is_dmabuf(int fd);
 
 /* The one line that names a shared buffer (`second` the BO just seen). */
 void bo_share_describe(const struct bo_share_bo *first, const struct bo_share_bo *second, char *buf,

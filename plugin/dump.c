@@ -706,6 +706,36 @@ int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id)
 	return ret;
 }
 
+int dump_dmabuf_file(struct dump_session *s, int fd, uint32_t id)
+{
+	DmabufFileEntry e = DMABUF_FILE_ENTRY__INIT;
+	const struct bo_share_bo *bo;
+	struct stat st;
+	char why[256];
+	int ret;
+
+	if (fstat(fd, &st))
+		return -errno;
+	ret = bo_share_find(&s->shares, st.st_dev, st.st_ino, &e.share_id, &bo);
+	if (ret || s->share_policy != BO_SHARE_SHARE) {
+		pr_err("file %u is a dma-buf %s: refused (CRIU would not save it either)", id,
+		       ret ? "of no KFD BO the dump has met so far (a BO of another device or of "
+			     "a process outside the dump, or of a process CRIU dumps after this "
+			     "file)"
+			   : "of a KFD BO, which AMDGPU_CRIU_SHARED_BO=refuse or copy does not "
+			     "restore shared");
+		return -EOPNOTSUPP;
+	}
+	e.size = (uint64_t)st.st_size;
+	ret = kfd_image_write(s->dir_fd, KFD_IMAGE_DMABUF, id, &e.base, why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	else
+		pr_info("dma-buf file %u: pid %u's BO at %#" PRIx64 " (GPU %u, share %u)", id,
+			bo->pid, bo->addr, bo->gpu_id, e.share_id);
+	return ret;
+}
+
 int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid)
 {
 	struct hsakmt_dump_result res;

@@ -69,6 +69,12 @@ int dump_render_audit(struct dump_session *s, int pid);
  */
 int dump_kfd_file(struct dump_session *s, int fd, uint32_t id);
 
+/*
+ * DUMP_EXT_FILE for a dma-buf: one of a KFD BO checkpointed before in this
+ * dump is recorded by its share_id (bo_share.h); any other is refused.
+ */
+int dump_dmabuf_file(struct dump_session *s, int fd, uint32_t id);
+
 /* DUMP_EXT_FILE for a render node: records its GPU. */
 int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id);
 

@@ -41,6 +41,8 @@ struct restore_session {
 	size_t n_procs;
 	struct render_file_image *renders;
 	size_t n_renders;
+	struct dmabuf_file_image *dmabufs; /* the application's dma-buf fds of KFD BOs */
+	size_t n_dmabufs;
 	struct kfd_topology src; /* recorded GPUs and CPU nodes of all images */
 	uint32_t *src_nodes;
 	size_t n_src_nodes;

@@ -35,6 +35,34 @@ static int check_complete(int dir_fd)
 	return ret;
 }
 
+static int load_dmabuf_images(struct restore_session *s, int dir_fd)
+{
+	uint32_t *ids = NULL;
+	size_t n, i;
+	char why[512];
+	int ret;
+
+	ret = kfd_image_list(dir_fd, KFD_IMAGE_DMABUF, &ids, &n, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
+		return ret;
+	}
+	s->dmabufs = calloc(n + 1, sizeof(*s->dmabufs));
+	if (!s->dmabufs) {
+		free(ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++, s->n_dmabufs++) {
+		ret = dmabuf_file_image_load(dir_fd, ids[i], &s->dmabufs[i], why, sizeof(why));
+		if (ret) {
+			pr_err("%s", why);
+			break;
+		}
+	}
+	free(ids);
+	return ret;
+}
+
 static int load_images(struct restore_session *s, int dir_fd)
 {
 	uint32_t *ids = NULL;
@@ -80,7 +108,7 @@ static int load_images(struct restore_session *s, int dir_fd)
 		}
 	}
 	free(ids);
-	return ret;
+	return ret ? ret : load_dmabuf_images(s, dir_fd);
 }
 
 /* Adds the nodes of `t` to the merged list (each index once). */
@@ -585,6 +613,9 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 		kfd_process_image_free(&s->procs[i]);
 	for (i = 0; i < s->n_renders; i++)
 		render_file_image_free(&s->renders[i]);
+	for (i = 0; i < s->n_dmabufs; i++)
+		dmabuf_file_image_free(&s->dmabufs[i]);
+	free(s->dmabufs);
 	free(s->procs);
 	free(s->renders);
 	free(s->src_nodes);

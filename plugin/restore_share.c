@@ -51,13 +51,24 @@ static uint32_t actual_gpu_of(const KfdProcessEntry *e, uint32_t user_gpu_id)
 	return 0;
 }
 
+/* One more taker (an import or a dma-buf file) of the origin's published fd. */
+static int count_taker(struct restore_session *s, uint32_t share_id, uint32_t origin_image)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->shared->n_shares; i++)
+		if (s->shared->shares[i].share_id == share_id) {
+			s->shared->shares[i].importers++;
+			return 0;
+		}
+	return shared_share_add(s->shared, share_id, origin_image, 1);
+}
+
 /* One import: its origin exists once, on the same checkpointed GPU; counted. */
 static int prepare_import(struct restore_session *s, const struct kfd_process_image *img,
 			  const KfdBoEntry *b)
 {
-	struct shared_share *sh = NULL;
 	size_t op, ob, p2, b2;
-	uint32_t i;
 
 	if (find_origin(s, b->share_id, &op, &ob)) {
 		pr_err("pid %u's BO at %#" PRIx64 " imports share %u, whose BO no process of the "
@@ -85,14 +96,21 @@ static int prepare_import(struct restore_session *s, const struct kfd_process_im
 		       img->entry->pid, b->addr, s->procs[op].entry->pid);
 		return -EINVAL;
 	}
-	for (i = 0; i < s->shared->n_shares; i++)
-		if (s->shared->shares[i].share_id == b->share_id)
-			sh = &s->shared->shares[i];
-	if (sh) {
-		sh->importers++;
-		return 0;
+	return count_taker(s, b->share_id, s->procs[op].id);
+}
+
+/* A dma-buf file: its BO, the origin of its share, must be in the checkpoint. */
+static int prepare_file(struct restore_session *s, const struct dmabuf_file_image *f)
+{
+	size_t op, ob;
+
+	if (find_origin(s, f->entry->share_id, &op, &ob)) {
+		pr_err("dma-buf file %u is of share %u, whose BO no process of the checkpoint "
+		       "has: the checkpoint is incomplete",
+		       f->id, f->entry->share_id);
+		return -EINVAL;
 	}
-	return shared_share_add(s->shared, b->share_id, s->procs[op].id, 1);
+	return count_taker(s, f->entry->share_id, s->procs[op].id);
 }
 
 int restore_share_prepare(struct restore_session *s)
@@ -113,8 +131,16 @@ int restore_share_prepare(struct restore_session *s)
 				return ret;
 		}
 	}
+	for (p = 0; p < s->n_dmabufs; p++) {
+		ret = prepare_file(s, &s->dmabufs[p]);
+		if (ret == -E2BIG)
+			pr_err("more than %u shared BOs: not supported", SHARED_MAX_SHARES);
+		if (ret)
+			return ret;
+	}
 	if (s->shared->n_shares)
-		pr_info("%u BOs of the checkpoint are imported by other BOs: restored shared",
+		pr_info("%u BOs of the checkpoint are imported by other BOs or held as dma-buf "
+			"fds: restored shared",
 			s->shared->n_shares);
 	return 0;
 }
@@ -345,6 +371,53 @@ static int take_origin(struct restore_session *s, const KfdProcessEntry *e, cons
 		return ret;
 	}
 	shared_share_took(s->shared, b->share_id, shared_deadline(SHARE_LOCK_MS));
+	return fd;
+}
+
+int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f)
+{
+	const struct kfd_process_image *own = NULL;
+	struct shared_share rec;
+	struct shared_image img;
+	int pidfd, fd, ret;
+	size_t i;
+
+	ret = shared_share_get(s->shared, f->entry->share_id, &rec, shared_deadline(SHARE_LOCK_MS));
+	for (i = 0; !ret && i < s->n_procs; i++)
+		if (s->procs[i].entry->pid == (uint32_t)getpid())
+			own = &s->procs[i];
+	/* this task's own BO, its /dev/kfd file not restored yet: it would wait for itself */
+	if (!ret && rec.state == SHARED_SHARE_PENDING && own && own->id == rec.origin_image &&
+	    !shared_image_get(s->shared, own->id, &img, shared_deadline(SHARE_LOCK_MS)) &&
+	    img.state == SHARED_IMAGE_PENDING) {
+		pr_err("dma-buf file %u is of a BO of this process, whose /dev/kfd file CRIU "
+		       "restores after it (a lower fd number): CRIU 4.1.1 cannot restore them in "
+		       "the other order",
+		       f->id);
+		return -EDEADLK;
+	}
+	if (!ret)
+		ret = shared_share_wait(s->shared, f->entry->share_id, &rec,
+					shared_deadline(SHARE_WAIT_MS));
+	if (!ret && rec.state == SHARED_SHARE_FAILED)
+		ret = rec.error ? rec.error : -EIO;
+	if (ret) {
+		pr_err("dma-buf file %u: the restore of its BO's process did not publish it: %s",
+		       f->id, strerror(-ret));
+		return ret;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)rec.pid, 0);
+	fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, rec.fd, 0);
+	ret = fd < 0 ? -errno : 0;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (ret) {
+		pr_err("dma-buf file %u: cannot take it from pid %u: %s", f->id, rec.pid,
+		       strerror(-ret));
+		return ret;
+	}
+	shared_share_took(s->shared, f->entry->share_id, shared_deadline(SHARE_LOCK_MS));
+	pr_info("dma-buf file %u: share %u, from pid %u", f->id, f->entry->share_id, rec.pid);
 	return fd;
 }
 

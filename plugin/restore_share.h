@@ -13,6 +13,10 @@
  * slot, so every free slot below the old one is filled with a 4 KiB GTT BO
  * first (freed right after), and the handle KFD gives is checked.
  *
+ * An application's dma-buf fd of a KFD BO (dmabuf_file_entry) is restored
+ * the same way: an fd of the BO's new dma-buf, taken from the origin's task
+ * (restore_share_file()).
+ *
  * The hand-over crosses processes through shared_state.h's share records:
  * the master registers the shares (restore_share_prepare()), the origin's
  * task publishes an fd of the BO's dma-buf (restore_share_publish()), the
@@ -63,6 +67,9 @@ int restore_share_publish(struct restore_session *s, const struct kfd_process_im
  */
 int restore_share_import(struct restore_session *s, const struct kfd_process_image *img, int kfd_fd,
 			 struct kfd_criu_bo_bucket *bos, const struct match_pair **targets);
+
+/* RESTORE_EXT_FILE of a dma-buf file: an fd of its BO's new dma-buf, or -errno (logged). */
+int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f);
 
 /* A task whose restore failed: its origins not yet published fail, its fds close. */
 void restore_share_abort(struct restore_session *s, const struct kfd_process_image *img, int error);

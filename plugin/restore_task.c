@@ -401,9 +401,9 @@ static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_p
 		ret = build_vma_map(s, &r);
 	if (!ret)
 		s->task_image = img;
-	else
-		restore_share_abort(s, img, ret);
 out:
+	if (ret) /* the takers of its BOs fail now, not at their deadline */
+		restore_share_abort(s, img, ret);
 	shared_image_end(s->shared, img->id, ret, r.bytes, clock_usec() - start,
 			 shared_deadline(SHARED_LOCK_WAIT_MS));
 	free_restore(&r);
@@ -476,6 +476,9 @@ int restore_file(struct restore_session *s, int dir_fd, uint32_t id)
 	for (i = 0; i < s->n_renders; i++)
 		if (s->renders[i].id == id)
 			return restore_render(s, &s->renders[i]);
+	for (i = 0; i < s->n_dmabufs; i++)
+		if (s->dmabufs[i].id == id)
+			return restore_share_file(s, &s->dmabufs[i]);
 	return -ENOTSUP;
 }
 

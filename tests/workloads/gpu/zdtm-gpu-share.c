@@ -13,6 +13,8 @@
  * dma-buf fd, only the two KFD BOs that are one buffer.
  * --same-process: one process with two GPUs imports its own BO on the
  * second GPU (a GTT BO there that shares the VRAM's pages).
+ * --keep-fd: the parent keeps its dma-buf fd open. --holder: a third
+ * process, forked first, is sent the dma-buf fd too and only holds it.
  * --size: the BO's size (default 1 MiB).
  *
  * The child sees its import through a CPU mapping of it on its render
@@ -21,14 +23,14 @@
  * again, mmapped for the check, unmapped and closed after it). Either way
  * what the importer sees is what its BO holds, shared or not.
  *
- * READY: "pid P", "child C" (two processes), one "fd N TARGET" per open
- * fd (the child's in READY.child). On TRIGGER the parent checks: its BO
- * holds the pattern; the importer sees it; a write by the importer is seen
- * by the exporter and one by the exporter by the importer; the importer
- * unmaps and frees its import with the KFD handle it had. The importer has
- * a free handle slot below its import's (a BO made before the import and
- * freed after it). RESULT: PASS, or "FAIL <what>" for the first check that
- * failed.
+ * READY: "pid P", "child C" (two processes), "holder H", one "fd N TARGET"
+ * per open fd (the child's in READY.child, the holder's in READY.holder). On TRIGGER the parent
+ * checks: its BO holds the pattern; the importer sees it; a write by the importer is seen by the
+ * exporter and one by the exporter by the importer; the importer unmaps and frees its import with
+ * the KFD handle it had; the holder sees the exporter's write through its fd and writes through it
+ * what the exporter then sees, and the exporter's kept fd shows that too. The importer has a free
+ * handle slot below its import's (a BO made before the import and freed after it). RESULT: PASS, or
+ * "FAIL <what>" for the first check that failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,9 +50,10 @@
 #define SEED_FIRST    0x11 /* the exporter's fill */
 #define SEED_IMPORTER 0x22 /* written by the importer after the restore */
 #define SEED_EXPORTER 0x33 /* then by the exporter */
+#define SEED_HOLDER   0x44 /* then through the holder's dma-buf fd */
 
 struct opts {
-	bool same_process;
+	bool same_process, keep_fd, holder;
 	uint64_t size;
 	const char *ready, *trigger, *result;
 };
@@ -113,6 +116,28 @@ static void through_view(struct kfdl *k, const struct kfdl_bo *bo, uint8_t check
 		munmap(p, bo->size);
 }
 
+/* Through an mmap of dma-buf fd: checks seed `check`, then writes `write` if not 0. */
+static void through_fd(int fd, uint64_t size, uint8_t check, uint8_t write, const char *who,
+		       char *msg, size_t len)
+{
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int64_t bad;
+
+	if (p == MAP_FAILED) {
+		snprintf(msg, len, "FAIL %s: mmap of its dma-buf fd: %s", who, strerror(errno));
+		return;
+	}
+	bad = verify(p, size, check);
+	if (bad >= 0)
+		snprintf(msg, len, "FAIL %s's dma-buf fd does not show seed %#x (byte %lld)", who,
+			 check, (long long)bad);
+	else
+		snprintf(msg, len, "ok");
+	if (bad < 0 && write)
+		fill(p, size, write);
+	munmap(p, size);
+}
+
 static int send_fd(int sock, int fd)
 {
 	char c = 'f', ctl[CMSG_SPACE(sizeof(int))] = {0};
@@ -168,7 +193,7 @@ static int recv_line(int sock, char *buf, size_t len)
 	return 0;
 }
 
-static int write_ready(const char *path, pid_t child)
+static int write_ready(const char *path, pid_t child, pid_t holder)
 {
 	char tmp[4096], link[300], target[256];
 	struct dirent *d;
@@ -182,6 +207,8 @@ static int write_ready(const char *path, pid_t child)
 	fprintf(f, "pid %d\n", (int)getpid());
 	if (child > 0)
 		fprintf(f, "child %d\n", (int)child);
+	if (holder > 0)
+		fprintf(f, "holder %d\n", (int)holder);
 	while ((d = readdir(dir))) {
 		ssize_t n;
 
@@ -252,7 +279,7 @@ static int importer(const struct opts *o, int sock)
 	}
 	through_view(&k, &bo, SEED_FIRST, 0, msg, sizeof(msg));
 	snprintf(ready, sizeof(ready), "%s.child", o->ready);
-	rc = write_ready(ready, 0);
+	rc = write_ready(ready, 0, 0);
 	if (rc)
 		snprintf(msg, sizeof(msg), "FAIL importer READY: %s", strerror(-rc));
 	send_line(sock, msg);
@@ -276,6 +303,37 @@ static int importer(const struct opts *o, int sock)
 	return 0;
 }
 
+/* The holder: keeps the dma-buf fd it is sent and answers "check SEED WRITE" through it. */
+static int holder(const struct opts *o, int sock)
+{
+	char ready[300], req[64], msg[256] = "ok";
+	unsigned int check, write;
+	int fd = recv_fd(sock), rc;
+
+	if (fd < 0) {
+		snprintf(msg, sizeof(msg), "FAIL holder: no fd: %s", strerror(-fd));
+	} else {
+		snprintf(ready, sizeof(ready), "%s.holder", o->ready);
+		rc = write_ready(ready, 0, 0);
+		if (rc)
+			snprintf(msg, sizeof(msg), "FAIL holder READY: %s", strerror(-rc));
+	}
+	send_line(sock, msg);
+	while (fd >= 0 && !recv_line(sock, req, sizeof(req)) &&
+	       sscanf(req, "check %x %x", &check, &write) == 2) {
+		through_fd(fd, o->size, (uint8_t)check, (uint8_t)write, "the holder", msg,
+			   sizeof(msg));
+		send_line(sock, msg);
+	}
+	return 0;
+}
+
+static void ask_line(int sock, const char *req, char *msg, size_t len)
+{
+	if (send_line(sock, req) || recv_line(sock, msg, len))
+		snprintf(msg, len, "FAIL no answer to \"%s\"", req);
+}
+
 /* Asks the importer (child over sock, else this process's import) to check and write. */
 static void ask(struct kfdl *k, const struct kfdl_bo *import, int sock, uint8_t check,
 		uint8_t write, char *msg, size_t len)
@@ -289,6 +347,30 @@ static void ask(struct kfdl *k, const struct kfdl_bo *import, int sock, uint8_t 
 		return;
 	}
 	through_view(k, import, check, write, msg, len);
+}
+
+/* The holder and the kept fd: a write through the holder's fd is the exporter's BO's. */
+static void check_fds(const struct kfdl_bo *bo, int holder_sock, int kept_fd, char *msg, size_t len)
+{
+	char req[64];
+	int64_t bad;
+
+	if (holder_sock >= 0) {
+		snprintf(req, sizeof(req), "check %x %x", SEED_EXPORTER, SEED_HOLDER);
+		ask_line(holder_sock, req, msg, len);
+		if (strcmp(msg, "ok"))
+			return;
+		bad = verify(bo->cpu, bo->size, SEED_HOLDER);
+		if (bad >= 0) {
+			snprintf(msg, len,
+				 "FAIL the exporter does not see the holder's write (byte %lld)",
+				 (long long)bad);
+			return;
+		}
+	}
+	if (kept_fd >= 0)
+		through_fd(kept_fd, bo->size, holder_sock >= 0 ? SEED_HOLDER : SEED_EXPORTER, 0,
+			   "the exporter", msg, len);
 }
 
 /* The self-check on TRIGGER, the first failure in msg. */
@@ -330,6 +412,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	for (i = 1; i < argc - 3; i++) {
 		if (!strcmp(argv[i], "--same-process"))
 			o->same_process = true;
+		else if (!strcmp(argv[i], "--keep-fd"))
+			o->keep_fd = true;
+		else if (!strcmp(argv[i], "--holder"))
+			o->holder = true;
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc - 3)
 			o->size = strtoull(argv[++i], NULL, 0);
 		else
@@ -347,15 +433,29 @@ int main(int argc, char **argv)
 {
 	static struct kfdl k;
 	struct kfdl_bo bo = {0}, import = {0};
-	int sel[2] = {0, 1}, sv[2] = {-1, -1}, fd = -1, rc;
+	int sel[2] = {0, 1}, sv[2] = {-1, -1}, hv[2] = {-1, -1}, fd = -1, rc;
 	char msg[256] = "";
-	pid_t child = 0;
+	pid_t child = 0, holder_pid = 0;
 	struct opts o;
 
 	if (parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: %s [--same-process] [--size BYTES] READY TRIGGER RESULT\n",
+		fprintf(stderr,
+			"usage: %s [--same-process] [--keep-fd] [--holder] [--size BYTES] READY "
+			"TRIGGER RESULT\n",
 			argv[0]);
 		return 2;
+	}
+	if (o.holder) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, hv))
+			return 1;
+		holder_pid = fork();
+		if (holder_pid < 0)
+			return 1;
+		if (!holder_pid) {
+			close(hv[0]);
+			return holder(&o, hv[1]);
+		}
+		close(hv[1]);
 	}
 	if (!o.same_process) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
@@ -389,13 +489,20 @@ int main(int argc, char **argv)
 		if (!rc)
 			rc = recv_line(sv[0], msg, sizeof(msg));
 	}
-	if (fd >= 0)
+	if (!rc && !strcmp(msg, "ok") && o.holder) {
+		rc = send_fd(hv[0], fd);
+		if (!rc)
+			rc = recv_line(hv[0], msg, sizeof(msg));
+	}
+	if (fd >= 0 && !o.keep_fd) {
 		close(fd);
+		fd = -1;
+	}
 	if (rc || strcmp(msg, "ok")) {
 		fprintf(stderr, "setup: %s\n", rc ? strerror(-rc) : msg);
 		return result(&o, rc ? "FAIL setup" : msg);
 	}
-	rc = write_ready(o.ready, child);
+	rc = write_ready(o.ready, child, holder_pid);
 	if (rc) {
 		fprintf(stderr, "READY: %s\n", strerror(-rc));
 		return 1;
@@ -403,9 +510,18 @@ int main(int argc, char **argv)
 	while (access(o.trigger, F_OK))
 		usleep(20 * 1000);
 	self_check(&k, &bo, o.same_process ? &import : NULL, sv[0], msg, sizeof(msg));
+	if (!strcmp(msg, "PASS") && (o.holder || o.keep_fd)) {
+		check_fds(&bo, hv[0], fd, msg, sizeof(msg));
+		if (!strcmp(msg, "ok"))
+			snprintf(msg, sizeof(msg), "PASS");
+	}
 	if (child > 0) {
 		close(sv[0]); /* the child's recv ends: it exits */
 		waitpid(child, NULL, 0);
+	}
+	if (holder_pid > 0) {
+		close(hv[0]);
+		waitpid(holder_pid, NULL, 0);
 	}
 	return result(&o, msg);
 }

@@ -9,6 +9,12 @@
 # KFD handle it had (it has a free handle slot below it).
 #   share    parent exports, child imports on the same GPU: dumped (the
 #            plugin's line names both BOs), restored, PASS
+#   hold     the parent keeps its dma-buf fd open and a third process holds
+#            it too (--keep-fd --holder; one open file): restored as an fd
+#            of the parent's new BO; the holder's write through it is seen by the
+#            exporter and through the kept fd, PASS
+#   outside  the holder dumped alone (its dma-buf's BO outside the dump), and
+#            the tree with AMDGPU_CRIU_SHARED_BO=copy: both refused
 #   remap    the same dumped on the boot's two GPUs and restored on two of
 #            the MI210 machine's eight (other gpu_ids and minors), PASS
 #   refuse   AMDGPU_CRIU_SHARED_BO=refuse: the dump is refused, the tree
@@ -65,6 +71,49 @@ if GPU_WL=$SHARE_WL gpu_start share; then
 	gpu_finish share "$pid" "$child"
 else
 	fail "share: workload ready"
+fi
+
+# --- hold: the exporter keeps its dma-buf fd, a third process holds one too ---
+if GPU_WL=$SHARE_WL gpu_start hold --keep-fd --holder; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	holder=$(sed -n 's/^holder //p' "$R.ready")
+	check "hold: the workload has a holder" test -n "$holder"
+	EXPECT=ok gpu_dump_restore hold "$WORK/img-hold" "$pid"
+	# the parent's fd and the one it passed to the holder are one open file: CRIU dumps it once
+	check "hold: the dump recorded the dma-buf file as one of the parent's BO" \
+		eval '[ "$(grep -c "amdgpu_plugin: dma-buf file [0-9]*: pid $pid.s BO at 0x[0-9a-f]* (GPU [0-9]*, share [0-9]*)" "$WORK/img-hold/dump.log")" = 1 ]'
+	grep -E 'amdgpu_plugin: dma-buf file' "$WORK/img-hold/restore.log" | cut -c1-200 | sed 's/^/# /'
+	check "hold: the restore made it an fd of the parent's new BO" \
+		eval '[ "$(grep -c "amdgpu_plugin: dma-buf file [0-9]*: share [0-9]*, from pid $pid" "$WORK/img-hold/restore.log")" = 1 ]'
+	check "hold: restored holder $holder alive" alive "$holder"
+	check "hold: restored holder $holder has exactly its own fds" gpu_fds_ok "$holder" "$R.ready.holder"
+	gpu_finish hold "$pid" "$child" "$holder"
+else
+	fail "hold: workload ready"
+fi
+
+# --- outside: a dma-buf fd whose BO no dumped process has ---
+if GPU_WL=$SHARE_WL gpu_start outside --holder; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	holder=$(sed -n 's/^holder //p' "$R.ready")
+	# the holder alone: the exporter is outside the dump
+	criu_dump "$WORK/img-outside" "$holder"
+	rc=$?
+	check "outside: the holder's dump is refused (status $rc)" test "$rc" -ne 0
+	check "outside: the plugin says its dma-buf is of no BO of the dump" \
+		grep -q "amdgpu_plugin: Error: file [0-9]* is a dma-buf of no KFD BO the dump has met so far" "$WORK/img-outside/dump.log"
+	check "outside: the holder runs on" alive "$holder"
+	# private copies cannot keep a dma-buf fd shared either
+	AMDGPU_CRIU_SHARED_BO=copy criu_dump "$WORK/img-outside-copy" "$pid"
+	rc=$?
+	check "outside: with AMDGPU_CRIU_SHARED_BO=copy the tree's dump is refused (status $rc)" test "$rc" -ne 0
+	check "outside: the plugin says copies cannot keep the dma-buf fd" \
+		grep -q "amdgpu_plugin: Error: file [0-9]* is a dma-buf of a KFD BO, which AMDGPU_CRIU_SHARED_BO=refuse or copy does not restore shared" "$WORK/img-outside-copy/dump.log"
+	gpu_finish outside "$pid" "$child" "$holder"
+else
+	fail "outside: workload ready"
 fi
 
 # --- remap: dumped on the boot's 2 GPUs, restored shared on 2 of the MI210 machine's 8 ---
