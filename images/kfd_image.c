@@ -204,6 +204,11 @@ static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescript
 	return msg;
 }
 
+int kfd_bo_contents_saved(const KfdBoEntry *b)
+{
+	return kfd_bo_has_contents(b->alloc_flags) && !b->shared_import;
+}
+
 int kfd_bo_has_contents(uint32_t alloc_flags)
 {
 	return !!(alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT));
@@ -306,7 +311,7 @@ static int check_bos(struct kfd_process_image *img, const char *name, char *err,
 					 "%s: BO %zu is an import of a shared BO but has no share "
 					 "number or no contents",
 					 name, i);
-		} else if (kfd_bo_has_contents(b->alloc_flags)) {
+		} else if (kfd_bo_contents_saved(b)) {
 			/* at most the mapped total: cannot overflow */
 			img->device_bytes[dev] += b->size;
 			img->device_bo_count[dev]++;

@@ -100,6 +100,12 @@ int kfd_process_image_device(const struct kfd_process_image *img, uint32_t user_
 int kfd_bo_has_contents(uint32_t alloc_flags);
 
 /*
+ * True for BOs whose contents are in the checkpoint's contents files: those
+ * with contents but an import of a shared BO (its origin's are, once).
+ */
+int kfd_bo_contents_saved(const KfdBoEntry *b);
+
+/*
  * True for VRAM BOs allocated without PUBLIC: on a small-BAR GPU they may lie
  * outside the CPU-visible window (KFD refuses PUBLIC VRAM there).
  */

@@ -19,8 +19,9 @@
  * Every BO with contents gets the number of its dma-buf in the dump
  * (share_id, 1, 2, ... in the order met); a later BO with the same one is
  * an import of the first, the origin, and the restore makes it one again
- * (restore_share.h). That works when both are on one GPU; a BO shared
- * across GPUs (an import on another GPU is a GTT BO there) is refused.
+ * (restore_share.h), on its GPU or another (an import on another GPU is a
+ * GTT BO there). The first BO of a dma-buf must be the exporter's: one on
+ * another GPU than the dma-buf's (GET_DMABUF_INFO) is refused.
  *
  * Policy (AMDGPU_CRIU_SHARED_BO): "share" (default) as above; "refuse"
  * fails the dump on any second sharer; "copy" lets every sharer through as

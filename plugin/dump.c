@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -240,17 +241,38 @@ static int check_render_memory(struct dump_session *s, const struct checkpoint *
 }
 
 /*
+ * The actual gpu_id of the GPU whose BO the dma-buf is (GET_DMABUF_INFO on
+ * the plugin's own KFD handle); 0 if KFD cannot tell (logged).
+ */
+static uint32_t dmabuf_exporter(int dmabuf_fd)
+{
+	struct kfd_ioctl_get_dmabuf_info_args a = {.dmabuf_fd = (uint32_t)dmabuf_fd};
+	int kfd = kfd_dev_get(), ret;
+
+	if (kfd < 0)
+		return 0;
+	ret = ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &a) ? -errno : 0;
+	kfd_dev_put();
+	if (ret)
+		pr_warn("GET_DMABUF_INFO on a BO's dma-buf failed: %s", strerror(-ret));
+	return ret ? 0 : a.gpu_id;
+}
+
+/*
  * Numbers every BO's dma-buf in the dump (bo_share.h). A BO whose dma-buf
  * a BO checkpointed before (this process or another of the tree) has too
- * is one buffer with it: recorded as its import, to be restored as one;
- * refused across GPUs or under the refuse policy; under the copy policy
- * left as a BO of its own, as KFD would restore it (a private copy).
+ * is one buffer with it: recorded as its import, to be restored as one
+ * (refused under the refuse policy; under the copy policy left as a BO of
+ * its own, as KFD would restore it: a private copy). The first BO of a
+ * dma-buf becomes the origin, the one the restore allocates: it must be
+ * the exporter's, on the GPU the dma-buf belongs to; one on another GPU is
+ * an import (a GTT BO there) whose BO the dump has not met: refused.
  */
 static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 {
 	const struct bo_share_bo *first;
+	uint32_t i, id, exporter;
 	char what[512];
-	uint32_t i, id;
 	int ret;
 
 	c->share_ids = calloc(c->args.num_bos + 1, sizeof(*c->share_ids));
@@ -280,6 +302,17 @@ static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 		}
 		if (s->share_policy != BO_SHARE_COPY)
 			c->share_ids[i] = id;
+		if (!ret && s->share_policy == BO_SHARE_SHARE &&
+		    (exporter = dmabuf_exporter((int)b->dmabuf_fd)) &&
+		    exporter != bo.actual_gpu_id) {
+			pr_err("pid %u's BO at %#" PRIx64 " (%" PRIu64 " KiB, GPU %u) is an import "
+			       "of a BO of GPU %u that the dump has not met (a process outside the "
+			       "dump, or one CRIU dumps after this one): the restore could not "
+			       "share it; refused (AMDGPU_CRIU_SHARED_BO=copy restores a private "
+			       "copy)",
+			       bo.pid, bo.addr, bo.size >> 10, bo.actual_gpu_id, exporter);
+			return -EOPNOTSUPP;
+		}
 		if (!ret)
 			continue;
 		bo_share_describe(first, &bo, what, sizeof(what));
@@ -289,13 +322,6 @@ static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 		} else if (s->share_policy == BO_SHARE_REFUSE) {
 			pr_err("%s: refused (AMDGPU_CRIU_SHARED_BO=refuse; share, the default, "
 			       "restores them as one buffer)",
-			       what);
-			return -EOPNOTSUPP;
-		} else if (first->actual_gpu_id != bo.actual_gpu_id) {
-			pr_err("%s, on two GPUs: the plugin restores a shared buffer on one GPU "
-			       "only; refused rather than restore private copies that no longer "
-			       "see each other's writes (AMDGPU_CRIU_SHARED_BO=copy accepts "
-			       "them)",
 			       what);
 			return -EOPNOTSUPP;
 		} else {
@@ -476,7 +502,9 @@ static int build_streams(const struct dump_session *s, struct checkpoint *c,
 		for (i = 0; i < c->args.num_bos; i++) {
 			struct kfd_criu_bo_bucket *b = &c->bos[i];
 
-			if (b->gpu_id != user || b->dmabuf_fd == KFD_NO_DMABUF_FD)
+			/* an import's contents are its origin's, saved there once */
+			if (b->gpu_id != user || b->dmabuf_fd == KFD_NO_DMABUF_FD ||
+			    c->shared_imports[i])
 				continue;
 			copy[n].invisible_bos += kfd_bo_maybe_invisible(b->alloc_flags);
 			g->bos[g->bo_count++] = (struct bo_stream_bo){

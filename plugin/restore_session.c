@@ -443,8 +443,7 @@ static int check_contents(const struct restore_session *s, int dir_fd)
 			if (!img->device_bo_count[d])
 				continue;
 			for (b = 0, n = 0; b < e->n_bos; b++)
-				if (e->bos[b]->gpu_id == user &&
-				    kfd_bo_has_contents(e->bos[b]->alloc_flags))
+				if (e->bos[b]->gpu_id == user && kfd_bo_contents_saved(e->bos[b]))
 					sizes[n++] = e->bos[b]->size;
 			ret = bo_stream_check_files(dir_fd, img->id, user, sizes, n, why,
 						    sizeof(why));

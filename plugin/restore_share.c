@@ -89,13 +89,6 @@ static int prepare_import(struct restore_session *s, const struct kfd_process_im
 				return -EINVAL;
 			}
 		}
-	if (actual_gpu_of(s->procs[op].entry, s->procs[op].entry->bos[ob]->gpu_id) !=
-	    actual_gpu_of(img->entry, b->gpu_id)) {
-		pr_err("pid %u's BO at %#" PRIx64 " imports pid %u's BO from another GPU: only "
-		       "sharing on one GPU is restored; the checkpoint is damaged",
-		       img->entry->pid, b->addr, s->procs[op].entry->pid);
-		return -EINVAL;
-	}
 	return count_taker(s, b->share_id, s->procs[op].id);
 }
 
@@ -339,6 +332,21 @@ static int fill_gaps(int kfd_fd, uint32_t gpu_id, uint64_t va, const uint32_t *u
 	return 0;
 }
 
+/*
+ * Whether the import was of a BO on its own GPU at the dump (the same
+ * amdgpu BO, mapped through the same render node) rather than of another
+ * GPU's (a GTT BO of its own GPU that shares the pages).
+ */
+static bool same_device(const struct restore_session *s, const KfdProcessEntry *e,
+			const KfdBoEntry *b)
+{
+	size_t op, ob;
+
+	return !find_origin(s, b->share_id, &op, &ob) &&
+	       actual_gpu_of(s->procs[op].entry, s->procs[op].entry->bos[ob]->gpu_id) ==
+		       actual_gpu_of(e, b->gpu_id);
+}
+
 /* The published dma-buf of share_id, duplicated into this task; counted taken. */
 static int take_origin(struct restore_session *s, const KfdProcessEntry *e, const KfdBoEntry *b,
 		       uint32_t dst_gpu_id, struct shared_share *rec)
@@ -354,7 +362,7 @@ static int take_origin(struct restore_session *s, const KfdProcessEntry *e, cons
 		       e->pid, b->addr, strerror(-ret));
 		return ret;
 	}
-	if (rec->gpu_id != dst_gpu_id) {
+	if (same_device(s, e, b) && rec->gpu_id != dst_gpu_id) {
 		pr_err("pid %u's BO at %#" PRIx64 " imports a BO now on GPU %u, but its own GPU "
 		       "is now GPU %u: restore both processes onto the same GPUs",
 		       e->pid, b->addr, rec->gpu_id, dst_gpu_id);
@@ -447,8 +455,28 @@ static int import_one(struct restore_session *s, const struct kfd_process_image 
 		       img->entry->pid, b->addr, (uint64_t)a.handle, KFD_HANDLE(gpu_id, im->idr));
 		return -EIO;
 	}
-	bos[im->bo].restored_offset = rec.offset;
+	/* another GPU's BO: KFD tells no mmap offset of the import (restore_share.h) */
+	bos[im->bo].restored_offset =
+		same_device(s, img->entry, b) ? rec.offset : RESTORE_SHARE_NO_OFFSET;
 	return 0;
+}
+
+bool restore_share_no_vma(const struct kfd_process_image *img, const struct kfd_criu_bo_bucket *bos,
+			  size_t i)
+{
+	const KfdProcessEntry *e = img->entry;
+	size_t j;
+
+	if (!e->bos[i]->shared_import)
+		return false;
+	if (bos[i].restored_offset == RESTORE_SHARE_NO_OFFSET)
+		return true;
+	/* its origin in this very process has the same offset: one entry serves both */
+	for (j = 0; j < e->n_bos; j++)
+		if (j != i && !e->bos[j]->shared_import && e->bos[j]->gpu_id == e->bos[i]->gpu_id &&
+		    e->bos[j]->offset == e->bos[i]->offset)
+			return true;
+	return false;
 }
 
 /* The idr slots RESTORE filled on GPU gpu_id: every BO there but the imports. */

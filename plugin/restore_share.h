@@ -8,7 +8,9 @@
  * import first comes back as a private BO. The importing task then unmaps
  * and frees it and imports the origin's dma-buf at the same VA
  * (AMDKFD_IOC_IMPORT_DMABUF), maps it on the GPUs it was mapped on, and
- * uses the origin's new mmap offset for the application's CPU mappings.
+ * uses the origin's new mmap offset for the application's CPU mappings (an
+ * import of another GPU's BO, a GTT BO of its own GPU, has no offset KFD
+ * tells: CPU mappings of it cannot be restored).
  * The application keeps its KFD handle: IMPORT takes the lowest free idr
  * slot, so every free slot below the old one is filled with a 4 KiB GTT BO
  * first (freed right after), and the handle KFD gives is checked.
@@ -30,6 +32,8 @@
 #ifndef AMDGPU_CRIU_RESTORE_SHARE_H
 #define AMDGPU_CRIU_RESTORE_SHARE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kfd_image.h"
@@ -70,6 +74,20 @@ int restore_share_import(struct restore_session *s, const struct kfd_process_ima
 
 /* RESTORE_EXT_FILE of a dma-buf file: an fd of its BO's new dma-buf, or -errno (logged). */
 int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f);
+
+/*
+ * An import of another GPU's BO: KFD's IMPORT_DMABUF tells no mmap offset,
+ * so an application's CPU mapping of it cannot be restored (a clear error
+ * at UPDATE_VMA_MAP: no checkpointed BO there).
+ */
+#define RESTORE_SHARE_NO_OFFSET UINT64_MAX
+
+/*
+ * Whether BO i (an import) must stay out of the task's VMA map: its offset
+ * is unknown, or its origin in the same process has the same one.
+ */
+bool restore_share_no_vma(const struct kfd_process_image *img, const struct kfd_criu_bo_bucket *bos,
+			  size_t i);
 
 /* A task whose restore failed: its origins not yet published fail, its fds close. */
 void restore_share_abort(struct restore_session *s, const struct kfd_process_image *img, int error);

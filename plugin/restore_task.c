@@ -245,7 +245,7 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 		for (i = 0; i < e->n_bos; i++) {
 			struct kfd_criu_bo_bucket *b = &r->bos[i];
 
-			if (b->gpu_id != user || !kfd_bo_has_contents(b->alloc_flags))
+			if (b->gpu_id != user || !kfd_bo_contents_saved(e->bos[i]))
 				continue;
 			copy[n].invisible_bos += kfd_bo_maybe_invisible(b->alloc_flags);
 			if (b->dmabuf_fd == KFD_NO_DMABUF_FD || g->bo_count == count) {
@@ -329,7 +329,8 @@ static int build_vma_map(struct restore_session *s, struct kfd_restore *r)
 		    (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL | KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
 			kfd[n_kfd++] = (struct vma_kfd){.addr = r->bos[i].addr,
 							.new_offset = r->bos[i].restored_offset};
-		if (!kfd_bo_has_contents(r->bos[i].alloc_flags))
+		if (!kfd_bo_has_contents(r->bos[i].alloc_flags) ||
+		    restore_share_no_vma(r->img, r->bos, i))
 			continue;
 		dev = kfd_process_image_device(r->img, r->bos[i].gpu_id);
 		bos[n++] = (struct vma_bo){.old_minor = e->devices[dev]->render_minor,

@@ -71,8 +71,7 @@ static uint32_t collect_content(const KfdProcessEntry *e, const struct gpu_repor
 	uint32_t n = 0;
 
 	for (size_t b = 0; b < e->n_bos; b++) {
-		if (e->bos[b]->gpu_id != g->dev->user_gpu_id ||
-		    !kfd_bo_has_contents(e->bos[b]->alloc_flags))
+		if (e->bos[b]->gpu_id != g->dev->user_gpu_id || !kfd_bo_contents_saved(e->bos[b]))
 			continue;
 		sizes[n] = e->bos[b]->size;
 		index[n++] = (uint32_t)b;

@@ -55,7 +55,7 @@ static void check_bos(const struct kfd_process_image *img)
 	for (size_t i = 0; i < e->n_bos; i++) {
 		dev = kfd_process_image_device(img, e->bos[i]->gpu_id);
 		FUZZ_ASSERT(dev >= 0, "BO %zu has no device", i);
-		if (!kfd_bo_has_contents(e->bos[i]->alloc_flags))
+		if (!kfd_bo_contents_saved(e->bos[i]))
 			continue;
 		FUZZ_ASSERT(bytes[dev] <= UINT64_MAX - e->bos[i]->size,
 			    "content bytes of device %d overflow", dev);

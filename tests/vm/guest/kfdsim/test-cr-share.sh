@@ -19,8 +19,8 @@
 #            the MI210 machine's eight (other gpu_ids and minors), PASS
 #   refuse   AMDGPU_CRIU_SHARED_BO=refuse: the dump is refused, the tree
 #            runs on, neither KFD process paused, PASS
-#   same     one process imports its own BO on a second GPU (a GTT BO
-#            there): refused, sharing across GPUs is not restored
+#   two-gpus one process imports its own BO on a second GPU (a GTT BO
+#            there that shares the VRAM's pages): dumped, restored, PASS
 #   policy   AMDGPU_CRIU_SHARED_BO=bogus: the dump fails, the line says why
 # Control: AMDGPU_CRIU_SHARED_BO=copy lets the dump through as private
 # BOs; the restore then gives each process a private copy, and the
@@ -147,14 +147,15 @@ else
 	fail "refuse: workload ready"
 fi
 
-# --- same: one process, its own BO imported on a second GPU ---
-if GPU_WL=$SHARE_WL gpu_start same --same-process; then
-	share_refused same "$WL_PID" "$WL_PID"
-	check "same: the second sharer is a GTT BO (an import from another GPU)" \
-		grep -qE "and pid $WL_PID's BO at 0x[0-9a-f]+ \([0-9]+ KiB of GTT" "$WORK/img-same/dump.log"
-	gpu_finish same "$WL_PID"
+# --- two-gpus: one process, its own BO imported on a second GPU ---
+if GPU_WL=$SHARE_WL gpu_start two-gpus --same-process; then
+	pid=$WL_PID
+	EXPECT=ok gpu_dump_restore two-gpus "$WORK/img-two" "$pid"
+	check "two-gpus: the dump names the second GPU's GTT BO an import of the VRAM BO" \
+		grep -qE "amdgpu_plugin: pid $pid's BO .* KiB of VRAM, GPU ([0-9]+)\) and pid $pid's BO .* KiB of GTT, GPU [0-9]+\) $ONE_BUFFER: restored as an import" "$WORK/img-two/dump.log"
+	gpu_finish two-gpus "$pid"
 else
-	fail "same: workload ready"
+	fail "two-gpus: workload ready"
 fi
 
 # --- policy: an unknown value fails the dump before anything is paused ---
