@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,9 @@
 #include <linux/magic.h>
 
 #include "bo_share.h"
+#include "kfd_dev.h"
+#include "kfd_ioctl.h"
+#include "log.h"
 
 #define ENV_POLICY "AMDGPU_CRIU_SHARED_BO"
 
@@ -136,4 +140,104 @@ bool bo_share_is_dmabuf(int fd)
 	struct statfs f;
 
 	return !fstatfs(fd, &f) && f.f_type == DMA_BUF_MAGIC;
+}
+
+/*
+ * The actual gpu_id of the GPU whose BO the dma-buf is (GET_DMABUF_INFO on
+ * the plugin's own KFD handle); 0 if KFD cannot tell (logged).
+ */
+static uint32_t dmabuf_exporter(int kfd, int dmabuf_fd)
+{
+	struct kfd_ioctl_get_dmabuf_info_args a = {.dmabuf_fd = (uint32_t)dmabuf_fd};
+	int ret;
+
+	if (kfd < 0)
+		return 0;
+	ret = ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &a) ? -errno : 0;
+	if (ret)
+		pr_warn("GET_DMABUF_INFO on a BO's dma-buf failed: %s", strerror(-ret));
+	return ret ? 0 : a.gpu_id;
+}
+
+/*
+ * Numbers every BO's dma-buf in the dump (bo_share.h). A BO whose dma-buf
+ * a BO checkpointed before (this process or another of the tree) has too
+ * is one buffer with it: recorded as its import, to be restored as one
+ * (refused under the refuse policy; under the copy policy left as a BO of
+ * its own, as KFD would restore it: a private copy). The first BO of a
+ * dma-buf becomes the origin, the one the restore allocates: it must be
+ * the exporter's, on the GPU the dma-buf belongs to; one on another GPU is
+ * an import (a GTT BO there) whose BO the dump has not met: refused.
+ */
+static int note_bos(struct bo_share_table *t, enum bo_share_policy policy,
+		    const struct bo_share_process *p, int kfd, uint32_t *share_ids, bool *imports)
+{
+	const struct bo_share_bo *first;
+	uint32_t i, id, exporter;
+	char what[512];
+	int ret;
+
+	for (i = 0; i < p->n_bos; i++) {
+		const struct kfd_criu_bo_bucket *b = &p->bos[i];
+		struct bo_share_bo bo = {.pid = p->pid,
+					 .gpu_id = b->gpu_id,
+					 .actual_gpu_id = b->gpu_id,
+					 .addr = b->addr,
+					 .size = b->size,
+					 .alloc_flags = b->alloc_flags};
+		uint32_t d;
+
+		if (b->dmabuf_fd == KFD_NO_DMABUF_FD)
+			continue;
+		for (d = 0; d < p->n_devices; d++)
+			if (p->devices[d].user_gpu_id == b->gpu_id)
+				bo.actual_gpu_id = p->devices[d].actual_gpu_id;
+		ret = bo_share_add_fd(t, (int)b->dmabuf_fd, &bo, &first, &id);
+		if (ret && ret != -EEXIST) {
+			pr_err("pid %u: BO %u: cannot identify its dma-buf: %s", p->pid, i,
+			       strerror(-ret));
+			return ret;
+		}
+		if (policy != BO_SHARE_COPY)
+			share_ids[i] = id;
+		if (!ret && policy == BO_SHARE_SHARE &&
+		    (exporter = dmabuf_exporter(kfd, (int)b->dmabuf_fd)) &&
+		    exporter != bo.actual_gpu_id) {
+			pr_err("pid %u's BO at %#" PRIx64 " (%" PRIu64 " KiB, GPU %u) is an import "
+			       "of a BO of GPU %u that the dump has not met (a process outside the "
+			       "dump, or one CRIU dumps after this one): the restore could not "
+			       "share it; refused (AMDGPU_CRIU_SHARED_BO=copy restores a private "
+			       "copy)",
+			       bo.pid, bo.addr, bo.size >> 10, bo.actual_gpu_id, exporter);
+			return -EOPNOTSUPP;
+		}
+		if (!ret)
+			continue;
+		bo_share_describe(first, &bo, what, sizeof(what));
+		if (policy == BO_SHARE_COPY) {
+			pr_warn("%s: restored as private copies (AMDGPU_CRIU_SHARED_BO=copy)",
+				what);
+		} else if (policy == BO_SHARE_REFUSE) {
+			pr_err("%s: refused (AMDGPU_CRIU_SHARED_BO=refuse; share, the default, "
+			       "restores them as one buffer)",
+			       what);
+			return -EOPNOTSUPP;
+		} else {
+			imports[i] = true;
+			pr_info("%s: restored as an import of pid %u's BO (share %u)", what,
+				first->pid, id);
+		}
+	}
+	return 0;
+}
+
+int bo_share_note_process(struct bo_share_table *t, enum bo_share_policy policy,
+			  const struct bo_share_process *p, uint32_t *share_ids, bool *imports)
+{
+	int kfd = kfd_dev_get(), ret; /* one reference for all: the first opens /dev/kfd */
+
+	ret = note_bos(t, policy, p, kfd, share_ids, imports);
+	if (kfd >= 0)
+		kfd_dev_put();
+	return ret;
 }

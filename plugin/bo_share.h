@@ -36,6 +36,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/kfd_ioctl.h>
+
 enum bo_share_policy {
 	BO_SHARE_SHARE,
 	BO_SHARE_REFUSE,
@@ -55,6 +57,15 @@ struct bo_share_table {
 	void *root;    /* tsearch(3) tree of struct bo_share_seen, by (dev, ino) */
 	size_t n;      /* distinct dma-bufs */
 	size_t shared; /* buckets that were a second sharer */
+};
+
+/* One CHECKPOINT's answers. */
+struct bo_share_process {
+	uint32_t pid;
+	const struct kfd_criu_device_bucket *devices;
+	uint32_t n_devices;
+	const struct kfd_criu_bo_bucket *bos;
+	uint32_t n_bos;
 };
 
 /* AMDGPU_CRIU_SHARED_BO; -EINVAL (why filled) for an unknown value. */
@@ -78,6 +89,16 @@ int bo_share_add_fd(struct bo_share_table *t, int dmabuf_fd, const struct bo_sha
 /* The number of the dma-buf (dev, ino) and its first BO; -ENOENT if no BO had it. */
 int bo_share_find(const struct bo_share_table *t, dev_t dev, ino_t ino, uint32_t *share_id,
 		  const struct bo_share_bo **first);
+
+/*
+ * The dump's part for one checkpointed process: every BO with a dma-buf
+ * numbered (share_ids[i]; 0 under the copy policy), a later sharer marked
+ * an import (imports[i]) or refused as the policy says, a first BO on
+ * another GPU than its dma-buf's (KFD's GET_DMABUF_INFO) refused. Arrays of
+ * p->n_bos. 0 or -errno, logged in one line.
+ */
+int bo_share_note_process(struct bo_share_table *t, enum bo_share_policy policy,
+			  const struct bo_share_process *p, uint32_t *share_ids, bool *imports);
 
 /* Whether fd is a dma-buf (its file system's magic). */
 bool bo_share_is_dmabuf(int fd);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -240,97 +239,21 @@ static int check_render_memory(struct dump_session *s, const struct checkpoint *
 	return ret;
 }
 
-/*
- * The actual gpu_id of the GPU whose BO the dma-buf is (GET_DMABUF_INFO on
- * the plugin's own KFD handle); 0 if KFD cannot tell (logged).
- */
-static uint32_t dmabuf_exporter(int dmabuf_fd)
-{
-	struct kfd_ioctl_get_dmabuf_info_args a = {.dmabuf_fd = (uint32_t)dmabuf_fd};
-	int kfd = kfd_dev_get(), ret;
-
-	if (kfd < 0)
-		return 0;
-	ret = ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &a) ? -errno : 0;
-	kfd_dev_put();
-	if (ret)
-		pr_warn("GET_DMABUF_INFO on a BO's dma-buf failed: %s", strerror(-ret));
-	return ret ? 0 : a.gpu_id;
-}
-
-/*
- * Numbers every BO's dma-buf in the dump (bo_share.h). A BO whose dma-buf
- * a BO checkpointed before (this process or another of the tree) has too
- * is one buffer with it: recorded as its import, to be restored as one
- * (refused under the refuse policy; under the copy policy left as a BO of
- * its own, as KFD would restore it: a private copy). The first BO of a
- * dma-buf becomes the origin, the one the restore allocates: it must be
- * the exporter's, on the GPU the dma-buf belongs to; one on another GPU is
- * an import (a GTT BO there) whose BO the dump has not met: refused.
- */
+/* Each BO's dma-buf numbered, imports marked (bo_share.h). */
 static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 {
-	const struct bo_share_bo *first;
-	uint32_t i, id, exporter;
-	char what[512];
-	int ret;
+	const struct bo_share_process p = {.pid = c->args.pid,
+					   .devices = c->devices,
+					   .n_devices = c->args.num_devices,
+					   .bos = c->bos,
+					   .n_bos = c->args.num_bos};
 
 	c->share_ids = calloc(c->args.num_bos + 1, sizeof(*c->share_ids));
 	c->shared_imports = calloc(c->args.num_bos + 1, sizeof(*c->shared_imports));
 	if (!c->share_ids || !c->shared_imports)
 		return -ENOMEM;
-	for (i = 0; i < c->args.num_bos; i++) {
-		const struct kfd_criu_bo_bucket *b = &c->bos[i];
-		struct bo_share_bo bo = {.pid = c->args.pid,
-					 .gpu_id = b->gpu_id,
-					 .actual_gpu_id = b->gpu_id,
-					 .addr = b->addr,
-					 .size = b->size,
-					 .alloc_flags = b->alloc_flags};
-		uint32_t d;
-
-		if (b->dmabuf_fd == KFD_NO_DMABUF_FD)
-			continue;
-		for (d = 0; d < c->args.num_devices; d++)
-			if (c->devices[d].user_gpu_id == b->gpu_id)
-				bo.actual_gpu_id = c->devices[d].actual_gpu_id;
-		ret = bo_share_add_fd(&s->shares, (int)b->dmabuf_fd, &bo, &first, &id);
-		if (ret && ret != -EEXIST) {
-			pr_err("pid %u: BO %u: cannot identify its dma-buf: %s", c->args.pid, i,
-			       strerror(-ret));
-			return ret;
-		}
-		if (s->share_policy != BO_SHARE_COPY)
-			c->share_ids[i] = id;
-		if (!ret && s->share_policy == BO_SHARE_SHARE &&
-		    (exporter = dmabuf_exporter((int)b->dmabuf_fd)) &&
-		    exporter != bo.actual_gpu_id) {
-			pr_err("pid %u's BO at %#" PRIx64 " (%" PRIu64 " KiB, GPU %u) is an import "
-			       "of a BO of GPU %u that the dump has not met (a process outside the "
-			       "dump, or one CRIU dumps after this one): the restore could not "
-			       "share it; refused (AMDGPU_CRIU_SHARED_BO=copy restores a private "
-			       "copy)",
-			       bo.pid, bo.addr, bo.size >> 10, bo.actual_gpu_id, exporter);
-			return -EOPNOTSUPP;
-		}
-		if (!ret)
-			continue;
-		bo_share_describe(first, &bo, what, sizeof(what));
-		if (s->share_policy == BO_SHARE_COPY) {
-			pr_warn("%s: restored as private copies (AMDGPU_CRIU_SHARED_BO=copy)",
-				what);
-		} else if (s->share_policy == BO_SHARE_REFUSE) {
-			pr_err("%s: refused (AMDGPU_CRIU_SHARED_BO=refuse; share, the default, "
-			       "restores them as one buffer)",
-			       what);
-			return -EOPNOTSUPP;
-		} else {
-			c->shared_imports[i] = true;
-			pr_info("%s: restored as an import of pid %u's BO (share %u)", what,
-				first->pid, id);
-		}
-	}
-	return 0;
+	return bo_share_note_process(&s->shares, s->share_policy, &p, c->share_ids,
+				     c->shared_imports);
 }
 
 static int audit_classify(void *arg, dev_t rdev, uint32_t *gpu_id)

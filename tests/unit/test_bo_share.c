@@ -2,7 +2,8 @@
 /*
  * BOs that are one buffer (plugin/bo_share.h): the policy variable, the
  * table by dma-buf inode (the first BO is kept, a second sharer is named),
- * fds of one file and of two, and the line that names both BOs.
+ * fds of one file and of two, the line that names both BOs, and one
+ * checkpointed process after another under each policy.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -126,13 +127,74 @@ static void describe(void **state)
 	assert_int_equal(strlen(line), 15);
 }
 
+/* Two checkpointed processes whose BO 0 are fds of one file (one dma-buf). */
+static void note_process(void **state)
+{
+	int fd = open("/dev/null", O_RDONLY), dup_fd = dup(fd), other = open("/dev/zero", O_RDONLY);
+	const struct kfd_criu_device_bucket dev = {.user_gpu_id = 7, .actual_gpu_id = 70};
+	struct kfd_criu_bo_bucket a[3] = {{.gpu_id = 7,
+					   .size = 4096,
+					   .alloc_flags = KFD_IOC_ALLOC_MEM_FLAGS_VRAM,
+					   .dmabuf_fd = (uint32_t)fd},
+					  {.gpu_id = 7,
+					   .size = 4096,
+					   .alloc_flags = KFD_IOC_ALLOC_MEM_FLAGS_GTT,
+					   .dmabuf_fd = (uint32_t)other},
+					  {.gpu_id = 7,
+					   .alloc_flags = KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL,
+					   .dmabuf_fd = 0xFFFFFFFFu}},
+				  b[1] = {{.gpu_id = 7,
+					   .size = 4096,
+					   .alloc_flags = KFD_IOC_ALLOC_MEM_FLAGS_VRAM,
+					   .dmabuf_fd = (uint32_t)dup_fd}};
+	const struct bo_share_process
+		pa = {.pid = 1, .devices = &dev, .n_devices = 1, .bos = a, .n_bos = 3},
+		pb = {.pid = 2, .devices = &dev, .n_devices = 1, .bos = b, .n_bos = 1};
+	const enum bo_share_policy policies[] = {BO_SHARE_SHARE, BO_SHARE_REFUSE, BO_SHARE_COPY};
+	struct bo_share_table t;
+	uint32_t ids[3];
+	bool imports[3];
+	size_t i;
+
+	(void)state;
+	assert_true(fd >= 0 && dup_fd >= 0 && other >= 0);
+	for (i = 0; i < 3; i++) {
+		bo_share_init(&t);
+		memset(ids, 0, sizeof(ids));
+		memset(imports, 0, sizeof(imports));
+		assert_int_equal(bo_share_note_process(&t, policies[i], &pa, ids, imports), 0);
+		assert_false(imports[0] || imports[1] || imports[2]);
+		assert_int_equal(ids[2], 0); /* no dma-buf, no number */
+		if (policies[i] == BO_SHARE_COPY) {
+			assert_int_equal(ids[0], 0);
+		} else {
+			assert_int_equal(ids[0], 1);
+			assert_int_equal(ids[1], 2);
+		}
+		memset(ids, 0, sizeof(ids));
+		if (policies[i] == BO_SHARE_REFUSE) {
+			assert_int_equal(bo_share_note_process(&t, policies[i], &pb, ids, imports),
+					 -EOPNOTSUPP);
+		} else {
+			assert_int_equal(bo_share_note_process(&t, policies[i], &pb, ids, imports),
+					 0);
+			/* the second process's BO is an import of share 1 (copy: a BO of its own)
+			 */
+			assert_int_equal(imports[0], policies[i] == BO_SHARE_SHARE);
+			assert_int_equal(ids[0], policies[i] == BO_SHARE_SHARE ? 1 : 0);
+		}
+		bo_share_fini(&t);
+	}
+	close(fd);
+	close(dup_fd);
+	close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(policy),
-		cmocka_unit_test(table),
-		cmocka_unit_test(by_fd),
-		cmocka_unit_test(describe),
+		cmocka_unit_test(policy),   cmocka_unit_test(table),	    cmocka_unit_test(by_fd),
+		cmocka_unit_test(describe), cmocka_unit_test(note_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
