@@ -347,15 +347,39 @@ static bool same_device(const struct restore_session *s, const KfdProcessEntry *
 		       actual_gpu_of(e, b->gpu_id);
 }
 
+/* Waits until share_id is published; its record in *rec, -errno if its origin failed. */
+static int wait_published(struct restore_session *s, uint32_t share_id, struct shared_share *rec)
+{
+	int ret = shared_share_wait(s->shared, share_id, rec, shared_deadline(SHARE_WAIT_MS));
+
+	if (!ret && rec->state == SHARED_SHARE_FAILED)
+		ret = rec->error ? rec->error : -EIO;
+	return ret;
+}
+
+/* The published fd duplicated into this task (pidfd_getfd), counted taken; fd or -errno. */
+static int take_published(struct restore_session *s, uint32_t share_id,
+			  const struct shared_share *rec)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)rec->pid, 0), fd, ret;
+
+	fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, rec->fd, 0);
+	ret = fd < 0 ? -errno : 0;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (ret)
+		return ret;
+	shared_share_took(s->shared, share_id, shared_deadline(SHARE_LOCK_MS));
+	return fd;
+}
+
 /* The published dma-buf of share_id, duplicated into this task; counted taken. */
 static int take_origin(struct restore_session *s, const KfdProcessEntry *e, const KfdBoEntry *b,
 		       uint32_t dst_gpu_id, struct shared_share *rec)
 {
-	int pidfd, fd, ret;
+	int fd, ret;
 
-	ret = shared_share_wait(s->shared, b->share_id, rec, shared_deadline(SHARE_WAIT_MS));
-	if (!ret && rec->state == SHARED_SHARE_FAILED)
-		ret = rec->error ? rec->error : -EIO;
+	ret = wait_published(s, b->share_id, rec);
 	if (ret) {
 		pr_err("pid %u's BO at %#" PRIx64 " imports a BO of another process whose "
 		       "restore did not publish it: %s",
@@ -368,17 +392,10 @@ static int take_origin(struct restore_session *s, const KfdProcessEntry *e, cons
 		       e->pid, b->addr, rec->gpu_id, dst_gpu_id);
 		return -EXDEV;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)rec->pid, 0);
-	fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, rec->fd, 0);
-	ret = fd < 0 ? -errno : 0;
-	if (pidfd >= 0)
-		close(pidfd);
-	if (ret) {
+	fd = take_published(s, b->share_id, rec);
+	if (fd < 0)
 		pr_err("pid %u: cannot take the shared BO's dma-buf from pid %u: %s", e->pid,
-		       rec->pid, strerror(-ret));
-		return ret;
-	}
-	shared_share_took(s->shared, b->share_id, shared_deadline(SHARE_LOCK_MS));
+		       rec->pid, strerror(-fd));
 	return fd;
 }
 
@@ -387,7 +404,7 @@ int restore_share_file(struct restore_session *s, const struct dmabuf_file_image
 	const struct kfd_process_image *own = NULL;
 	struct shared_share rec;
 	struct shared_image img;
-	int pidfd, fd, ret;
+	int fd, ret;
 	size_t i;
 
 	ret = shared_share_get(s->shared, f->entry->share_id, &rec, shared_deadline(SHARE_LOCK_MS));
@@ -405,26 +422,18 @@ int restore_share_file(struct restore_session *s, const struct dmabuf_file_image
 		return -EDEADLK;
 	}
 	if (!ret)
-		ret = shared_share_wait(s->shared, f->entry->share_id, &rec,
-					shared_deadline(SHARE_WAIT_MS));
-	if (!ret && rec.state == SHARED_SHARE_FAILED)
-		ret = rec.error ? rec.error : -EIO;
+		ret = wait_published(s, f->entry->share_id, &rec);
 	if (ret) {
 		pr_err("dma-buf file %u: the restore of its BO's process did not publish it: %s",
 		       f->id, strerror(-ret));
 		return ret;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)rec.pid, 0);
-	fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, rec.fd, 0);
-	ret = fd < 0 ? -errno : 0;
-	if (pidfd >= 0)
-		close(pidfd);
-	if (ret) {
+	fd = take_published(s, f->entry->share_id, &rec);
+	if (fd < 0) {
 		pr_err("dma-buf file %u: cannot take it from pid %u: %s", f->id, rec.pid,
-		       strerror(-ret));
-		return ret;
+		       strerror(-fd));
+		return fd;
 	}
-	shared_share_took(s->shared, f->entry->share_id, shared_deadline(SHARE_LOCK_MS));
 	pr_info("dma-buf file %u: share %u, from pid %u", f->id, f->entry->share_id, rec.pid);
 	return fd;
 }

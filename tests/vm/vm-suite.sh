@@ -159,10 +159,12 @@ install_kfdsim_tests() { # OVERLAY
 	# kfdlib's kernel uapi headers first; gemlib.c finds libdrm's own drm.h beside amdgpu.h
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -I /usr/include/libdrm \
 		-o "$1/test/bin/zdtm-gpu-gem" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-gem.c" \
-		"$VM_ROOT/tests/workloads/gpu/kfdlib.c" "$VM_ROOT/tests/workloads/gpu/gemlib.c" -ldrm_amdgpu -ldrm
+		"$VM_ROOT/tests/workloads/gpu/kfdlib.c" "$VM_ROOT/tests/workloads/gpu/gemlib.c" \
+		"$VM_ROOT/tests/workloads/gpu/zdtm_util.c" -ldrm_amdgpu -ldrm
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -I /usr/include/libdrm \
 		-o "$1/test/bin/zdtm-gpu-share" "$VM_ROOT/tests/workloads/gpu/zdtm-gpu-share.c" \
-		"$VM_ROOT/tests/workloads/gpu/kfdlib.c" "$VM_ROOT/tests/workloads/gpu/gemlib.c" -ldrm_amdgpu -ldrm
+		"$VM_ROOT/tests/workloads/gpu/kfdlib.c" "$VM_ROOT/tests/workloads/gpu/gemlib.c" \
+		"$VM_ROOT/tests/workloads/gpu/zdtm_util.c" -ldrm_amdgpu -ldrm
 }
 
 # Debian's ROCm userspace (tests/workloads/rocm/README.md): rocminfo as the

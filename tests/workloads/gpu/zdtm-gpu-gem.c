@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include "gemlib.h"
 #include "kfdlib.h"
+#include "zdtm_util.h"
 
 struct opts {
 	uint64_t gem_size;
@@ -36,26 +36,6 @@ struct opts {
 	unsigned int skip_handles;
 	const char *ready, *trigger, *result;
 };
-
-static uint8_t pattern(uint64_t i, uint8_t seed)
-{
-	return (uint8_t)(i * 131 + (i >> 12) * 7 + seed);
-}
-
-static void fill(uint8_t *p, uint64_t n, uint8_t seed)
-{
-	for (uint64_t i = 0; i < n; i++)
-		p[i] = pattern(i, seed);
-}
-
-/* -1 if all match, else the first differing offset */
-static int64_t verify(const uint8_t *p, uint64_t n, uint8_t seed)
-{
-	for (uint64_t i = 0; i < n; i++)
-		if (p[i] != pattern(i, seed))
-			return (int64_t)i;
-	return -1;
-}
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -86,36 +66,13 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static int write_ready(const struct opts *o, struct gem_bo *gem)
 {
-	char tmp[4096], path[300], target[256];
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/fd");
-	FILE *f;
+	char head[128];
+	int n = snprintf(head, sizeof(head), "pid %d\n", (int)getpid());
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", o->ready);
-	f = fopen(tmp, "w");
-	if (!f || !dir)
-		return -errno;
-	fprintf(f, "pid %d\n", (int)getpid());
-	while ((d = readdir(dir))) {
-		ssize_t n;
-
-		if (d->d_name[0] == '.' || atoi(d->d_name) == dirfd(dir) ||
-		    atoi(d->d_name) == fileno(f))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		fprintf(f, "fd %s %s\n", d->d_name, target);
-	}
-	closedir(dir);
 	if (gem)
-		fprintf(f, "gem_handle %u\ngem_bytes %llu\n", gem_bo_handle(gem),
-			(unsigned long long)o->gem_size);
-	if (fclose(f))
-		return -errno;
-	return rename(tmp, o->ready) ? -errno : 0;
+		snprintf(head + n, sizeof(head) - (size_t)n, "gem_handle %u\ngem_bytes %llu\n",
+			 gem_bo_handle(gem), (unsigned long long)o->gem_size);
+	return zdtm_write_ready(o->ready, head);
 }
 
 static int render_fd_no_kfd(void)
@@ -133,13 +90,7 @@ static int render_fd_no_kfd(void)
 
 static int result(const struct opts *o, const char *text)
 {
-	FILE *f = fopen(o->result, "w");
-
-	if (!f)
-		return 1;
-	fprintf(f, "%s\n", text);
-	fclose(f);
-	return strcmp(text, "PASS") != 0;
+	return zdtm_result(o->result, text);
 }
 
 int main(int argc, char **argv)
@@ -155,8 +106,10 @@ int main(int argc, char **argv)
 	int64_t bad;
 
 	if (parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: %s [--gem SIZE [--gtt] [--gem-map] [--skip-handles N]] "
-				"[--no-kfd] READY TRIGGER RESULT\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [--gem SIZE [--gtt] [--gem-map] [--skip-handles N]] "
+			"[--no-kfd] READY TRIGGER RESULT\n",
+			argv[0]);
 		return 2;
 	}
 	if (o.no_kfd) {
@@ -171,7 +124,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "KFD setup: %s\n", strerror(-ret));
 			return 1;
 		}
-		fill(kbo.cpu, kbo.size, 0x5a);
+		zdtm_fill(kbo.cpu, kbo.size, 0x5a);
 		render_fd = k.gpu[0].render_fd;
 	}
 	if (render_fd < 0) {
@@ -191,7 +144,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "GEM BO: %s\n", strerror(-ret));
 			return 1;
 		}
-		fill(gem_bo_cpu(gem), o.gem_size, 0xa5);
+		zdtm_fill(gem_bo_cpu(gem), o.gem_size, 0xa5);
 		printf("GEM BO: handle %u, %llu bytes\n", gem_bo_handle(gem),
 		       (unsigned long long)o.gem_size);
 	}
@@ -203,11 +156,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (access(o.trigger, F_OK))
 		usleep(20 * 1000);
-	if (!o.no_kfd && (bad = verify(kbo.cpu, kbo.size, 0x5a)) >= 0) {
+	if (!o.no_kfd && (bad = zdtm_verify(kbo.cpu, kbo.size, 0x5a)) >= 0) {
 		snprintf(why, sizeof(why), "FAIL KFD BO byte %lld", (long long)bad);
 		return result(&o, why);
 	}
-	if (gem && (bad = verify(gem_bo_cpu(gem), o.gem_size, 0xa5)) >= 0) {
+	if (gem && (bad = zdtm_verify(gem_bo_cpu(gem), o.gem_size, 0xa5)) >= 0) {
 		snprintf(why, sizeof(why), "FAIL GEM BO byte %lld", (long long)bad);
 		return result(&o, why);
 	}

@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -46,6 +45,7 @@
 
 #include "gemlib.h"
 #include "kfdlib.h"
+#include "zdtm_util.h"
 
 #define SEED_FIRST    0x11 /* the exporter's fill */
 #define SEED_IMPORTER 0x22 /* written by the importer after the restore */
@@ -57,26 +57,6 @@ struct opts {
 	uint64_t size;
 	const char *ready, *trigger, *result;
 };
-
-static uint8_t pattern(uint64_t i, uint8_t seed)
-{
-	return (uint8_t)(i * 131 + (i >> 12) * 7 + seed);
-}
-
-static void fill(uint8_t *p, uint64_t n, uint8_t seed)
-{
-	for (uint64_t i = 0; i < n; i++)
-		p[i] = pattern(i, seed);
-}
-
-/* -1 if all match, else the first differing offset */
-static int64_t verify(const uint8_t *p, uint64_t n, uint8_t seed)
-{
-	for (uint64_t i = 0; i < n; i++)
-		if (p[i] != pattern(i, seed))
-			return (int64_t)i;
-	return -1;
-}
 
 /*
  * The importer's view of its BO (bo->cpu, else a dma-buf of it mapped for
@@ -104,14 +84,14 @@ static void through_view(struct kfdl *k, const struct kfdl_bo *bo, uint8_t check
 			return;
 		}
 	}
-	bad = verify(p, bo->size, check);
+	bad = zdtm_verify(p, bo->size, check);
 	if (bad >= 0)
 		snprintf(msg, len, "FAIL the importer does not see seed %#x (byte %lld)", check,
 			 (long long)bad);
 	else
 		snprintf(msg, len, "ok");
 	if (bad < 0 && write)
-		fill(p, bo->size, write);
+		zdtm_fill(p, bo->size, write);
 	if (p != bo->cpu)
 		munmap(p, bo->size);
 }
@@ -127,14 +107,14 @@ static void through_fd(int fd, uint64_t size, uint8_t check, uint8_t write, cons
 		snprintf(msg, len, "FAIL %s: mmap of its dma-buf fd: %s", who, strerror(errno));
 		return;
 	}
-	bad = verify(p, size, check);
+	bad = zdtm_verify(p, size, check);
 	if (bad >= 0)
 		snprintf(msg, len, "FAIL %s's dma-buf fd does not show seed %#x (byte %lld)", who,
 			 check, (long long)bad);
 	else
 		snprintf(msg, len, "ok");
 	if (bad < 0 && write)
-		fill(p, size, write);
+		zdtm_fill(p, size, write);
 	munmap(p, size);
 }
 
@@ -195,48 +175,19 @@ static int recv_line(int sock, char *buf, size_t len)
 
 static int write_ready(const char *path, pid_t child, pid_t holder)
 {
-	char tmp[4096], link[300], target[256];
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/fd");
-	FILE *f;
+	char head[128];
+	int n = snprintf(head, sizeof(head), "pid %d\n", (int)getpid());
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || !dir)
-		return -errno;
-	fprintf(f, "pid %d\n", (int)getpid());
 	if (child > 0)
-		fprintf(f, "child %d\n", (int)child);
+		n += snprintf(head + n, sizeof(head) - (size_t)n, "child %d\n", (int)child);
 	if (holder > 0)
-		fprintf(f, "holder %d\n", (int)holder);
-	while ((d = readdir(dir))) {
-		ssize_t n;
-
-		if (d->d_name[0] == '.' || atoi(d->d_name) == dirfd(dir) ||
-		    atoi(d->d_name) == fileno(f))
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%s", d->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		fprintf(f, "fd %s %s\n", d->d_name, target);
-	}
-	closedir(dir);
-	if (fclose(f))
-		return -errno;
-	return rename(tmp, path) ? -errno : 0;
+		snprintf(head + n, sizeof(head) - (size_t)n, "holder %d\n", (int)holder);
+	return zdtm_write_ready(path, head);
 }
 
 static int result(const struct opts *o, const char *text)
 {
-	FILE *f = fopen(o->result, "w");
-
-	if (!f)
-		return 1;
-	fprintf(f, "%s\n", text);
-	fclose(f);
-	return strcmp(text, "PASS") != 0;
+	return zdtm_result(o->result, text);
 }
 
 /* The child: imports what the parent sends, then answers "check SEED WRITE" requests. */
@@ -360,7 +311,7 @@ static void check_fds(const struct kfdl_bo *bo, int holder_sock, int kept_fd, ch
 		ask_line(holder_sock, req, msg, len);
 		if (strcmp(msg, "ok"))
 			return;
-		bad = verify(bo->cpu, bo->size, SEED_HOLDER);
+		bad = zdtm_verify(bo->cpu, bo->size, SEED_HOLDER);
 		if (bad >= 0) {
 			snprintf(msg, len,
 				 "FAIL the exporter does not see the holder's write (byte %lld)",
@@ -377,7 +328,7 @@ static void check_fds(const struct kfdl_bo *bo, int holder_sock, int kept_fd, ch
 static void self_check(struct kfdl *k, const struct kfdl_bo *bo, const struct kfdl_bo *import,
 		       int sock, char *msg, size_t len)
 {
-	int64_t bad = verify(bo->cpu, bo->size, SEED_FIRST);
+	int64_t bad = zdtm_verify(bo->cpu, bo->size, SEED_FIRST);
 
 	if (bad >= 0) {
 		snprintf(msg, len, "FAIL exporter BO byte %lld", (long long)bad);
@@ -386,14 +337,14 @@ static void self_check(struct kfdl *k, const struct kfdl_bo *bo, const struct kf
 	ask(k, import, sock, SEED_FIRST, SEED_IMPORTER, msg, len);
 	if (strcmp(msg, "ok"))
 		return;
-	bad = verify(bo->cpu, bo->size, SEED_IMPORTER);
+	bad = zdtm_verify(bo->cpu, bo->size, SEED_IMPORTER);
 	if (bad >= 0) {
 		snprintf(msg, len,
 			 "FAIL the exporter does not see the importer's write (byte %lld)",
 			 (long long)bad);
 		return;
 	}
-	fill(bo->cpu, bo->size, SEED_EXPORTER);
+	zdtm_fill(bo->cpu, bo->size, SEED_EXPORTER);
 	ask(k, import, sock, SEED_EXPORTER, 0, msg, len);
 	if (strcmp(msg, "ok"))
 		return;
@@ -475,7 +426,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = kfdl_map(&k, &bo, &k.gpu[0].gpu_id, 1);
 	if (!rc) {
-		fill(bo.cpu, bo.size, SEED_FIRST);
+		zdtm_fill(bo.cpu, bo.size, SEED_FIRST);
 		rc = kfdl_export_dmabuf(&k, &bo, &fd);
 	}
 	if (!rc && o.same_process) {
