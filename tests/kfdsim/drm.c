@@ -43,10 +43,40 @@
 static struct kfdsim_drm *drm_devs[KFDSIM_MAX_DRM_DEVS];
 static u32 n_drm_devs;
 
-/* DEFINE_DRM_GEM_FOPS() with fdinfo, as amdgpu's fops (the GEM macro has no .show_fdinfo) */
+/*
+ * drm_ioctl(), and 6.18's core GEM_CHANGE_HANDLE for the 6.18 flavour
+ * (gem_criu.c): 6.12's core table ends before its number.
+ */
+static long kfdsim_drm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct kfdsim_gem_change_handle args;
+	long ret;
+
+	if (cmd != DRM_IOCTL_KFDSIM_GEM_CHANGE_HANDLE || !kfdsim_uapi_618())
+		return drm_ioctl(filp, cmd, arg);
+	if (copy_from_user(&args, (void __user *)arg, sizeof(args)))
+		return -EFAULT;
+	ret = kfdsim_gem_change_handle(filp->private_data, &args);
+	if (!ret && copy_to_user((void __user *)arg, &args, sizeof(args)))
+		ret = -EFAULT;
+	return ret;
+}
+
+/*
+ * DEFINE_DRM_GEM_FOPS()'s members with fdinfo, as amdgpu's fops (the GEM
+ * macro has no .show_fdinfo), and the ioctl entry above
+ */
 static const struct file_operations kfdsim_drm_fops = {
 	.owner = THIS_MODULE,
-	DRM_GEM_FOPS,
+	.open = drm_open,
+	.release = drm_release,
+	.unlocked_ioctl = kfdsim_drm_ioctl,
+	.compat_ioctl = drm_compat_ioctl,
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+	.fop_flags = FOP_UNSIGNED_OFFSET,
 	.show_fdinfo = drm_show_fdinfo,
 };
 
@@ -214,7 +244,7 @@ static const struct drm_ioctl_desc kfdsim_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_MMAP, kfdsim_gem_mmap_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_USERPTR, kfdsim_gem_userptr_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_VA, kfdsim_gem_va_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_OP, kfdsim_gem_op_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(KFDSIM_GEM_OP, kfdsim_gem_op_ioctl, DRM_AUTH | DRM_RENDER_ALLOW),
 	/* gem_criu.c: EINVAL unless the 6.18 flavour */
 	DRM_IOCTL_DEF_DRV(KFDSIM_GEM_LIST_HANDLES, kfdsim_gem_list_handles_ioctl,
 			  DRM_AUTH | DRM_RENDER_ALLOW),

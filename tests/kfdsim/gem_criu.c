@@ -8,8 +8,9 @@
  *                  (GEM_LIST_HANDLES is an unknown driver ioctl: EINVAL, as
  *                  drm_ioctl() answers for a number past the driver table).
  *   618            Linux 6.18: also DRM_AMDGPU_GEM_LIST_HANDLES (facts:
- *                  kfd-criu-abi.md 12), and fdinfo in the 6.13 format
- *                  (fdinfo.c).
+ *                  kfd-criu-abi.md 12), GEM_OP GET_MAPPING_INFO, the core
+ *                  GEM_CHANGE_HANDLE (drm.c routes it here), and fdinfo in
+ *                  the 6.13 format (fdinfo.c).
  *
  * GEM_OP (amdgpu_gem_op_ioctl()): the handle (ENOENT), then the op;
  * GET_GEM_CREATE_INFO copies {bo_size, alignment, domains, domain_flags}
@@ -37,9 +38,76 @@ bool kfdsim_uapi_618(void)
 	return READ_ONCE(drm_uapi) >= 618;
 }
 
+/*
+ * GET_MAPPING_INFO (6.18): num_entries in is the capacity of the array at
+ * `value`; out, the number of the object's mappings in this file's VM.
+ * The entries are copied only when they all fit (1 to capacity).
+ */
+static int mapping_info(struct drm_file *file, struct kfdsim_gem *gem,
+			struct kfdsim_drm_gem_op *args)
+{
+	struct kfdsim_gem_vm_entry *entries = NULL;
+	u32 n;
+	int ret = 0;
+
+	if (args->num_entries > INT_MAX / sizeof(*entries))
+		return -EINVAL;
+	if (args->num_entries) {
+		entries = kvcalloc(args->num_entries, sizeof(*entries), GFP_KERNEL);
+		if (!entries)
+			return -ENOMEM;
+	}
+	n = kfdsim_gpuvm_mappings(kfdsim_fpriv_vm(file), gem, entries, args->num_entries);
+	if (n && n <= args->num_entries &&
+	    copy_to_user(u64_to_user_ptr(args->value), entries, n * sizeof(*entries)))
+		ret = -EFAULT;
+	args->num_entries = n;
+	kvfree(entries);
+	return ret;
+}
+
+/*
+ * drm_gem_change_handle_ioctl() (6.18): the object of `handle` moves to
+ * `new_handle` (EINVAL past INT_MAX, ENOENT for no object, the idr's
+ * ENOSPC for a handle in use; the same handle is a no-op). An object with
+ * a dma-buf is refused (EBUSY): the DRM core's prime handle cache, which
+ * 6.18 updates, is not exported to modules.
+ */
+int kfdsim_gem_change_handle(struct drm_file *file, struct kfdsim_gem_change_handle *args)
+{
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (!kfdsim_uapi_618())
+		return -EINVAL; /* 6.12: a core ioctl number past its table */
+	if (args->new_handle > INT_MAX)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = 0;
+	if (args->handle == args->new_handle)
+		goto out;
+	if (obj->dma_buf || obj->import_attach) {
+		ret = -EBUSY;
+		goto out;
+	}
+	spin_lock(&file->table_lock);
+	ret = idr_alloc(&file->object_idr, obj, args->new_handle, args->new_handle + 1,
+			GFP_NOWAIT);
+	if (ret >= 0) {
+		idr_remove(&file->object_idr, args->handle);
+		ret = 0;
+	}
+	spin_unlock(&file->table_lock);
+out:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
 int kfdsim_gem_op_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
-	struct drm_amdgpu_gem_op *args = data;
+	struct kfdsim_drm_gem_op *args = data;
 	struct drm_gem_object *obj = drm_gem_object_lookup(file, args->handle);
 	struct drm_amdgpu_gem_create_in info = {};
 	struct kfdsim_gem *gem;
@@ -56,6 +124,9 @@ int kfdsim_gem_op_ioctl(struct drm_device *dev, void *data, struct drm_file *fil
 		info.domain_flags = gem->create_flags;
 		if (copy_to_user(u64_to_user_ptr(args->value), &info, sizeof(info)))
 			ret = -EFAULT;
+		break;
+	case KFDSIM_GEM_OP_GET_MAPPING_INFO:
+		ret = kfdsim_uapi_618() ? mapping_info(file, gem, args) : -EINVAL;
 		break;
 	default:
 		ret = -EINVAL;

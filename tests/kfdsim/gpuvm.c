@@ -222,6 +222,37 @@ void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_bl
 	mutex_unlock(&vm->lock);
 }
 
+/* amdgpu_gem_va_map_flags(): the AMDGPU_VM_PAGE_* of GEM_VA as PTE bits (MTYPE left out) */
+static u64 va_pte_flags(u32 flags)
+{
+	return (flags & AMDGPU_VM_PAGE_EXECUTABLE ? 1ULL << 4 : 0) |	/* AMDGPU_PTE_EXECUTABLE */
+	       (flags & AMDGPU_VM_PAGE_READABLE ? 1ULL << 5 : 0) |	/* AMDGPU_PTE_READABLE */
+	       (flags & AMDGPU_VM_PAGE_WRITEABLE ? 1ULL << 6 : 0) |	/* AMDGPU_PTE_WRITEABLE */
+	       (flags & AMDGPU_VM_PAGE_NOALLOC ? 1ULL << 58 : 0);	/* AMDGPU_PTE_NOALLOC */
+}
+
+u32 kfdsim_gpuvm_mappings(struct kfdsim_gpuvm *vm, struct kfdsim_gem *gem,
+			  struct kfdsim_gem_vm_entry *out, u32 cap)
+{
+	struct gpuvm_mapping *m;
+	u32 n = 0;
+
+	if (!vm)
+		return 0;
+	mutex_lock(&vm->lock);
+	list_for_each_entry(m, &vm->mappings, link) {
+		if (m->gem != gem)
+			continue;
+		if (n < cap)
+			out[n] = (struct kfdsim_gem_vm_entry){ .addr = m->start,
+				.size = m->end - m->start, .offset = m->offset,
+				.flags = va_pte_flags(m->flags) };
+		n++;
+	}
+	mutex_unlock(&vm->lock);
+	return n;
+}
+
 /* ---- DRM_AMDGPU_GEM_VA ------------------------------------------------------ */
 
 /* amdgpu_gem_va_ioctl()'s address checks; *va gets the 48-bit address. */

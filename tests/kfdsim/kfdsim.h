@@ -312,6 +312,13 @@ int kfdsim_gpuvm_page(struct kfdsim_gpuvm *vm, u64 va, bool write, struct page *
 void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem);
 /* Bytes of the distinct GEM objects mapped (VRAM, the rest) and page-table blocks touched. */
 void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_blocks);
+struct kfdsim_gem_vm_entry;
+/*
+ * The mappings of @gem in @vm, as GET_MAPPING_INFO reports them (flags as
+ * PTE bits): at most @cap into @out; the number of mappings is returned.
+ */
+u32 kfdsim_gpuvm_mappings(struct kfdsim_gpuvm *vm, struct kfdsim_gem *gem,
+			  struct kfdsim_gem_vm_entry *out, u32 cap);
 
 /* fdinfo.c: amdgpu's memory figures of a render-node file; drm_uapi flavour */
 #define KFDSIM_PT_BLOCK		(2ULL << 20)	/* VA one page-table block maps */
@@ -342,7 +349,32 @@ struct kfdsim_drm_gem_list_entry {
 #define DRM_IOCTL_KFDSIM_GEM_LIST_HANDLES \
 	DRM_IOWR(DRM_COMMAND_BASE + KFDSIM_DRM_AMDGPU_GEM_LIST_HANDLES, \
 		 struct kfdsim_drm_gem_list_handles)
+/*
+ * 6.18's DRM_AMDGPU_GEM_OP argument, grown by num_entries for
+ * GET_MAPPING_INFO: the ioctl table takes this size, so a 6.12 caller's
+ * 16 bytes arrive zero-filled to 24 (drm_ioctl()).
+ */
+struct kfdsim_drm_gem_op {
+	__u32 handle;
+	__u32 op;
+	__u64 value;
+	__u32 num_entries;
+	__u32 padding;
+};
+#define DRM_IOCTL_KFDSIM_GEM_OP \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_GEM_OP, struct kfdsim_drm_gem_op)
+#define KFDSIM_GEM_OP_GET_MAPPING_INFO	2
+struct kfdsim_gem_vm_entry {
+	__u64 addr, size, offset, flags;
+};
+/* 6.18's core DRM_IOCTL_GEM_CHANGE_HANDLE (nr 0xD2, past 6.12's core table) */
+struct kfdsim_gem_change_handle {
+	__u32 handle;
+	__u32 new_handle;
+};
+#define DRM_IOCTL_KFDSIM_GEM_CHANGE_HANDLE DRM_IOWR(0xD2, struct kfdsim_gem_change_handle)
 int kfdsim_gem_op_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int kfdsim_gem_change_handle(struct drm_file *file, struct kfdsim_gem_change_handle *args);
 int kfdsim_gem_list_handles_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 
 /* ---- CPU access to VRAM (bar.c) --------------------------------------------- */

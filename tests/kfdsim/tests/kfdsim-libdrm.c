@@ -6,7 +6,9 @@
  * DEV_INFO's VA range) agrees with the node's sysfs properties; and the
  * GEM and GPU VM ioctls of the plugin's SDMA path work through libdrm_amdgpu
  * itself: a GTT BO's CPU mapping round trip, a userptr BO, GEM_VA map/unmap
- * with amdgpu_vm_bo_map()'s refusals, a BO list. TAP.
+ * with amdgpu_vm_bo_map()'s refusals, a BO list; Linux 6.18's GEM uAPI for
+ * CRIU on the drm_uapi=618 flavour (GET_MAPPING_INFO, GEM_CHANGE_HANDLE;
+ * both -EINVAL on 6.12). TAP.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
+#include <xf86drm.h>
 #include "tap.h"
 
 #define TOPO "/sys/class/kfd/kfd/topology/nodes"
@@ -197,6 +200,135 @@ out:
 	munmap(mem, BO_SIZE);
 }
 
+/*
+ * Linux 6.18's GEM uAPI for CRIU, absent from this libdrm's headers: the
+ * grown GEM_OP argument with GET_MAPPING_INFO, and the core
+ * GEM_CHANGE_HANDLE (kfdsim's drm_uapi=618 flavour, gem_criu.c).
+ */
+struct gem_op_618 {
+	uint32_t handle, op;
+	uint64_t value;
+	uint32_t num_entries, padding;
+};
+struct gem_vm_entry {
+	uint64_t addr, size, offset, flags;
+};
+struct gem_change_handle {
+	uint32_t handle, new_handle;
+};
+#define IOCTL_GEM_OP_618	 DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_GEM_OP, struct gem_op_618)
+#define IOCTL_GEM_CHANGE_HANDLE	 DRM_IOWR(0xD2, struct gem_change_handle)
+#define GEM_OP_GET_MAPPING_INFO	 2
+#define PTE_READABLE_WRITEABLE	 ((1ULL << 5) | (1ULL << 6))
+#define UAPI_PARAM		 "/sys/module/amdgpu_kfdsim/parameters/drm_uapi"
+
+static int set_uapi(const char *v)
+{
+	int fd = open(UAPI_PARAM, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, v, strlen(v)) == (ssize_t)strlen(v) ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+static int raw(int fd, unsigned long req, void *arg)
+{
+	return drmIoctl(fd, req, arg) ? -errno : 0;
+}
+
+static uint32_t gem_new(int fd)
+{
+	union drm_amdgpu_gem_create c = {.in = {.bo_size = BO_SIZE,
+						.alignment = 4096,
+						.domains = AMDGPU_GEM_DOMAIN_GTT}};
+
+	return raw(fd, DRM_IOCTL_AMDGPU_GEM_CREATE, &c) ? 0 : c.out.handle;
+}
+
+static int mapping_info(int fd, uint32_t handle, struct gem_vm_entry *e, uint32_t cap,
+			uint32_t *n)
+{
+	struct gem_op_618 op = {.handle = handle, .op = GEM_OP_GET_MAPPING_INFO,
+				.value = (uintptr_t)e, .num_entries = cap};
+	int r = raw(fd, IOCTL_GEM_OP_618, &op);
+
+	*n = op.num_entries;
+	return r;
+}
+
+static int change_handle(int fd, uint32_t handle, uint32_t new_handle)
+{
+	struct gem_change_handle c = {.handle = handle, .new_handle = new_handle};
+
+	return raw(fd, IOCTL_GEM_CHANGE_HANDLE, &c);
+}
+
+static void gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = {.handle = handle};
+
+	raw(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+static void uapi_618(int fd, const char *path)
+{
+	struct drm_amdgpu_gem_va va = {.operation = AMDGPU_VA_OP_MAP,
+				       .flags = AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE,
+				       .va_address = VA_BASE + (1ULL << 24),
+				       .map_size = BO_SIZE};
+	struct gem_vm_entry e[2] = {0};
+	uint32_t h = gem_new(fd), h2 = gem_new(fd), n = 0;
+	int r;
+
+	if (!ok(h && h2, "%s: 6.18 uAPI: two GEM BOs (%u, %u)", path, h, h2))
+		return;
+	va.handle = h;
+	ok(raw(fd, DRM_IOCTL_AMDGPU_GEM_VA, &va) == 0, "%s: 6.18 uAPI: GEM_VA MAP", path);
+	r = mapping_info(fd, h, e, 1, &n);
+	ok(r == -EINVAL, "%s: 6.12 flavour: GEM_OP GET_MAPPING_INFO -EINVAL (%d)", path, r);
+	r = change_handle(fd, h, 1000);
+	ok(r == -EINVAL, "%s: 6.12 flavour: GEM_CHANGE_HANDLE -EINVAL (%d)", path, r);
+	if (!ok(set_uapi("618") == 0, "%s: kfdsim switched to 6.18", path))
+		goto out;
+	r = mapping_info(fd, h, NULL, 0, &n);
+	ok(r == 0 && n == 1, "%s: GET_MAPPING_INFO with no room: the count, 1 (%d, %u)", path, r,
+	   n);
+	r = mapping_info(fd, h, e, 2, &n);
+	ok(r == 0 && n == 1 && e[0].addr == va.va_address && e[0].size == BO_SIZE &&
+		   e[0].offset == 0 && e[0].flags == PTE_READABLE_WRITEABLE,
+	   "%s: GET_MAPPING_INFO: addr 0x%llx size %llu offset %llu flags 0x%llx (PTE bits) "
+	   "(%d)",
+	   path, (unsigned long long)e[0].addr, (unsigned long long)e[0].size,
+	   (unsigned long long)e[0].offset, (unsigned long long)e[0].flags, r);
+	r = mapping_info(fd, h2, e, 2, &n);
+	ok(r == 0 && n == 0, "%s: GET_MAPPING_INFO of an unmapped BO: 0 (%d, %u)", path, r, n);
+	r = change_handle(fd, h, 1000);
+	ok(r == 0, "%s: GEM_CHANGE_HANDLE %u -> 1000 (%d)", path, h, r);
+	r = mapping_info(fd, h, e, 2, &n);
+	ok(r == -ENOENT, "%s: the old handle is gone: -ENOENT (%d)", path, r);
+	r = mapping_info(fd, 1000, e, 2, &n);
+	ok(r == 0 && n == 1 && e[0].addr == va.va_address,
+	   "%s: the object keeps its mapping under handle 1000 (%d, %u)", path, r, n);
+	r = change_handle(fd, 1000, 1000);
+	ok(r == 0, "%s: CHANGE_HANDLE to itself: a no-op (%d)", path, r);
+	r = change_handle(fd, 1000, h2);
+	ok(r == -ENOSPC, "%s: CHANGE_HANDLE to a handle in use: -ENOSPC (%d)", path, r);
+	r = change_handle(fd, 1000, 0x80000000u);
+	ok(r == -EINVAL, "%s: CHANGE_HANDLE past INT_MAX: -EINVAL (%d)", path, r);
+	r = change_handle(fd, 4242, 4243);
+	ok(r == -ENOENT, "%s: CHANGE_HANDLE of no object: -ENOENT (%d)", path, r);
+	h = 1000;
+	ok(set_uapi("612") == 0, "%s: kfdsim back to 6.12", path);
+out:
+	va.handle = h;
+	va.operation = AMDGPU_VA_OP_UNMAP;
+	raw(fd, DRM_IOCTL_AMDGPU_GEM_VA, &va);
+	gem_close(fd, h);
+	gem_close(fd, h2);
+}
+
 static void test_gem(amdgpu_device_handle dev, const char *path)
 {
 	amdgpu_bo_handle bo = gtt_round_trip(dev, path);
@@ -206,6 +338,7 @@ static void test_gem(amdgpu_device_handle dev, const char *path)
 	va_cases(dev, bo, path);
 	userptr_and_list(dev, bo, path);
 	ok(amdgpu_bo_free(bo) == 0, "%s: GTT BO freed", path);
+	uapi_618(amdgpu_device_get_fd(dev), path);
 }
 
 static void test_node(const char *node, const struct props *p)
