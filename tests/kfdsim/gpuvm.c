@@ -222,15 +222,6 @@ void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_bl
 	mutex_unlock(&vm->lock);
 }
 
-/* amdgpu_gem_va_map_flags(): the AMDGPU_VM_PAGE_* of GEM_VA as PTE bits (MTYPE left out) */
-static u64 va_pte_flags(u32 flags)
-{
-	return (flags & AMDGPU_VM_PAGE_EXECUTABLE ? 1ULL << 4 : 0) |	/* AMDGPU_PTE_EXECUTABLE */
-	       (flags & AMDGPU_VM_PAGE_READABLE ? 1ULL << 5 : 0) |	/* AMDGPU_PTE_READABLE */
-	       (flags & AMDGPU_VM_PAGE_WRITEABLE ? 1ULL << 6 : 0) |	/* AMDGPU_PTE_WRITEABLE */
-	       (flags & AMDGPU_VM_PAGE_NOALLOC ? 1ULL << 58 : 0);	/* AMDGPU_PTE_NOALLOC */
-}
-
 u32 kfdsim_gpuvm_mappings(struct kfdsim_gpuvm *vm, struct kfdsim_gem *gem,
 			  struct kfdsim_gem_vm_entry *out, u32 cap)
 {
@@ -246,7 +237,7 @@ u32 kfdsim_gpuvm_mappings(struct kfdsim_gpuvm *vm, struct kfdsim_gem *gem,
 		if (n < cap)
 			out[n] = (struct kfdsim_gem_vm_entry){ .addr = m->start,
 				.size = m->end - m->start, .offset = m->offset,
-				.flags = va_pte_flags(m->flags) };
+				.flags = m->flags };
 		n++;
 	}
 	mutex_unlock(&vm->lock);

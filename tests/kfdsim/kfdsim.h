@@ -314,8 +314,9 @@ void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem);
 void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_blocks);
 struct kfdsim_gem_vm_entry;
 /*
- * The mappings of @gem in @vm, as GET_MAPPING_INFO reports them (flags as
- * PTE bits): at most @cap into @out; the number of mappings is returned.
+ * The mappings of @gem in @vm, as GET_MAPPING_INFO reports them (flags:
+ * GEM_VA's AMDGPU_VM_PAGE_*, which 6.18 keeps in the mapping): at most @cap
+ * into @out; the number of mappings is returned.
  */
 u32 kfdsim_gpuvm_mappings(struct kfdsim_gpuvm *vm, struct kfdsim_gem *gem,
 			  struct kfdsim_gem_vm_entry *out, u32 cap);

@@ -219,7 +219,7 @@ struct gem_change_handle {
 #define IOCTL_GEM_OP_618	 DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_GEM_OP, struct gem_op_618)
 #define IOCTL_GEM_CHANGE_HANDLE	 DRM_IOWR(0xD2, struct gem_change_handle)
 #define GEM_OP_GET_MAPPING_INFO	 2
-#define PTE_READABLE_WRITEABLE	 ((1ULL << 5) | (1ULL << 6))
+#define VM_PAGE_READ_WRITE	 (AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE)
 #define UAPI_PARAM		 "/sys/module/amdgpu_kfdsim/parameters/drm_uapi"
 
 static int set_uapi(const char *v)
@@ -297,8 +297,8 @@ static void uapi_618(int fd, const char *path)
 	   n);
 	r = mapping_info(fd, h, e, 2, &n);
 	ok(r == 0 && n == 1 && e[0].addr == va.va_address && e[0].size == BO_SIZE &&
-		   e[0].offset == 0 && e[0].flags == PTE_READABLE_WRITEABLE,
-	   "%s: GET_MAPPING_INFO: addr 0x%llx size %llu offset %llu flags 0x%llx (PTE bits) "
+		   e[0].offset == 0 && e[0].flags == VM_PAGE_READ_WRITE,
+	   "%s: GET_MAPPING_INFO: addr 0x%llx size %llu offset %llu flags 0x%llx (GEM_VA's) "
 	   "(%d)",
 	   path, (unsigned long long)e[0].addr, (unsigned long long)e[0].size,
 	   (unsigned long long)e[0].offset, (unsigned long long)e[0].flags, r);
