@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
-#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,15 +147,12 @@ bool bo_share_is_dmabuf(int fd)
  */
 static uint32_t dmabuf_exporter(int kfd, int dmabuf_fd)
 {
-	struct kfd_ioctl_get_dmabuf_info_args a = {.dmabuf_fd = (uint32_t)dmabuf_fd};
-	int ret;
+	uint32_t gpu_id = 0;
+	int ret = kfd < 0 ? -EBADF : kfd_dmabuf_gpu(kfd, dmabuf_fd, &gpu_id);
 
-	if (kfd < 0)
-		return 0;
-	ret = ioctl(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &a) ? -errno : 0;
-	if (ret)
+	if (ret && kfd >= 0)
 		pr_warn("GET_DMABUF_INFO on a BO's dma-buf failed: %s", strerror(-ret));
-	return ret ? 0 : a.gpu_id;
+	return ret ? 0 : gpu_id;
 }
 
 /*

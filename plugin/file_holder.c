@@ -11,6 +11,20 @@
 
 #include "file_holder.h"
 
+int task_pidfd(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int task_fd_take(int pidfd, int fd)
+{
+	int ret = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+
+	return ret < 0 ? -errno : ret;
+}
+
 int same_open_file(pid_t pa, int fa, pid_t pb, int fb)
 {
 	return syscall(SYS_kcmp, pa, pb, KCMP_FILE, fa, fb) == 0;

@@ -34,6 +34,11 @@ int nspid_levels(pid_t pid, uint32_t *innermost);
  */
 uint32_t innermost_pid(pid_t pid);
 
+/* pidfd_open(pid): a pidfd, or -errno. */
+int task_pidfd(pid_t pid);
+/* pidfd_getfd(): our duplicate (close-on-exec) of the task's fd `fd`, or -errno. */
+int task_fd_take(int pidfd, int fd);
+
 /* 1 if fd `fa` of task `pa` and fd `fb` of task `pb` are the same open file, else 0. */
 int same_open_file(pid_t pa, int fa, pid_t pb, int fb);
 

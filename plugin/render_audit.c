@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -305,11 +304,11 @@ static struct render_audit_file *new_file(struct render_audit *a)
 /* The task's own open file behind its fd: GEM handles belong to it. */
 static int census_of(struct render_audit *a, int pidfd, struct render_audit_file *f)
 {
-	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, f->fd, 0);
+	int fd = task_fd_take(pidfd, f->fd);
 	int ret;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ret = gem_census_take(fd, a->ioctl_fn, a->probe_limit, &f->gem);
 	close(fd);
 	return ret;
@@ -409,9 +408,9 @@ int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn clas
 		if (kind != RENDER_AUDIT_RENDER)
 			continue;
 		if (pidfd < 0) {
-			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+			pidfd = task_pidfd(pid);
 			if (pidfd < 0) {
-				ret = -errno;
+				ret = pidfd;
 				snprintf(err, errlen, "pid %d: pidfd_open: %s", (int)pid,
 					 strerror(-ret));
 				break;

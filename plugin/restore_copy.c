@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -273,13 +272,6 @@ static pid_t outer_pid_of(uint32_t inner)
 	return found;
 }
 
-static int getfd(int pidfd, int fd)
-{
-	int ret = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-
-	return ret < 0 ? -errno : ret;
-}
-
 /* Our duplicate of the task's render-node fd task_fd, once per job. */
 static int job_drm_fd(struct copier_job *job, int pidfd, int task_fd)
 {
@@ -291,7 +283,7 @@ static int job_drm_fd(struct copier_job *job, int pidfd, int task_fd)
 			return job->drm[i].fd;
 	if (job->n_drm == MANIFEST_MAX_GPUS)
 		return -EMFILE;
-	fd = getfd(pidfd, task_fd);
+	fd = task_fd_take(pidfd, task_fd);
 	if (fd >= 0)
 		job->drm[job->n_drm++] = (typeof(job->drm[0])){.task_fd = task_fd, .fd = fd};
 	return fd;
@@ -333,7 +325,7 @@ static int take_gpu(int pidfd, int manifest, uint64_t *off, struct copier_job *j
 		*off += sizeof(mb);
 		if (ret)
 			return ret;
-		dmabuf = getfd(pidfd, mb.dmabuf_fd);
+		dmabuf = task_fd_take(pidfd, mb.dmabuf_fd);
 		if (dmabuf < 0)
 			return dmabuf;
 		g->bos[j] = (struct bo_stream_bo){.size = mb.size, .dmabuf_fd = dmabuf};
@@ -381,11 +373,11 @@ static void take_offer(struct restore_copier *c, uint32_t id, uint32_t pid, int 
 {
 	struct copier_job *job = calloc(1, sizeof(*job));
 	pid_t outer = outer_pid_of(pid);
-	int pidfd = outer ? (int)syscall(SYS_pidfd_open, outer, 0) : -1, manifest = -1, ret;
+	int pidfd = outer ? task_pidfd(outer) : -ESRCH, manifest = -1, ret;
 
-	ret = !job ? -ENOMEM : !outer ? -ESRCH : pidfd < 0 ? -errno : 0;
+	ret = !job ? -ENOMEM : pidfd < 0 ? pidfd : 0;
 	if (!ret) {
-		manifest = getfd(pidfd, manifest_fd);
+		manifest = task_fd_take(pidfd, manifest_fd);
 		ret = manifest < 0 ? manifest : take_set(pidfd, manifest, id, job);
 	}
 	if (manifest >= 0)

@@ -7,21 +7,19 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "file_holder.h"
+#include "kfd_ioctl.h"
 #include "log.h"
 #include "priv_blob.h"
 #include "render_fds.h"
 #include "restore.h"
 #include "restore_share.h"
 
-#define SHARE_WAIT_MS	   (60 * 1000) /* an origin's publication, importers taking it */
-#define SHARE_LOCK_MS	   (30 * 1000)
-#define MAX_IDR_HANDLE	   (1u << 20) /* bounds the gap fill of a hostile image */
-#define KFD_HANDLE(gpu, i) (((uint64_t)(gpu) << 32) | (i))
-#define IOCTL_RETRIES	   100
+#define SHARE_WAIT_MS  (60 * 1000) /* an origin's publication, importers taking it */
+#define SHARE_LOCK_MS  (30 * 1000)
+#define MAX_IDR_HANDLE (1u << 20) /* bounds the gap fill of a hostile image */
 
 /* The origin of share_id: the image and BO index; -ENOENT if none. */
 static int find_origin(const struct restore_session *s, uint32_t share_id, size_t *proc, size_t *bo)
@@ -51,19 +49,6 @@ static uint32_t actual_gpu_of(const KfdProcessEntry *e, uint32_t user_gpu_id)
 	return 0;
 }
 
-/* One more taker (an import or a dma-buf file) of the origin's published fd. */
-static int count_taker(struct restore_session *s, uint32_t share_id, uint32_t origin_image)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->shared->n_shares; i++)
-		if (s->shared->shares[i].share_id == share_id) {
-			s->shared->shares[i].importers++;
-			return 0;
-		}
-	return shared_share_add(s->shared, share_id, origin_image, 1);
-}
-
 /* One import: its origin exists once, on the same checkpointed GPU; counted. */
 static int prepare_import(struct restore_session *s, const struct kfd_process_image *img,
 			  const KfdBoEntry *b)
@@ -89,7 +74,7 @@ static int prepare_import(struct restore_session *s, const struct kfd_process_im
 				return -EINVAL;
 			}
 		}
-	return count_taker(s, b->share_id, s->procs[op].id);
+	return shared_share_add_taker(s->shared, b->share_id, s->procs[op].id);
 }
 
 /* A dma-buf file: its BO, the origin of its share, must be in the checkpoint. */
@@ -103,7 +88,7 @@ static int prepare_file(struct restore_session *s, const struct dmabuf_file_imag
 		       f->id, f->entry->share_id);
 		return -EINVAL;
 	}
-	return count_taker(s, f->entry->share_id, s->procs[op].id);
+	return shared_share_add_taker(s->shared, f->entry->share_id, s->procs[op].id);
 }
 
 int restore_share_prepare(struct restore_session *s)
@@ -231,16 +216,6 @@ void restore_share_settle(struct restore_session *s)
 	s->share.fds = NULL;
 }
 
-static int kfd_ioctl_retry(int fd, unsigned long req, void *arg)
-{
-	int tries = IOCTL_RETRIES, ret;
-
-	do
-		ret = ioctl(fd, req, arg) ? -errno : 0;
-	while ((ret == -EINTR || ret == -EAGAIN) && --tries);
-	return ret;
-}
-
 /* The user gpu_ids the image's BO i was mapped on (n of them). */
 static uint32_t mapped_on(const struct kfd_process_image *img, size_t i, uint32_t *ids)
 {
@@ -254,32 +229,6 @@ static uint32_t mapped_on(const struct kfd_process_image *img, size_t i, uint32_
 					   e->devices[d]->user_gpu_id))
 			ids[n++] = e->devices[d]->user_gpu_id;
 	return n;
-}
-
-static int map_bo(int kfd_fd, uint64_t handle, uint32_t *ids, uint32_t n, bool map)
-{
-	struct kfd_ioctl_map_memory_to_gpu_args m = {
-		.handle = handle, .device_ids_array_ptr = (uintptr_t)ids, .n_devices = n};
-	int tries = IOCTL_RETRIES, ret;
-
-	if (!n)
-		return 0;
-	/* the same args again after an interruption: n_success says how far it got */
-	do
-		ret = ioctl(kfd_fd,
-			    map ? AMDKFD_IOC_MAP_MEMORY_TO_GPU : AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU,
-			    &m)
-			      ? -errno
-			      : 0;
-	while ((ret == -EINTR || ret == -EAGAIN || (!ret && m.n_success < n)) && --tries);
-	return ret ? ret : m.n_success == n ? 0 : -EIO;
-}
-
-static int free_bo(int kfd_fd, uint64_t handle)
-{
-	struct kfd_ioctl_free_memory_of_gpu_args f = {.handle = handle};
-
-	return kfd_ioctl_retry(kfd_fd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f);
 }
 
 /* One import on one GPU of the task. */
@@ -318,7 +267,7 @@ static int fill_gaps(int kfd_fd, uint32_t gpu_id, uint64_t va, const uint32_t *u
 
 		if (bsearch(&id, used, n_used, sizeof(*used), cmp_u32))
 			continue;
-		ret = kfd_ioctl_retry(kfd_fd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a);
+		ret = kfd_alloc_memory(kfd_fd, &a);
 		if (ret)
 			return ret;
 		dummies[(*n_dummies)++] = a.handle;
@@ -361,21 +310,24 @@ static int wait_published(struct restore_session *s, uint32_t share_id, struct s
 static int take_published(struct restore_session *s, uint32_t share_id,
 			  const struct shared_share *rec)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)rec->pid, 0), fd, ret;
+	int pidfd = task_pidfd((pid_t)rec->pid), fd;
 
-	fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, rec->fd, 0);
-	ret = fd < 0 ? -errno : 0;
-	if (pidfd >= 0)
-		close(pidfd);
-	if (ret)
-		return ret;
+	if (pidfd < 0)
+		return pidfd;
+	fd = task_fd_take(pidfd, rec->fd);
+	close(pidfd);
+	if (fd < 0)
+		return fd;
 	shared_share_took(s->shared, share_id, shared_deadline(SHARE_LOCK_MS));
 	return fd;
 }
 
-/* The published dma-buf of share_id, duplicated into this task; counted taken. */
+/*
+ * The published dma-buf of share_id, duplicated into this task; counted
+ * taken. An import of a BO of its own GPU (same_gpu) must find it there.
+ */
 static int take_origin(struct restore_session *s, const KfdProcessEntry *e, const KfdBoEntry *b,
-		       uint32_t dst_gpu_id, struct shared_share *rec)
+		       bool same_gpu, uint32_t dst_gpu_id, struct shared_share *rec)
 {
 	int fd, ret;
 
@@ -386,7 +338,7 @@ static int take_origin(struct restore_session *s, const KfdProcessEntry *e, cons
 		       e->pid, b->addr, strerror(-ret));
 		return ret;
 	}
-	if (same_device(s, e, b) && rec->gpu_id != dst_gpu_id) {
+	if (same_gpu && rec->gpu_id != dst_gpu_id) {
 		pr_err("pid %u's BO at %#" PRIx64 " imports a BO now on GPU %u, but its own GPU "
 		       "is now GPU %u: restore both processes onto the same GPUs",
 		       e->pid, b->addr, rec->gpu_id, dst_gpu_id);
@@ -399,18 +351,14 @@ static int take_origin(struct restore_session *s, const KfdProcessEntry *e, cons
 	return fd;
 }
 
-int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f)
+int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f,
+		       const struct kfd_process_image *own)
 {
-	const struct kfd_process_image *own = NULL;
 	struct shared_share rec;
 	struct shared_image img;
 	int fd, ret;
-	size_t i;
 
 	ret = shared_share_get(s->shared, f->entry->share_id, &rec, shared_deadline(SHARE_LOCK_MS));
-	for (i = 0; !ret && i < s->n_procs; i++)
-		if (s->procs[i].entry->pid == (uint32_t)getpid())
-			own = &s->procs[i];
 	/* this task's own BO, its /dev/kfd file not restored yet: it would wait for itself */
 	if (!ret && rec.state == SHARED_SHARE_PENDING && own && own->id == rec.origin_image &&
 	    !shared_image_get(s->shared, own->id, &img, shared_deadline(SHARE_LOCK_MS)) &&
@@ -444,14 +392,15 @@ static int import_one(struct restore_session *s, const struct kfd_process_image 
 {
 	const KfdBoEntry *b = img->entry->bos[im->bo];
 	struct kfd_ioctl_import_dmabuf_args a = {.va_addr = b->addr, .gpu_id = gpu_id};
+	bool same_gpu = same_device(s, img->entry, b);
 	struct shared_share rec;
 	int fd, ret;
 
-	fd = take_origin(s, img->entry, b, dst_gpu_id, &rec);
+	fd = take_origin(s, img->entry, b, same_gpu, dst_gpu_id, &rec);
 	if (fd < 0)
 		return fd;
 	a.dmabuf_fd = (uint32_t)fd;
-	ret = kfd_ioctl_retry(kfd_fd, AMDKFD_IOC_IMPORT_DMABUF, &a);
+	ret = kfd_import_dmabuf(kfd_fd, &a);
 	close(fd);
 	if (ret) {
 		pr_err("pid %u: IMPORT_DMABUF of its shared BO at %#" PRIx64 " failed: %s",
@@ -465,8 +414,7 @@ static int import_one(struct restore_session *s, const struct kfd_process_image 
 		return -EIO;
 	}
 	/* another GPU's BO: KFD tells no mmap offset of the import (restore_share.h) */
-	bos[im->bo].restored_offset =
-		same_device(s, img->entry, b) ? rec.offset : RESTORE_SHARE_NO_OFFSET;
+	bos[im->bo].restored_offset = same_gpu ? rec.offset : RESTORE_SHARE_NO_OFFSET;
 	return 0;
 }
 
@@ -525,9 +473,9 @@ static int import_gpu(struct restore_session *s, const struct kfd_process_image 
 	qsort(ims, n, sizeof(*ims), cmp_import);
 	for (i = 0; i < n && !ret; i++) {
 		nm = mapped_on(img, ims[i].bo, ids);
-		ret = map_bo(kfd_fd, KFD_HANDLE(gpu_id, ims[i].idr), ids, nm, false);
+		ret = kfd_map_memory(kfd_fd, KFD_HANDLE(gpu_id, ims[i].idr), ids, nm, false);
 		if (!ret)
-			ret = free_bo(kfd_fd, KFD_HANDLE(gpu_id, ims[i].idr));
+			ret = kfd_free_memory(kfd_fd, KFD_HANDLE(gpu_id, ims[i].idr));
 	}
 	if (ret) {
 		pr_err("pid %u: cannot free the private copy RESTORE made of a shared BO: %s",
@@ -547,10 +495,10 @@ static int import_gpu(struct restore_session *s, const struct kfd_process_image 
 		from = ims[i].idr + 1;
 	}
 	for (i = 0; i < n_dummies; i++)
-		free_bo(kfd_fd, dummies[i]);
+		kfd_free_memory(kfd_fd, dummies[i]);
 	for (i = 0; i < n && !ret; i++) {
 		nm = mapped_on(img, ims[i].bo, ids);
-		ret = map_bo(kfd_fd, KFD_HANDLE(gpu_id, ims[i].idr), ids, nm, true);
+		ret = kfd_map_memory(kfd_fd, KFD_HANDLE(gpu_id, ims[i].idr), ids, nm, true);
 		if (ret)
 			pr_err("pid %u: cannot map its shared BO at %#" PRIx64 " again: %s",
 			       img->entry->pid, img->entry->bos[ims[i].bo]->addr, strerror(-ret));

@@ -72,8 +72,12 @@ int restore_share_publish(struct restore_session *s, const struct kfd_process_im
 int restore_share_import(struct restore_session *s, const struct kfd_process_image *img, int kfd_fd,
 			 struct kfd_criu_bo_bucket *bos, const struct match_pair **targets);
 
-/* RESTORE_EXT_FILE of a dma-buf file: an fd of its BO's new dma-buf, or -errno (logged). */
-int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f);
+/*
+ * RESTORE_EXT_FILE of a dma-buf file: an fd of its BO's new dma-buf, or
+ * -errno (logged). own: the task's own process image with GPUs, or NULL.
+ */
+int restore_share_file(struct restore_session *s, const struct dmabuf_file_image *f,
+		       const struct kfd_process_image *own);
 
 /*
  * An import of another GPU's BO: KFD's IMPORT_DMABUF tells no mmap offset,

@@ -479,7 +479,7 @@ int restore_file(struct restore_session *s, int dir_fd, uint32_t id)
 			return restore_render(s, &s->renders[i]);
 	for (i = 0; i < s->n_dmabufs; i++)
 		if (s->dmabufs[i].id == id)
-			return restore_share_file(s, &s->dmabufs[i]);
+			return restore_share_file(s, &s->dmabufs[i], own_process_image(s));
 	return -ENOTSUP;
 }
 

@@ -352,15 +352,18 @@ static struct shared_share *find_share(struct shared_state *s, uint32_t share_id
 	return NULL;
 }
 
-int shared_share_add(struct shared_state *s, uint32_t share_id, uint32_t origin_image,
-		     uint32_t importers)
+int shared_share_add_taker(struct shared_state *s, uint32_t share_id, uint32_t origin_image)
 {
+	struct shared_share *sh = find_share(s, share_id);
+
+	if (sh) {
+		sh->importers++;
+		return 0;
+	}
 	if (s->n_shares >= SHARED_MAX_SHARES)
 		return -E2BIG;
-	s->shares[s->n_shares++] = (struct shared_share){.share_id = share_id,
-							 .origin_image = origin_image,
-							 .importers = importers,
-							 .fd = -1};
+	s->shares[s->n_shares++] = (struct shared_share){
+		.share_id = share_id, .origin_image = origin_image, .importers = 1, .fd = -1};
 	return 0;
 }
 

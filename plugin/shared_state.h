@@ -156,9 +156,12 @@ int shared_handoff_answer(struct shared_state *s, uint32_t id, int taken, uint64
 int shared_handoff_copied(struct shared_state *s, uint32_t id, int error, uint64_t bytes,
 			  uint64_t usec, uint64_t deadline_ms);
 
-/* Master, before the fork: a PENDING share record. -E2BIG past SHARED_MAX_SHARES. */
-int shared_share_add(struct shared_state *s, uint32_t share_id, uint32_t origin_image,
-		     uint32_t importers);
+/*
+ * Master, before the fork: one more taker (an import or a dma-buf file) of
+ * share_id, whose origin is in file origin_image: its PENDING record made
+ * at the first, counted after. -E2BIG past SHARED_MAX_SHARES.
+ */
+int shared_share_add_taker(struct shared_state *s, uint32_t share_id, uint32_t origin_image);
 /* Origin's task: PENDING -> PUBLISHED (rec: pid, fd, gpu_id, offset) or FAILED (error). */
 int shared_share_publish(struct shared_state *s, uint32_t share_id, const struct shared_share *rec,
 			 uint64_t deadline_ms);

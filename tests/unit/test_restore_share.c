@@ -167,7 +167,7 @@ static void protocol(void **state)
 	assert_int_equal(shared_share_took(f.s.shared, 1, shared_deadline(1000)), 0);
 	assert_int_equal(shared_share_wait_taken(f.s.shared, 1, shared_deadline(1000)), 0);
 	/* a failed origin fails its takers at once */
-	assert_int_equal(shared_share_add(f.s.shared, 8, 11, 1), 0);
+	assert_int_equal(shared_share_add_taker(f.s.shared, 8, 11), 0);
 	assert_int_equal(shared_share_fail(f.s.shared, 8, -ENOMEM, shared_deadline(1000)), 0);
 	assert_int_equal(shared_share_wait(f.s.shared, 8, &rec, shared_deadline(1000)), 0);
 	assert_int_equal(rec.state, SHARED_SHARE_FAILED);

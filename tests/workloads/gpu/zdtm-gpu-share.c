@@ -380,11 +380,33 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* A process, forked, that runs fn(o, its end of a new socket pair); ours in *sock. Its pid or -1.
+ */
+static pid_t spawn(const struct opts *o, int (*fn)(const struct opts *, int), int *sock)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(sv[0]);
+		exit(fn(o, sv[1]));
+	}
+	close(sv[1]);
+	if (pid < 0)
+		close(sv[0]);
+	else
+		*sock = sv[0];
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	static struct kfdl k;
 	struct kfdl_bo bo = {0}, import = {0};
-	int sel[2] = {0, 1}, sv[2] = {-1, -1}, hv[2] = {-1, -1}, fd = -1, rc;
+	int sel[2] = {0, 1}, sock = -1, holder_sock = -1, fd = -1, rc;
 	char msg[256] = "";
 	pid_t child = 0, holder_pid = 0;
 	struct opts o;
@@ -396,30 +418,10 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	if (o.holder) {
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, hv))
-			return 1;
-		holder_pid = fork();
-		if (holder_pid < 0)
-			return 1;
-		if (!holder_pid) {
-			close(hv[0]);
-			return holder(&o, hv[1]);
-		}
-		close(hv[1]);
-	}
-	if (!o.same_process) {
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-			return 1;
-		child = fork();
-		if (child < 0)
-			return 1;
-		if (!child) {
-			close(sv[0]);
-			return importer(&o, sv[1]);
-		}
-		close(sv[1]);
-	}
+	if (o.holder && (holder_pid = spawn(&o, holder, &holder_sock)) < 0)
+		return 1;
+	if (!o.same_process && (child = spawn(&o, importer, &sock)) < 0)
+		return 1;
 	rc = kfdl_open_sel(&k, sel, o.same_process ? 2 : 1);
 	if (!rc)
 		rc = kfdl_alloc(&k, 0, KFDL_VRAM, o.size, &bo);
@@ -436,14 +438,14 @@ int main(int argc, char **argv)
 		if (!rc)
 			through_view(&k, &import, SEED_FIRST, 0, msg, sizeof(msg));
 	} else if (!rc) {
-		rc = send_fd(sv[0], fd);
+		rc = send_fd(sock, fd);
 		if (!rc)
-			rc = recv_line(sv[0], msg, sizeof(msg));
+			rc = recv_line(sock, msg, sizeof(msg));
 	}
 	if (!rc && !strcmp(msg, "ok") && o.holder) {
-		rc = send_fd(hv[0], fd);
+		rc = send_fd(holder_sock, fd);
 		if (!rc)
-			rc = recv_line(hv[0], msg, sizeof(msg));
+			rc = recv_line(holder_sock, msg, sizeof(msg));
 	}
 	if (fd >= 0 && !o.keep_fd) {
 		close(fd);
@@ -460,18 +462,18 @@ int main(int argc, char **argv)
 	}
 	while (access(o.trigger, F_OK))
 		usleep(20 * 1000);
-	self_check(&k, &bo, o.same_process ? &import : NULL, sv[0], msg, sizeof(msg));
+	self_check(&k, &bo, o.same_process ? &import : NULL, sock, msg, sizeof(msg));
 	if (!strcmp(msg, "PASS") && (o.holder || o.keep_fd)) {
-		check_fds(&bo, hv[0], fd, msg, sizeof(msg));
+		check_fds(&bo, holder_sock, fd, msg, sizeof(msg));
 		if (!strcmp(msg, "ok"))
 			snprintf(msg, sizeof(msg), "PASS");
 	}
 	if (child > 0) {
-		close(sv[0]); /* the child's recv ends: it exits */
+		close(sock); /* the child's recv ends: it exits */
 		waitpid(child, NULL, 0);
 	}
 	if (holder_pid > 0) {
-		close(hv[0]);
+		close(holder_sock);
 		waitpid(holder_pid, NULL, 0);
 	}
 	return result(&o, msg);
