@@ -57,14 +57,16 @@ int ckpt_check_complete(int dir_fd, char *err, size_t errlen)
 					 de->d_name);
 			break;
 		}
+		/* contents of a KFD process or of a render file's GEM BOs */
 		if (bo_stream_file_image_id(de->d_name, &id) ||
-		    kfd_image_exists(dir_fd, KFD_IMAGE_PROCESS, id) != -ENOENT)
+		    kfd_image_exists(dir_fd, KFD_IMAGE_PROCESS, id) != -ENOENT ||
+		    kfd_image_exists(dir_fd, KFD_IMAGE_RENDER, id) != -ENOENT)
 			continue;
 		kfd_image_name(kfd_name, sizeof(kfd_name), KFD_IMAGE_PROCESS, id);
 		ret = errmsg_set(err, errlen, -ENODATA,
-				 "incomplete checkpoint: %s has no %s, which the dump writes last "
-				 "(the dump was cut short): dump again",
-				 de->d_name, kfd_name);
+				 "incomplete checkpoint: %s has no %s (nor amdgpu-render-%u.img), "
+				 "which the dump writes last (the dump was cut short): dump again",
+				 de->d_name, kfd_name, id);
 	}
 	closedir(dir);
 	return ret;

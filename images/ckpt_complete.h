@@ -6,7 +6,8 @@
  * The dump writes a process's files in an order that makes the answer
  * visible: first the BO contents (amdgpu-bo-<id>-<gpu>.img and .idx, synced),
  * then the process image amdgpu-kfd-<id>.img, written as <name>.part, synced
- * and renamed into place. So a process image exists only once everything it
+ * and renamed into place (a render-node file's GEM BOs likewise: contents,
+ * then amdgpu-render-<id>.img). So a process image exists only once everything it
  * refers to is on disk, and a cut dump leaves BO contents files without
  * their process image, or a .part file. A failed (not killed) dump removes
  * what it wrote.

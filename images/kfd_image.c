@@ -401,6 +401,62 @@ const struct kfd_process_image *kfd_image_layout_misfit(const struct kfd_process
 	return NULL;
 }
 
+static int check_gem_mapping(const GemBoEntry *b, const GemMappingEntry *m, const char *name,
+			     char *err, size_t errlen)
+{
+	if (!m->size || (m->addr | m->size | m->offset) & 4095 || m->addr >= KFD_IMAGE_MAX_GPU_VM ||
+	    m->size > KFD_IMAGE_MAX_GPU_VM - m->addr || m->offset >= b->size ||
+	    m->size > b->size - m->offset)
+		return errmsg_set(
+			err, errlen, -EINVAL,
+			"%s: GEM handle %u: mapping at %#llx (%#llx bytes at offset %#llx) "
+			"is not page-aligned inside the BO and the GPU VA space",
+			name, b->handle, (unsigned long long)m->addr, (unsigned long long)m->size,
+			(unsigned long long)m->offset);
+	return 0;
+}
+
+static int check_gem_bos(const RenderFileEntry *e, const char *name, char *err, size_t errlen)
+{
+	uint64_t total = 0;
+	uint32_t prev = 0;
+	size_t i, j;
+	int ret;
+
+	if (e->n_gem_bos > KFD_IMAGE_MAX_BOS)
+		return errmsg_set(err, errlen, -EINVAL, "%s: %zu GEM BOs (at most %u)", name,
+				  e->n_gem_bos, KFD_IMAGE_MAX_BOS);
+	for (i = 0; i < e->n_gem_bos; i++) {
+		const GemBoEntry *b = e->gem_bos[i];
+
+		if (b->handle <= prev || b->handle > INT32_MAX)
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GEM handle %u after %u: handles must be ascending, "
+					  "from 1 to %d",
+					  name, b->handle, prev, INT32_MAX);
+		prev = b->handle;
+		if (!b->size || b->size & 4095 || b->size > KFD_IMAGE_MAX_GPU_VM - total)
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GEM handle %u: size %#llx is not a page multiple "
+					  "the GPU VA space can hold",
+					  name, b->handle, (unsigned long long)b->size);
+		total += b->size;
+		if (b->alignment > KFD_IMAGE_MAX_GEM_ALIGN ||
+		    b->n_mappings > KFD_IMAGE_MAX_GEM_MAPPINGS)
+			return errmsg_set(err, errlen, -EINVAL,
+					  "%s: GEM handle %u: alignment of %llu pages or %zu "
+					  "mappings out of range",
+					  name, b->handle, (unsigned long long)b->alignment,
+					  b->n_mappings);
+		for (j = 0; j < b->n_mappings; j++) {
+			ret = check_gem_mapping(b, b->mappings[j], name, err, errlen);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *img, char *err,
 			   size_t errlen)
 {
@@ -440,6 +496,9 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 				 name, img->entry->actual_gpu_id, img->entry->node_index);
 		goto fail;
 	}
+	ret = check_gem_bos(img->entry, name, err, errlen);
+	if (ret)
+		goto fail;
 	return 0;
 fail:
 	render_file_image_free(img);

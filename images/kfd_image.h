@@ -111,6 +111,17 @@ int kfd_bo_contents_saved(const KfdBoEntry *b);
  */
 int kfd_bo_maybe_invisible(uint32_t alloc_flags);
 
+/*
+ * A render-node file's GEM BOs (gem_bos) are checked too: at most
+ * KFD_IMAGE_MAX_BOS, handles non-zero, at most INT_MAX and ascending; sizes
+ * non-zero, page multiples, together at most KFD_IMAGE_MAX_GPU_VM; at most
+ * KFD_IMAGE_MAX_GEM_MAPPINGS mappings each, every one page-aligned, inside
+ * the BO and the 48-bit VA space; alignment at most KFD_IMAGE_MAX_GEM_ALIGN
+ * pages.
+ */
+#define KFD_IMAGE_MAX_GEM_MAPPINGS 4096u
+#define KFD_IMAGE_MAX_GEM_ALIGN	   (1u << 18) /* 1 GiB in 4 KiB pages */
+
 struct render_file_image {
 	uint32_t id;
 	RenderFileEntry *entry;

@@ -90,7 +90,7 @@ static int amdgpu_plugin_dump_file(int fd, int id)
 		return our_failure(dump_kfd_file(&plugin.dump, fd, (uint32_t)id));
 	case GPU_FILE_RENDER:
 		plugin.dump.dir_fd = criu_get_image_dir();
-		return dump_render_file(&plugin.dump, &st, (uint32_t)id);
+		return our_failure(dump_render_file(&plugin.dump, fd, &st, (uint32_t)id));
 	default:
 		return -ENOTSUP;
 	}

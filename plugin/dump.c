@@ -56,6 +56,7 @@ int dump_session_init(struct dump_session *s)
 		return -EINVAL;
 	}
 	bo_share_init(&s->shares);
+	bo_share_init(&s->gem_dmabufs);
 	render_audit_init(&s->audit);
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
@@ -67,12 +68,13 @@ void dump_session_fini(struct dump_session *s)
 	s->paused = NULL;
 	render_audit_fini(&s->audit);
 	bo_share_fini(&s->shares);
+	bo_share_fini(&s->gem_dmabufs);
 	if (s->topo_loaded)
 		topo_free(&s->topo);
 	s->topo_loaded = false;
 }
 
-static int load_topology(struct dump_session *s)
+int dump_load_topology(struct dump_session *s)
 {
 	char why[512];
 	int ret;
@@ -88,7 +90,7 @@ static int load_topology(struct dump_session *s)
 	return 0;
 }
 
-static const struct kfd_node *gpu_by_minor(const struct kfd_topology *t, uint32_t minor)
+const struct kfd_node *dump_gpu_by_minor(const struct kfd_topology *t, uint32_t minor)
 {
 	size_t i;
 
@@ -108,9 +110,9 @@ enum gpu_file_kind dump_classify(struct dump_session *s, const struct stat *st)
 		return GPU_FILE_NONE;
 	if (st->st_rdev == s->kfd_rdev)
 		return GPU_FILE_KFD;
-	if (!kfd_is_render_rdev(st->st_rdev) || load_topology(s))
+	if (!kfd_is_render_rdev(st->st_rdev) || dump_load_topology(s))
 		return GPU_FILE_NONE;
-	return gpu_by_minor(&s->topo, minor(st->st_rdev)) ? GPU_FILE_RENDER : GPU_FILE_NONE;
+	return dump_gpu_by_minor(&s->topo, minor(st->st_rdev)) ? GPU_FILE_RENDER : GPU_FILE_NONE;
 }
 
 static int check_kfd(struct dump_session *s)
@@ -254,37 +256,6 @@ static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 		return -ENOMEM;
 	return bo_share_note_process(&s->shares, s->share_policy, &p, c->share_ids,
 				     c->shared_imports);
-}
-
-static int audit_classify(void *arg, dev_t rdev, uint32_t *gpu_id)
-{
-	struct dump_session *s = arg;
-	struct stat st = {.st_mode = S_IFCHR, .st_rdev = rdev};
-	const struct kfd_node *n;
-
-	switch (dump_classify(s, &st)) {
-	case GPU_FILE_KFD:
-		return RENDER_AUDIT_KFD;
-	case GPU_FILE_RENDER:
-		n = gpu_by_minor(&s->topo, minor(rdev));
-		*gpu_id = n ? n->gpu_id : 0;
-		return RENDER_AUDIT_RENDER;
-	default:
-		return RENDER_AUDIT_NONE;
-	}
-}
-
-int dump_render_audit(struct dump_session *s, int pid)
-{
-	char why[768];
-	int ret;
-
-	if (!s->has_kfd)
-		return 0;
-	ret = render_audit_task(&s->audit, pid, audit_classify, s, why, sizeof(why));
-	if (ret)
-		pr_err("%s", why);
-	return ret;
 }
 
 static void free_process_entry(KfdProcessEntry *e)
@@ -459,7 +430,7 @@ static void free_streams(struct bo_stream_gpu *gpus, uint32_t n)
  * CRIU's --prev-images-dir made a link "parent" in the image directory: the
  * BO contents are then incremental too. -1: none (a full dump).
  */
-static int open_parent_dir(const struct dump_session *s)
+int dump_open_parent_dir(const struct dump_session *s)
 {
 	int fd = openat(s->dir_fd, "parent", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -507,7 +478,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	char why[512];
 	int ret;
 
-	cfg.parent_dir_fd = open_parent_dir(s);
+	cfg.parent_dir_fd = dump_open_parent_dir(s);
 	cfg.has_parent = cfg.parent_dir_fd >= 0;
 	if (!gpus || !copy || !sdma) {
 		ret = -ENOMEM;
@@ -569,7 +540,7 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 
 	ret = check_kfd(s);
 	if (!ret)
-		ret = load_topology(s);
+		ret = dump_load_topology(s);
 	if (ret)
 		return ret;
 	ret = pause_process(s->paused, fd, id, &c.args);
@@ -607,6 +578,8 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	if (!ret)
 		ret = note_shared_bos(s, &c);
 	if (!ret)
+		ret = dump_check_gem_twins(s, c.args.pid, c.bos, c.args.num_bos);
+	if (!ret)
 		ret = check_image_free(s, id);
 	if (!ret)
 		ret = dump_contents(s, &c, id, &bytes);
@@ -624,36 +597,6 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 		usec / 1000, usec ? (double)bytes / (1 << 20) * 1e6 / (double)usec : 0.0);
 out:
 	checkpoint_free(&c);
-	return ret;
-}
-
-int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id)
-{
-	RenderFileEntry e = RENDER_FILE_ENTRY__INIT;
-	const struct kfd_node *n;
-	uint32_t node;
-	char why[256];
-	int ret;
-
-	ret = load_topology(s);
-	if (ret)
-		return ret;
-	n = gpu_by_minor(&s->topo, minor(st->st_rdev));
-	if (!n)
-		return -ENOTSUP;
-	node = n->index;
-	e.minor = minor(st->st_rdev);
-	e.actual_gpu_id = n->gpu_id;
-	e.node_index = node;
-	ret = topo_to_image(&s->topo, &node, 1, &e.topology);
-	if (ret)
-		return ret;
-	ret = kfd_image_write(s->dir_fd, KFD_IMAGE_RENDER, id, &e.base, why, sizeof(why));
-	if (ret)
-		pr_err("%s", why);
-	else
-		pr_info("render node file %u: renderD%u (GPU %u)", id, e.minor, e.actual_gpu_id);
-	topo_image_free(e.topology);
 	return ret;
 }
 

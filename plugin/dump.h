@@ -32,6 +32,9 @@ struct dump_session {
 	struct copy_engine_opts engine_opts; /* read once, at init */
 	struct render_audit audit;	     /* render-node files of the tree (render_audit.h) */
 	struct bo_share_table shares;	     /* dma-bufs of the BOs checkpointed so far */
+	/* dma-bufs of the GEM BOs saved so far (gem_bos.h); pid: the render file's id, addr: the
+	 * GEM handle */
+	struct bo_share_table gem_dmabufs;
 	enum bo_share_policy share_policy;
 };
 
@@ -75,7 +78,22 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id);
  */
 int dump_dmabuf_file(struct dump_session *s, int fd, uint32_t id);
 
-/* DUMP_EXT_FILE for a render node: records its GPU. */
-int dump_render_file(struct dump_session *s, const struct stat *st, uint32_t id);
+/*
+ * DUMP_EXT_FILE for a render node (dump_render.c): its GPU, and its GEM BOs
+ * where the kernel lists them (gem_bos.h). fd is the task's open file.
+ */
+int dump_render_file(struct dump_session *s, int fd, const struct stat *st, uint32_t id);
+
+/* Shared by dump.c and dump_render.c. */
+int dump_load_topology(struct dump_session *s);
+const struct kfd_node *dump_gpu_by_minor(const struct kfd_topology *t, uint32_t minor);
+/* CRIU's --prev-images-dir link "parent" (incremental contents), or -1 (a full dump). */
+int dump_open_parent_dir(const struct dump_session *s);
+/*
+ * A KFD BO of pid whose dma-buf is also a GEM BO saved before (a render
+ * file's handle of a KFD BO): -EOPNOTSUPP, logged. 0 otherwise.
+ */
+int dump_check_gem_twins(struct dump_session *s, uint32_t pid, const struct kfd_criu_bo_bucket *bos,
+			 uint32_t n_bos);
 
 #endif

@@ -16,29 +16,9 @@
 #include <libdrm/amdgpu_drm.h>
 #include <xf86drm.h>
 
+#include "drm_uapi_618.h"
 #include "file_holder.h"
 #include "render_audit.h"
-
-/* Linux 6.18's DRM_AMDGPU_GEM_LIST_HANDLES (kfd-criu-abi.md 12); not in Debian's libdrm yet. */
-#ifndef DRM_AMDGPU_GEM_LIST_HANDLES
-#define DRM_AMDGPU_GEM_LIST_HANDLES	       0x19
-#define AMDGPU_GEM_LIST_HANDLES_FLAG_IS_IMPORT (1 << 0)
-struct drm_amdgpu_gem_list_handles {
-	__u64 entries;
-	__u32 num_entries;
-	__u32 padding;
-};
-struct drm_amdgpu_gem_list_handles_entry {
-	__u32 gem_handle;
-	__u32 flags;
-	__u64 size;
-	__u64 preferred_domains;
-	__u64 alloc_flags;
-	__u64 alignment;
-};
-#define DRM_IOCTL_AMDGPU_GEM_LIST_HANDLES                                                          \
-	DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_GEM_LIST_HANDLES, struct drm_amdgpu_gem_list_handles)
-#endif
 
 #define KIB(x) ((unsigned long long)((x) >> 10))
 
@@ -139,13 +119,15 @@ int drm_fdinfo_parse(const char *text, struct drm_fdinfo *out)
 
 /* ---- GEM handles ------------------------------------------------------------ */
 
-static int list_handles(int fd, render_ioctl_fn ioctl_fn, struct gem_census *out)
+int gem_handles_list(int fd, render_ioctl_fn ioctl_fn,
+		     struct drm_amdgpu_gem_list_handles_entry **entries, uint32_t *n)
 {
 	struct drm_amdgpu_gem_list_handles args = {0};
 	struct drm_amdgpu_gem_list_handles_entry *e = NULL;
 	int tries, ret;
-	uint32_t i;
 
+	*entries = NULL;
+	*n = 0;
 	ret = ioctl_fn(fd, DRM_IOCTL_AMDGPU_GEM_LIST_HANDLES, &args);
 	if (ret)
 		return ret == -EINVAL || ret == -ENOTTY ? -EOPNOTSUPP : ret;
@@ -161,20 +143,37 @@ static int list_handles(int fd, render_ioctl_fn ioctl_fn, struct gem_census *out
 							    .num_entries = cap};
 		ret = ioctl_fn(fd, DRM_IOCTL_AMDGPU_GEM_LIST_HANDLES, &args);
 		if (ret)
-			goto out;
+			break;
 		if (args.num_entries <= cap)
 			break;
 	}
-	ret = args.num_entries && tries == 4 ? -EAGAIN : 0;
-	for (i = 0; !ret && i < args.num_entries; i++) {
+	if (!ret && args.num_entries && tries == 4)
+		ret = -EAGAIN;
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	*entries = e;
+	*n = args.num_entries;
+	return 0;
+}
+
+static int list_handles(int fd, render_ioctl_fn ioctl_fn, struct gem_census *out)
+{
+	struct drm_amdgpu_gem_list_handles_entry *e;
+	uint32_t i, n;
+	int ret = gem_handles_list(fd, ioctl_fn, &e, &n);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
 		out->handles++;
 		out->bytes += e[i].size;
 		out->imported += !!(e[i].flags & AMDGPU_GEM_LIST_HANDLES_FLAG_IS_IMPORT);
 	}
-	out->listed = !ret;
-out:
+	out->listed = true;
 	free(e);
-	return ret;
+	return 0;
 }
 
 static int probe_handles(int fd, render_ioctl_fn ioctl_fn, uint32_t limit, struct gem_census *out)
@@ -235,7 +234,7 @@ uint64_t render_audit_allowance(const uint64_t *va, const uint64_t *size, size_t
 
 /* ---- tasks ------------------------------------------------------------------ */
 
-static int drm_ioctl_fn(int fd, unsigned long request, void *arg)
+int render_drm_ioctl(int fd, unsigned long request, void *arg)
 {
 	return drmIoctl(fd, request, arg) ? -errno : 0;
 }
@@ -249,7 +248,7 @@ void render_audit_init(struct render_audit *a)
 	if (limit && *limit)
 		a->probe_limit = (uint32_t)strtoul(limit, NULL, 10);
 	a->proc = "/proc";
-	a->ioctl_fn = drm_ioctl_fn;
+	a->ioctl_fn = render_drm_ioctl;
 }
 
 void render_audit_fini(struct render_audit *a)
@@ -347,24 +346,43 @@ static int audit_file(struct render_audit *a, int pidfd, int fd, uint32_t minor,
 			 (int)pid, fd, minor, strerror(-ret));
 		return ret;
 	}
-	if (f->gem.handles) {
+	if (f->gem.listed && f->gem.imported) {
+		snprintf(err, errlen,
+			 "pid %d fd %d (renderD%u, GPU %u): %u of its GEM buffer objects are PRIME "
+			 "imports of another device's buffers, which the plugin cannot restore as "
+			 "shared: refused; close them before the checkpoint",
+			 (int)pid, fd, minor, gpu_id, f->gem.imported);
+		return -EPERM;
+	}
+	/* listed (6.18): the dump saves them (gem_bos.h) */
+	if (f->gem.handles && !f->gem.listed) {
 		snprintf(
 			err, errlen,
 			"pid %d fd %d (renderD%u, GPU %u): %u GEM buffer object%s of %llu KiB made "
-			"through the render node (Mesa, libdrm_amdgpu%s), which the plugin cannot "
-			"checkpoint yet: refused rather than lose them; free them before the "
-			"checkpoint or keep the process out of it",
+			"through the render node (Mesa, libdrm_amdgpu), which the plugin can "
+			"checkpoint only where the kernel lists them (Linux 6.18+): refused rather "
+			"than lose them; free them before the checkpoint or keep the process out "
+			"of it",
 			(int)pid, fd, minor, gpu_id, f->gem.handles, f->gem.handles == 1 ? "" : "s",
-			KIB(f->gem.bytes), f->gem.imported ? ", dma-buf imports" : "");
+			KIB(f->gem.bytes));
 		return -EPERM;
 	}
 	return 0;
 }
 
+/*
+ * What the file's listed GEM BOs (saved by the dump) may add to its VM:
+ * their sizes and page tables for one mapping each (three levels).
+ */
+static uint64_t saved_gem_bytes(const struct render_audit_file *f)
+{
+	return f->gem.listed ? f->gem.bytes + (uint64_t)f->gem.handles * (3u << 12) : 0;
+}
+
 static int check_without_kfd(const struct render_audit_file *f, char *err, size_t errlen)
 {
 	uint64_t total = drm_fdinfo_total(&f->info),
-		 allowed = render_audit_allowance(NULL, NULL, 0);
+		 allowed = render_audit_allowance(NULL, NULL, 0) + saved_gem_bytes(f);
 
 	if (total <= allowed)
 		return 0;
@@ -444,14 +462,16 @@ int render_audit_check_kfd(struct render_audit *a, pid_t ns_pid, uint32_t gpu_id
 		if (f->checked || f->ns_pid != ns_pid || f->gpu_id != gpu_id || !f->info.has_memory)
 			continue;
 		f->checked = true;
+		allowance += saved_gem_bytes(f);
 		if (total <= kfd_bytes + allowance)
 			continue;
 		snprintf(err, errlen,
 			 "pid %d fd %d (renderD%u, GPU %u): its GPU VM holds %llu KiB (fdinfo), "
-			 "the process's KFD BOs %llu KiB and page tables at most %llu KiB: "
+			 "the process's KFD BOs %llu KiB and page tables%s at most %llu KiB: "
 			 "%llu KiB of GPU memory the dump would lose (GEM handles above %u?); "
 			 "refused",
 			 (int)f->pid, f->fd, f->minor, gpu_id, KIB(total), KIB(kfd_bytes),
+			 f->gem.listed && f->gem.handles ? " and listed GEM BOs" : "",
 			 KIB(allowance), KIB(total - kfd_bytes - allowance),
 			 f->gem.listed ? 0 : f->gem.probed);
 		return -EPERM;

@@ -26,6 +26,7 @@
 
 #include "copy_engines.h"
 #include "kfd_image.h"
+#include "gem_bos.h"
 #include "guardian.h"
 #include "match.h"
 #include "render_fds.h"
@@ -65,6 +66,7 @@ struct restore_session {
 	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
 	bool render_settled;			     /* render_fds_settle() done */
 	struct restore_share_task share;	     /* dma-buf fds it published */
+	struct gem_vmas gem_vmas;		     /* its render files' GEM BOs (gem_bos.h) */
 };
 
 /* Master, init hook. 0 also when there is nothing to do (active false). */

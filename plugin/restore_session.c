@@ -418,7 +418,8 @@ static int check_vram(struct restore_session *s)
 }
 
 /*
- * The BO contents files of every process image are there and whole (index
+ * The BO contents files of every process image and of every render file's
+ * GEM BOs are there and whole (index
  * checksum, sizes): a missing or cut file is refused now, before any task
  * exists. Chunk checksums are verified while the contents are written.
  */
@@ -451,6 +452,22 @@ static int check_contents(const struct restore_session *s, int dir_fd)
 				pr_err("checkpoint file %u (pid %u): BO contents: %s", img->id,
 				       e->pid, why);
 		}
+		free(sizes);
+	}
+	for (i = 0; i < s->n_renders && !ret; i++) {
+		const RenderFileEntry *e = s->renders[i].entry;
+
+		if (!e->n_gem_bos)
+			continue;
+		sizes = calloc(e->n_gem_bos, sizeof(*sizes));
+		if (!sizes)
+			return -ENOMEM;
+		for (b = 0; b < e->n_gem_bos; b++)
+			sizes[b] = e->gem_bos[b]->size;
+		ret = bo_stream_check_files(dir_fd, s->renders[i].id, e->actual_gpu_id, sizes,
+					    (uint32_t)e->n_gem_bos, why, sizeof(why));
+		if (ret)
+			pr_err("render file %u: GEM BO contents: %s", s->renders[i].id, why);
 		free(sizes);
 	}
 	return ret;
@@ -615,6 +632,7 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 	for (i = 0; i < s->n_dmabufs; i++)
 		dmabuf_file_image_free(&s->dmabufs[i]);
 	free(s->dmabufs);
+	gem_vmas_free(&s->gem_vmas);
 	free(s->procs);
 	free(s->renders);
 	free(s->src_nodes);

@@ -427,7 +427,48 @@ out:
 	return r.kfd_fd;
 }
 
-static int restore_render(struct restore_session *s, const struct render_file_image *img)
+/*
+ * The file's GEM BOs go into the task's file of the target GPU, the one
+ * whose VM KFD shares. A second render file of the task on that GPU with
+ * GEM BOs would get the same file (render_fds.h): refused.
+ */
+static int restore_gem(struct restore_session *s, int dir_fd, const struct render_file_image *img,
+		       const struct match_pair *p, int fd)
+{
+	const struct kfd_node *node = topo_node(&img->topo, img->entry->node_index);
+	struct gem_restore_ctx ctx = {
+		.dir_fd = dir_fd,
+		.engine_opts = &s->engine_opts,
+		.shared = s->shared,
+		.gpu = {.gpu_id = img->entry->actual_gpu_id,
+			.render_minor = p->dst_render_minor,
+			.gfx_target_version =
+				(uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version),
+			.small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE},
+		.ioctl_fn = render_drm_ioctl};
+	char why[512];
+	int ret;
+
+	if (!img->entry->n_gem_bos)
+		return 0;
+	if (gem_vmas_on_minor(&s->gem_vmas, p->dst_render_minor)) {
+		pr_err("render-node file %u: a second render file of the task on GPU %u with GEM "
+		       "BOs; the plugin restores one per GPU and task",
+		       img->id, img->entry->actual_gpu_id);
+		return -EOPNOTSUPP;
+	}
+	ret = gem_restore_file(&ctx, fd, img, &s->gem_vmas, why, sizeof(why));
+	if (ret)
+		pr_err("render-node file %u (renderD%u): %s; its GEM BOs are not restored", img->id,
+		       p->dst_render_minor, why);
+	else
+		pr_info("render-node file %u: %zu GEM BOs restored on renderD%u", img->id,
+			img->entry->n_gem_bos, p->dst_render_minor);
+	return ret;
+}
+
+static int restore_render(struct restore_session *s, int dir_fd,
+			  const struct render_file_image *img)
 {
 	const struct kfd_process_image *own = own_process_image(s);
 	const struct match_pair *p;
@@ -456,6 +497,9 @@ static int restore_render(struct restore_session *s, const struct render_file_im
 		pr_err("cannot open /dev/dri/renderD%u: %s", p->dst_render_minor, strerror(-fd));
 		return fd;
 	}
+	fd = restore_gem(s, dir_fd, img, p, fd) ?: fd;
+	if (fd < 0)
+		return fd;
 	/* CRIU moves the fd we return to the application's number and closes ours */
 	app_fd = fcntl(fd, F_DUPFD, 0);
 	if (app_fd < 0)
@@ -476,7 +520,7 @@ int restore_file(struct restore_session *s, int dir_fd, uint32_t id)
 			return restore_kfd(s, dir_fd, &s->procs[i]);
 	for (i = 0; i < s->n_renders; i++)
 		if (s->renders[i].id == id)
-			return restore_render(s, &s->renders[i]);
+			return restore_render(s, dir_fd, &s->renders[i]);
 	for (i = 0; i < s->n_dmabufs; i++)
 		if (s->dmabufs[i].id == id)
 			return restore_share_file(s, &s->dmabufs[i], own_process_image(s));
@@ -516,14 +560,35 @@ static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uin
 	return 1;
 }
 
-/* Does a checkpointed BO of the task's process live on the GPU of this local minor? */
+/* A restored GEM BO's CPU mapping: on the file that holds the BO. */
+static int restore_gem_vma(struct restore_session *s, const struct gem_vma *v, uint64_t old_pgoff,
+			   uint64_t *new_pgoff, int *plugin_fd)
+{
+	int fd = render_fd_for_mapping(&s->render, v->dst_minor);
+
+	if (fd < 0)
+		return fd;
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* CRIU closes what it is given */
+	if (fd < 0)
+		return -errno;
+	*new_pgoff = v->new_offset + (old_pgoff - v->old_offset);
+	*plugin_fd = fd;
+	return 1;
+}
+
+/* Does a checkpointed BO of the task (KFD's or GEM) live on the GPU of this local minor? */
 static bool minor_has_bos(uint32_t minor, void *arg)
 {
 	struct restore_session *s = arg;
-	const KfdProcessEntry *e = s->task_image->entry;
+	const KfdProcessEntry *e;
 	const struct match_pair *p;
 	size_t i;
 
+	if (gem_vmas_on_minor(&s->gem_vmas, minor))
+		return true;
+	if (!s->task_image)
+		return false;
+	e = s->task_image->entry;
 	for (i = 0; i < s->vmas.n_bos; i++) {
 		p = map_find(task_map(s), e->devices[s->vmas.bos[i].device]->actual_gpu_id);
 		if (p && p->dst_render_minor == minor)
@@ -535,11 +600,12 @@ static bool minor_has_bos(uint32_t minor, void *arg)
 int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint64_t old_pgoff,
 		uint64_t *new_pgoff, int *plugin_fd)
 {
+	const struct gem_vma *gem;
 	unsigned long minor;
 	char *end;
 
 	*plugin_fd = -1;
-	if (!s->active || !s->task_image)
+	if (!s->active || (!s->task_image && !s->gem_vmas.n))
 		return -ENOTSUP;
 	if (!s->render_settled) { /* the application's fds are all restored by now */
 		render_fds_settle(&s->render, minor_has_bos, s);
@@ -547,6 +613,8 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 		s->render_settled = true;
 	}
 	if (!strcmp(path, KFD_DEVICE_PATH)) {
+		if (!s->task_image)
+			return -ENOTSUP;
 		if (vma_map_kfd_offset(&s->vmas, addr, old_pgoff, new_pgoff)) {
 			pr_err("mapping at %#" PRIx64 " of /dev/kfd (offset %#" PRIx64 ") names no "
 			       "checkpointed GPU",
@@ -560,6 +628,15 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	minor = strtoul(path + strlen(RENDER_PATH_PREFIX), &end, 10);
 	if (*end || minor > UINT32_MAX)
 		return -ENOTSUP;
+	gem = gem_vmas_find(&s->gem_vmas, (uint32_t)minor, old_pgoff);
+	if (gem)
+		return restore_gem_vma(s, gem, old_pgoff, new_pgoff, plugin_fd);
+	if (!s->task_image) {
+		pr_err("mapping at %#" PRIx64 " of renderD%lu (offset %#" PRIx64 ") is no "
+		       "checkpointed BO of this task: it cannot be restored",
+		       addr, minor, old_pgoff);
+		return -ENOENT;
+	}
 	return restore_render_vma(s, (uint32_t)minor, addr, old_pgoff, new_pgoff, plugin_fd);
 }
 

@@ -156,7 +156,8 @@ static int list_one(int id, void *ptr, void *data)
 	e->size = obj->size;
 	e->preferred_domains = gem->create_domains;
 	e->alloc_flags = gem->create_flags;
-	e->alignment = gem->create_alignment ?: PAGE_SIZE;
+	/* 6.18 lists tbo.page_alignment: pages, where GEM_CREATE took bytes */
+	e->alignment = (gem->create_alignment ?: PAGE_SIZE) >> PAGE_SHIFT;
 	return 0;
 }
 

@@ -132,3 +132,74 @@ int gem_map_dmabuf(int render_fd, int dmabuf_fd, uint64_t size, uint8_t **cpu)
 	drmCloseBufferHandle(render_fd, handle);
 	return ret;
 }
+
+/* Linux 6.18's GEM_OP argument and GET_MAPPING_INFO (not in Debian's libdrm yet) */
+struct gem_op_618 {
+	uint32_t handle, op;
+	uint64_t value;
+	uint32_t num_entries, padding;
+};
+struct gem_vm_entry_618 {
+	uint64_t addr, size, offset, flags;
+};
+#define GEM_OP_GET_MAPPING_INFO 2
+
+int gem_handle_size(int render_fd, uint32_t handle, uint64_t *size)
+{
+	struct drm_amdgpu_gem_create_in info = {0};
+	struct drm_amdgpu_gem_op op = {.handle = handle,
+				       .op = AMDGPU_GEM_OP_GET_GEM_CREATE_INFO,
+				       .value = (uintptr_t)&info};
+
+	int ret = drmCommandWriteRead(render_fd, DRM_AMDGPU_GEM_OP, &op, sizeof(op));
+
+	if (ret)
+		return ret;
+	*size = info.bo_size;
+	return 0;
+}
+
+int gem_handle_mapping(int render_fd, uint32_t handle, struct gem_mapping *m)
+{
+	struct gem_vm_entry_618 e[2] = {{0}};
+	struct gem_op_618 op = {.handle = handle,
+				.op = GEM_OP_GET_MAPPING_INFO,
+				.value = (uintptr_t)e,
+				.num_entries = 2};
+	int ret = drmCommandWriteRead(render_fd, DRM_AMDGPU_GEM_OP, &op, sizeof(op));
+
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	if (op.num_entries != 1)
+		return -ERANGE;
+	*m = (struct gem_mapping){
+		.addr = e[0].addr, .size = e[0].size, .offset = e[0].offset, .flags = e[0].flags};
+	return 0;
+}
+
+int gem_import_handle(int render_fd, int dmabuf_fd, uint32_t *handle)
+{
+	return drmPrimeFDToHandle(render_fd, dmabuf_fd, handle) ? -errno : 0;
+}
+
+int gem_bo_unmap_va(struct gem_bo *b)
+{
+	int ret;
+
+	if (!b->va)
+		return -ENOENT;
+	ret = amdgpu_bo_va_op(b->bo, 0, b->size, b->va, 0, AMDGPU_VA_OP_UNMAP);
+	if (!ret)
+		b->va = 0;
+	return ret;
+}
+
+int gem_bo_export(struct gem_bo *b, int *dmabuf_fd)
+{
+	uint32_t fd;
+	int ret = amdgpu_bo_export(b->bo, amdgpu_bo_handle_type_dma_buf_fd, &fd);
+
+	if (!ret)
+		*dmabuf_fd = (int)fd;
+	return ret;
+}

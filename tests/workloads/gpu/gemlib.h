@@ -33,4 +33,20 @@ uint32_t gem_bo_handle(struct gem_bo *bo);
  */
 int gem_map_dmabuf(int render_fd, int dmabuf_fd, uint64_t size, uint8_t **cpu);
 
+/* A PRIME import of a dma-buf as a GEM handle of the file, kept (drmPrimeFDToHandle). */
+int gem_import_handle(int render_fd, int dmabuf_fd, uint32_t *handle);
+/* Unmaps the BO's GPU VA mapping (gem_bo_new's gpu_map). */
+int gem_bo_unmap_va(struct gem_bo *bo);
+/* A dma-buf fd of the BO. */
+int gem_bo_export(struct gem_bo *bo, int *dmabuf_fd);
+
+/* GEM_OP GET_GEM_CREATE_INFO: the size of the BO behind a handle of the file. */
+int gem_handle_size(int render_fd, uint32_t handle, uint64_t *size);
+
+/* The one GPU VA mapping of a handle (Linux 6.18's GET_MAPPING_INFO): -EINVAL before 6.18. */
+struct gem_mapping {
+	uint64_t addr, size, offset, flags;
+};
+int gem_handle_mapping(int render_fd, uint32_t handle, struct gem_mapping *m);
+
 #endif

@@ -1,26 +1,47 @@
 #!/bin/sh
-# GPU memory the plugin cannot save yet, render-node (GEM) BOs, makes it
-# refuse the dump (plugin/render_audit.h), never write a checkpoint without
-# it. zdtm-gpu-gem holds a KFD VRAM BO and a GEM BO made with libdrm_amdgpu
-# on the same render file, both filled with patterns. Each refused dump:
-# CRIU fails with the plugin's line naming the pid, fd, GPU and bytes; no
-# KFD process image is written; the process runs on (its KFD process not
-# paused) and its self-check of every byte of both BOs PASSes.
+# Render-node (GEM) BOs. Where the kernel cannot list them (Linux 6.12,
+# kfdsim's default flavour) the plugin refuses the dump rather than lose
+# them (plugin/render_audit.h); where it can (Linux 6.18, kfdsim's
+# drm_uapi=618) it saves and restores them (plugin/gem_bos.h).
+# zdtm-gpu-gem holds a KFD VRAM BO and a GEM BO made with libdrm_amdgpu on
+# the same render file, both filled with patterns; its self-check reads
+# every byte of both, asks its GEM handle's size, compares the BO's GPU
+# mapping with the one it had (6.18's GET_MAPPING_INFO) and writes the BO
+# through its CPU mapping again.
+# Refused on 6.12: CRIU fails with the plugin's line naming the pid, fd,
+# GPU and bytes; no KFD process image is written; the process runs on (its
+# KFD process not paused) and PASSes.
 #   gem-vram   4 MiB VRAM GEM BO, not GPU-mapped: found by probing handles
 #   gem-gtt    64 KiB GTT GEM BO in a process without /dev/kfd
 #   gem-high   4 MiB GEM BO, mapped, at handle 4201 (4200 BOs made and freed
 #              before it): beyond the probe (4096 handles); found by the
 #              fdinfo figures against the KFD BOs
-#   gem-618    the same on kfdsim's Linux 6.18 flavour (drm_uapi=618):
-#              GEM_LIST_HANDLES lists it exactly
+# Saved on 6.18:
+#   gem-618       the gem-high process: dumped and restored, the GEM BO back
+#                 at handle 4201 (GEM_CHANGE_HANDLE), same VA, same bytes
+#   gem-618-nokfd 64 KiB GTT GEM BO, GPU-mapped, in a process without
+#                 /dev/kfd: dumped and restored
+#   gem-618-old   the gem-618 checkpoint restored on the 6.12 flavour (no
+#                 GEM_CHANGE_HANDLE): refused with the plugin's line, nothing
+#                 left behind
+#   gem-618-bad   one byte of the GEM BO's saved contents changed: the
+#                 restore refuses the damaged data, nothing left behind
+#   gem-618-lost-va  negative control of the VA check: restored, then the
+#                 workload drops its GEM BO's GPU mapping: its check FAILs
+# Refused on 6.18:
+#   gem-618-kfd-handle  the KFD BO's dma-buf kept as a GEM handle too (one
+#                 BO, two names): refused when the render file is dumped
+#   gem-618-foreign  a GEM handle of another GPU's BO (PRIME import):
+#                 refused by the audit, before anything is dumped
 # Controls: the same workload without a GEM BO is dumped and restored and
 # PASSes (the refusals are the GEM BO's); with the probe off
 # (AMDGPU_CRIU_GEM_PROBE=0) an unmapped GEM BO, which 6.12's fdinfo does
 # not count, goes unseen, so that case proves the probe is what finds it:
 # its dump must then succeed, and the restored process must FAIL its check
-# of the GEM BO (or the restore fail): the loss the refusal prevents.
+# of the GEM BO (or the restore fail): the loss the refusal prevents, and
+# the proof that the workload's check sees a lost GEM BO.
 # vm-boot: cr
-# vm-timeout: 300
+# vm-timeout: 420
 . /test/lib/guest.sh
 
 GEM_WL=/test/bin/zdtm-gpu-gem
@@ -31,10 +52,14 @@ if [ ! -x "$GEM_WL" ] || [ ! -c /dev/kfd ]; then
 	exit
 fi
 
-# gem_refused NAME PATTERN [KFD] -- OPTIONS...: the workload with OPTIONS,
-# its dump refused with the plugin's line matching PATTERN (ERE)
+# gem_refused NAME PATTERN KFD|NOKFD|KFD-DUMPED -- OPTIONS...: the
+# workload with OPTIONS, its dump refused with the plugin's line "pid P fd
+# N (renderD.., GPU ..): PATTERN" (ERE; a PATTERN starting with ^: the
+# whole line after "amdgpu_plugin: "); KFD-DUMPED: refused when the render
+# file is dumped, after /dev/kfd (whose image CRIU leaves in the failed
+# dump's directory)
 gem_refused() {
-	local name=$1 why=$2 kfd=$3 rc img
+	local name=$1 why=$2 kfd=$3 rc img line
 	shift 4
 	img=$WORK/img-$name
 	if ! GPU_WL=$GEM_WL gpu_start "$name" "$@"; then
@@ -50,13 +75,112 @@ gem_refused() {
 	criu_dump "$img" "$pid"
 	rc=$?
 	check "$name: dump refused (status $rc)" test "$rc" -ne 0
-	grep -m2 -E 'amdgpu_plugin: (Error: )?pid' "$img/dump.log" | cut -c1-300 | sed 's/^/# /'
-	check "$name: the plugin's line names pid $pid and says why" \
-		grep -qE "amdgpu_plugin: (Error: )?pid $pid fd [0-9]+ \(renderD[0-9]+, GPU [0-9]+\): $why" "$img/dump.log"
-	check "$name: no KFD process image written" eval '! ls "$img"/amdgpu-kfd-*.img >/dev/null 2>&1'
+	grep -m2 -E 'amdgpu_plugin: Error: ' "$img/dump.log" | cut -c1-300 | sed 's/^/# /'
+	case $why in
+	^*) line="amdgpu_plugin: (Error: )?${why#^}" ;;
+	*) line="amdgpu_plugin: (Error: )?pid $pid fd [0-9]+ \(renderD[0-9]+, GPU [0-9]+\): $why" ;;
+	esac
+	check "$name: the plugin's line says why" grep -qE "$line" "$img/dump.log"
+	[ "$kfd" = kfd-dumped ] ||
+		check "$name: no KFD process image written" eval '! ls "$img"/amdgpu-kfd-*.img >/dev/null 2>&1'
+	check "$name: no GEM BO contents left" eval '! ls "$img"/amdgpu-bo-*.i* >/dev/null 2>&1 || [ "$kfd" = kfd-dumped ]'
 	check "$name: the process runs on" alive "$pid"
-	[ "$kfd" != kfd ] || check "$name: its KFD process is not paused" eval 'kfd_state "$pid" | grep -q " paused=0 "'
+	[ "$kfd" = nokfd ] || check "$name: its KFD process is not paused" eval 'kfd_state "$pid" | grep -q " paused=0 "'
 	gpu_finish "$name" "$pid"
+}
+
+# gem_saved NAME KFD|NOKFD KIB -- OPTIONS...: the workload with OPTIONS
+# (one GEM BO of KIB KiB) dumped and restored on the 6.18 flavour, PASS
+gem_saved() {
+	local name=$1 kfd=$2 kib=$3 img handle
+	shift 4
+	img=$WORK/img-$name
+	if ! GPU_WL=$GEM_WL gpu_start "$name" "$@"; then
+		fail "$name: workload ready"
+		return
+	fi
+	pid=$WL_PID
+	handle=$(sed -n 's/^gem_handle //p' "$R.ready")
+	diag "$name: GEM handle $handle, GPU VA $(sed -n 's/^gem_va //p' "$R.ready")"
+	if [ "$kfd" = kfd ]; then
+		EXPECT=ok gpu_dump_restore "$name" "$img" "$pid"
+	else
+		gpu_drop_images
+		gpu_dump_ok "$name" "$img" "$pid"
+		gpu_restore_ok "$name" "$img"
+		gpu_restored "$name" "$pid" "$R.ready"
+	fi
+	grep -m2 -E 'amdgpu_plugin: (render node file|render-node file) [0-9]+.*GEM' "$img/dump.log" "$img/restore.log" | cut -c1-200 | sed 's/^/# /'
+	check "$name: the dump saved 1 GEM BO of $kib KiB" \
+		grep -qE "render node file [0-9]+: renderD[0-9]+ \(GPU [0-9]+\), 1 GEM BOs of $kib KiB" "$img/dump.log"
+	check "$name: the restore restored it" \
+		grep -qE "render-node file [0-9]+: 1 GEM BOs restored on renderD[0-9]+" "$img/restore.log"
+	gpu_finish "$name" "$pid"
+}
+
+# gem_dump_only NAME -- OPTIONS...: a 6.18 dump that must succeed; $IMG
+gem_dump_only() {
+	local name=$1
+	shift 2
+	IMG=$WORK/img-$name
+	if ! GPU_WL=$GEM_WL gpu_start "$name" "$@"; then
+		fail "$name: workload ready"
+		return 1
+	fi
+	pid=$WL_PID
+	gpu_drop_images
+	gpu_dump_ok "$name" "$IMG" "$pid"
+}
+
+# gem_restore_refused NAME PATTERN: the restore of $IMG fails with the
+# plugin's line matching PATTERN (ERE) and leaves nothing behind
+gem_restore_refused() {
+	local name=$1 why=$2 rc
+	criu_restore "$IMG"
+	rc=$?
+	check "$name: restore refused (status $rc)" test "$rc" -ne 0
+	grep -m2 -E 'amdgpu_plugin: (Error: )?.*(GEM|damaged)' "$IMG/restore.log" | cut -c1-300 | sed 's/^/# /'
+	check "$name: the plugin's line says why" grep -qE "$why" "$IMG/restore.log"
+	check "$name: the process is not left half-restored" gpu_gone "$pid"
+	check "$name: no workload, criu or KFD process left" gpu_no_strays
+	gpu_drop_images
+}
+
+# the gem-618 checkpoint on a kernel without GEM_CHANGE_HANDLE
+gem_old_kernel() {
+	gem_dump_only gem-618-old -- --gem 4194304 --gem-map --skip-handles 4200 || return
+	check "gem-618-old: kfdsim switched to 6.12 for the restore" eval 'echo 612 >"$UAPI"'
+	gem_restore_refused gem-618-old "GEM handle 4201 came back as 1 and this kernel cannot renumber GEM handles"
+	check "gem-618-old: kfdsim back to 6.18" eval 'echo 618 >"$UAPI"'
+}
+
+# one byte of the saved GEM contents changed (only the GEM BO has contents:
+# no /dev/kfd)
+gem_bad_contents() {
+	local f
+	gem_dump_only gem-618-bad -- --no-kfd --gem 65536 --gtt || return
+	f=$(ls "$IMG"/amdgpu-bo-*.img 2>/dev/null | head -1)
+	check "gem-618-bad: the GEM BO's contents file is there ($f)" test -s "$f"
+	printf 'Z' | dd of="$f" bs=1 seek=8191 conv=notrunc 2>/dev/null
+	gem_restore_refused gem-618-bad "checkpoint's data is damaged"
+}
+
+# negative control of the self-check's VA check: a restore that lost the
+# GEM BO's GPU mapping (the workload drops it itself) must FAIL
+gem_lost_va() {
+	if ! GPU_WL=$GEM_WL gpu_start gem-618-lost-va --gem 65536 --gem-map --drop-va; then
+		fail "gem-618-lost-va: workload ready"
+		return
+	fi
+	pid=$WL_PID
+	EXPECT=ok gpu_dump_restore gem-618-lost-va "$WORK/img-lost-va" "$pid"
+	gpu_trigger
+	gpu_result "$pid"
+	check "gem-618-lost-va: the self-check FAILs on the missing GPU mapping ($RESULT)" \
+		eval 'echo "$RESULT" | grep -q "^FAIL GEM BO VA"'
+	gpu_gone "$pid" || kill -9 "$pid"
+	check "gem-618-lost-va: nothing left" gpu_no_strays
+	gpu_drop_images
 }
 
 kfdsim_debugfs || diag "no kfdsim debugfs"
@@ -65,7 +189,13 @@ gem_refused gem-gtt "1 GEM buffer object of 64 KiB" nokfd -- --no-kfd --gem 6553
 gem_refused gem-high "its GPU VM holds [0-9]+ KiB \(fdinfo\), the process's KFD BOs 1024 KiB .*: [0-9]+ KiB of GPU memory the dump would lose \(GEM handles above 4096\?\)" kfd -- \
 	--gem 4194304 --gem-map --skip-handles 4200
 if check "kfdsim switched to its Linux 6.18 flavour" eval 'echo 618 >"$UAPI"'; then
-	gem_refused gem-618 "1 GEM buffer object of 4096 KiB" kfd -- --gem 4194304 --gem-map --skip-handles 4200
+	gem_saved gem-618 kfd 4096 -- --gem 4194304 --gem-map --skip-handles 4200
+	gem_saved gem-618-nokfd nokfd 64 -- --no-kfd --gem 65536 --gtt --gem-map
+	gem_old_kernel
+	gem_bad_contents
+	gem_lost_va
+	gem_refused gem-618-kfd-handle "^(render file [0-9]+ \(renderD[0-9]+, GPU [0-9]+\): GEM handle 1 is pid [0-9]+'s KFD BO at 0x[0-9a-f]+|pid [0-9]+'s KFD BO at 0x[0-9a-f]+ is GEM handle 1 of render file [0-9]+).*refused" kfd-dumped -- --kfd-handle
+	gem_refused gem-618-foreign "1 of its GEM buffer objects are PRIME imports of another device's buffers" kfd -- --foreign
 fi
 check "kfdsim back to 6.12" eval 'echo 612 >"$UAPI"'
 
