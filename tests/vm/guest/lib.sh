@@ -372,16 +372,18 @@ gpu_restore_ok() {
 	check "$name: restore (status $rc)" test "$rc" -eq 0
 	[ "$rc" -eq 0 ] || criu_why "$img/restore.log" "$rc"
 }
-# gpu_restore_on_machine NAME IMG PID IDS DESC GROUP: the dumped PID ($R,
+# gpu_restore_on_machine NAME IMG PID IDS DESC GROUP [PARAMS]: the dumped PID ($R,
 # user gpu_ids IDS) restored on kfdsim reloaded as DESC, inside the device
 # cgroup GROUP (gpu_cg_make), which then shows the machine's last two GPUs
 # only (KFD restores onto as many GPUs as the process had: two). TAP: the
 # reload, the restore, the restored process and its fds, the user gpu_ids
 # unchanged; the plugin's GPU map as diag. The caller finishes the workload
-# and loads kfdsim back (kfdsim_reload).
+# and loads kfdsim back (kfdsim_reload). PARAMS: more module parameters
+# (words, e.g. drm_uapi=618).
 gpu_restore_on_machine() {
-	local name=$1 img=$2 pid=$3 ids=$4 desc=$5 group=$6
-	check "$name: kfdsim reloaded as $(basename "$desc" .desc)" eval 'kfdsim_unload && kfdsim_load machine="$desc"'
+	local name=$1 img=$2 pid=$3 ids=$4 desc=$5 group=$6 params=${7:-}
+	# shellcheck disable=SC2086
+	check "$name: kfdsim reloaded as $(basename "$desc" .desc) $params" eval 'kfdsim_unload && kfdsim_load machine="$desc" $params'
 	kfd_gpu_table >"$WORK/gpus-$name"
 	gpu_cg_expose "$group" "$WORK/gpus-$name" $(tail -n 2 "$WORK/gpus-$name" | awk '{ print $3 }')
 	CRIU_WRAP="sh $WORK/cg-$group.sh" gpu_restore_ok "$name" "$img"

@@ -26,6 +26,8 @@
 #                 left behind
 #   gem-618-bad   one byte of the GEM BO's saved contents changed: the
 #                 restore refuses the damaged data, nothing left behind
+#   gem-618-remap the same dumped on the boot's two GPUs, restored on two of
+#                 the MI210 machine's eight (other gpu_ids, render minors)
 #   gem-618-lost-va  negative control of the VA check: restored, then the
 #                 workload drops its GEM BO's GPU mapping: its check FAILs
 # Refused on 6.18:
@@ -183,6 +185,38 @@ gem_lost_va() {
 	gpu_drop_images
 }
 
+# the gem-618 process (handle 21 here) dumped on the boot's two GPUs and
+# restored on two of the MI210 machine's eight, 6.18 flavour: other gpu_ids
+# and render minors
+gem_remap() {
+	local desc=/test/kfdsim/machines/mi210.desc ids img=$WORK/img-gem-remap
+	if [ ! -f "$desc" ]; then
+		ok "gem-618-remap # SKIP no $desc"
+		return
+	fi
+	if ! gpu_cg_make gem; then
+		ok "gem-618-remap # SKIP no cgroup v1 devices controller"
+		return
+	fi
+	if ! GPU_WL=$GEM_WL GPU_WRAP="sh $WORK/cg-gem.sh" gpu_start gem-618-remap \
+		--gem 4194304 --gem-map --skip-handles 20; then
+		fail "gem-618-remap: workload ready"
+		gpu_cg_remove gem
+		return
+	fi
+	pid=$WL_PID
+	ids=$(kfd_user_ids "$pid")
+	gpu_drop_images
+	gpu_dump_ok gem-618-remap "$img" "$pid"
+	gpu_restore_on_machine gem-618-remap "$img" "$pid" "$ids" "$desc" gem drm_uapi=618
+	sed -n 's/.*amdgpu_plugin: \(render-node file .*\)/# restore: \1/p' "$img/restore.log"
+	check "gem-618-remap: the GEM BO restored on another render node" \
+		grep -qE "render-node file [0-9]+: 1 GEM BOs restored on renderD(129|1[3-9][0-9])" "$img/restore.log"
+	gpu_finish gem-618-remap "$pid"
+	gpu_cg_remove gem
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+}
+
 kfdsim_debugfs || diag "no kfdsim debugfs"
 gem_refused gem-vram "1 GEM buffer object of 4096 KiB made through the render node" kfd -- --gem 4194304
 gem_refused gem-gtt "1 GEM buffer object of 64 KiB" nokfd -- --no-kfd --gem 65536 --gtt
@@ -196,6 +230,7 @@ if check "kfdsim switched to its Linux 6.18 flavour" eval 'echo 618 >"$UAPI"'; t
 	gem_lost_va
 	gem_refused gem-618-kfd-handle "^(render file [0-9]+ \(renderD[0-9]+, GPU [0-9]+\): GEM handle 1 is pid [0-9]+'s KFD BO at 0x[0-9a-f]+|pid [0-9]+'s KFD BO at 0x[0-9a-f]+ is GEM handle 1 of render file [0-9]+).*refused" kfd-dumped -- --kfd-handle
 	gem_refused gem-618-foreign "1 of its GEM buffer objects are PRIME imports of another device's buffers" kfd -- --foreign
+	gem_remap # last: it reloads kfdsim as the boot loaded it
 fi
 check "kfdsim back to 6.12" eval 'echo 612 >"$UAPI"'
 
