@@ -567,6 +567,16 @@ void dmabuf_file_image_free(struct dmabuf_file_image *img)
 	img->entry = NULL;
 }
 
+uint64_t render_file_gem_bytes(const RenderFileEntry *e)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	for (i = 0; i < e->n_gem_bos; i++)
+		bytes += e->gem_bos[i]->size;
+	return bytes;
+}
+
 void render_file_image_free(struct render_file_image *img)
 {
 	if (img->entry)

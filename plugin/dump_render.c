@@ -135,16 +135,6 @@ static int dump_gem_bos(struct dump_session *s, int fd, const struct kfd_node *n
 	return ret;
 }
 
-static uint64_t gem_bytes(const RenderFileEntry *e)
-{
-	uint64_t bytes = 0;
-	size_t i;
-
-	for (i = 0; i < e->n_gem_bos; i++)
-		bytes += e->gem_bos[i]->size;
-	return bytes;
-}
-
 int dump_render_file(struct dump_session *s, int fd, const struct stat *st, uint32_t id)
 {
 	RenderFileEntry e = RENDER_FILE_ENTRY__INIT;
@@ -177,7 +167,7 @@ int dump_render_file(struct dump_session *s, int fd, const struct stat *st, uint
 		bo_stream_remove(s->dir_fd, id, n->gpu_id);
 	else
 		pr_info("render node file %u: renderD%u (GPU %u), %zu GEM BOs of %" PRIu64 " KiB",
-			id, e.minor, e.actual_gpu_id, e.n_gem_bos, gem_bytes(&e) >> 10);
+			id, e.minor, e.actual_gpu_id, e.n_gem_bos, render_file_gem_bytes(&e) >> 10);
 	topo_image_free(e.topology);
 	gem_dump_entry_free(&e);
 	return ret;

@@ -104,11 +104,20 @@ struct proc_report {
 	size_t n_gpus;
 };
 
+/* A render file's GEM BO contents (--verify): fault.bo_index is its gem_bos index. */
+struct render_verify {
+	bool done; /* the file has GEM BOs and verification ran */
+	int ret;
+	struct bo_stream_fault fault;
+	char msg[640]; /* "GEM handle H, byte offset ...: ..." or bo_stream's words */
+};
+
 struct inspect_report {
 	const struct ckpt *ck;
-	struct proc_report *procs; /* parallel to ck->procs */
+	struct proc_report *procs;     /* parallel to ck->procs */
+	struct render_verify *renders; /* parallel to ck->renders */
 	bool verify;
-	bool damaged; /* some GPU failed verification */
+	bool damaged; /* some GPU or render file failed verification */
 };
 
 int inspect_report_build(const char *cmd, const struct ckpt *ck, bool verify,

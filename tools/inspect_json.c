@@ -175,8 +175,30 @@ static struct json_object *process_json(const struct inspect_report *rep,
 	return built(o, ret);
 }
 
-static struct json_object *render_json(const struct render_file_image *r)
+static struct json_object *render_verify_json(const struct render_file_image *r,
+					      const struct render_verify *v)
 {
+	struct json_object *o = json_object_new_object();
+	int ret = o ? 0 : -ENOMEM;
+
+	ret = ret ?: json_put_bool(o, "ok", v->ret == 0);
+	if (v->ret) {
+		ret = ret ?: json_put_str(o, "error", v->msg);
+		ret = ret
+			      ?: json_put_opt_u64(
+					 o, "gem_handle",
+					 v->fault.located
+						 ? r->entry->gem_bos[v->fault.bo_index]->handle
+						 : 0,
+					 v->fault.located);
+		ret = ret ?: json_put_opt_u64(o, "offset", v->fault.bo_offset, v->fault.located);
+	}
+	return built(o, ret);
+}
+
+static struct json_object *render_json(const struct inspect_report *rep, size_t i)
+{
+	const struct render_file_image *r = &rep->ck->renders[i];
 	struct json_object *o = json_object_new_object();
 	char name[KFD_IMAGE_NAME_MAX];
 	int ret = o ? 0 : -ENOMEM;
@@ -187,6 +209,10 @@ static struct json_object *render_json(const struct render_file_image *r)
 	ret = ret ?: json_put_u64(o, "render_minor", r->entry->minor);
 	ret = ret ?: json_put_u64(o, "gpu_id", r->entry->actual_gpu_id);
 	ret = ret ?: json_put_u64(o, "node", r->entry->node_index);
+	ret = ret ?: json_put_u64(o, "gem_bos", r->entry->n_gem_bos);
+	ret = ret ?: json_put_u64(o, "gem_bytes", render_file_gem_bytes(r->entry));
+	if (rep->renders[i].done)
+		ret = ret ?: json_put(o, "verify", render_verify_json(r, &rep->renders[i]));
 	return built(o, ret);
 }
 
@@ -230,7 +256,7 @@ static struct json_object *report_json(const struct inspect_report *rep)
 	for (size_t p = 0; p < rep->ck->n_procs && !ret; p++)
 		ret = json_append(procs, process_json(rep, &rep->procs[p]));
 	for (size_t r = 0; r < rep->ck->n_renders && !ret; r++)
-		ret = json_append(renders, render_json(&rep->ck->renders[r]));
+		ret = json_append(renders, render_json(rep, r));
 	for (size_t h = 0; h < rep->ck->n_hsakmt && !ret; h++)
 		ret = json_append(hsakmt, hsakmt_json(rep->ck->hsakmt_pids[h], rep->ck->hsakmt[h]));
 	ret = ret ?: json_put_str(doc, "dir", rep->ck->dir);

@@ -201,6 +201,43 @@ static int build_proc(const char *cmd, const struct ckpt *ck, const struct kfd_p
 	return ret;
 }
 
+/* The GEM BOs of render file r: -ENOMEM, or 0 with the outcome in *v. */
+static int verify_render(const struct ckpt *ck, const struct render_file_image *r,
+			 struct render_verify *v)
+{
+	const RenderFileEntry *e = r->entry;
+	uint64_t *sizes;
+	char err[512], prefix[64];
+	const char *rest;
+	size_t i;
+
+	if (!e->n_gem_bos)
+		return 0;
+	sizes = calloc(e->n_gem_bos, sizeof(*sizes));
+	if (!sizes)
+		return -ENOMEM;
+	for (i = 0; i < e->n_gem_bos; i++)
+		sizes[i] = e->gem_bos[i]->size;
+	v->done = true;
+	v->ret = bo_stream_verify(ck->dir_fd, r->id, e->actual_gpu_id, sizes,
+				  (uint32_t)e->n_gem_bos, &v->fault, err, sizeof(err));
+	free(sizes);
+	if (!v->ret)
+		return 0;
+	/* bo_stream's "gpu G: BO i offset 0x..: why" in the render file's terms */
+	snprintf(prefix, sizeof(prefix), "gpu %u: ", e->actual_gpu_id);
+	rest = after(err, prefix);
+	snprintf(prefix, sizeof(prefix), "BO %u offset 0x%" PRIx64 ": ", v->fault.bo_index,
+		 v->fault.bo_offset);
+	if (v->fault.located)
+		snprintf(v->msg, sizeof(v->msg), "GEM handle %u, byte offset %" PRIu64 ": %s",
+			 e->gem_bos[v->fault.bo_index]->handle, v->fault.bo_offset,
+			 after(rest, prefix));
+	else
+		snprintf(v->msg, sizeof(v->msg), "%s", rest);
+	return 0;
+}
+
 int inspect_report_build(const char *cmd, const struct ckpt *ck, bool verify,
 			 struct inspect_report *rep)
 {
@@ -214,6 +251,15 @@ int inspect_report_build(const char *cmd, const struct ckpt *ck, bool verify,
 	}
 	for (size_t p = 0; p < ck->n_procs && !ret; p++)
 		ret = build_proc(cmd, ck, &ck->procs[p], verify, &rep->procs[p], &rep->damaged);
+	rep->renders = calloc(ck->n_renders + 1, sizeof(*rep->renders));
+	if (!ret && !rep->renders)
+		ret = -ENOMEM;
+	for (size_t r = 0; r < ck->n_renders && !ret && verify; r++) {
+		ret = verify_render(ck, &ck->renders[r], &rep->renders[r]);
+		rep->damaged |= rep->renders[r].ret != 0;
+	}
+	if (ret == -ENOMEM)
+		cli_err("%s: out of memory", cmd);
 	if (ret)
 		inspect_report_free(rep);
 	return ret;
@@ -224,5 +270,7 @@ void inspect_report_free(struct inspect_report *rep)
 	for (size_t p = 0; rep->procs && p < rep->ck->n_procs; p++)
 		free(rep->procs[p].gpus);
 	free(rep->procs);
+	free(rep->renders);
 	rep->procs = NULL;
+	rep->renders = NULL;
 }

@@ -235,8 +235,25 @@ static void print_verify(FILE *out, const struct proc_report *pr)
 /* ---- render images ------------------------------------------------------------------------- */
 
 static const struct table_column render_columns[] = {
-	{"FILE", false}, {"RENDER", false}, {"GPU_ID", true}, {"NODE", true}, {"DEVICE", false},
+	{"FILE", false},   {"RENDER", false}, {"GPU_ID", true},	   {"NODE", true},
+	{"DEVICE", false}, {"GEM_BOS", true}, {"GEM_BYTES", true},
 };
+
+static void print_render_verify(FILE *out, const struct inspect_report *rep)
+{
+	for (size_t i = 0; i < rep->ck->n_renders; i++) {
+		const struct render_verify *v = &rep->renders[i];
+		char file[KFD_IMAGE_NAME_MAX];
+
+		if (!v->done)
+			continue;
+		kfd_image_name(file, sizeof(file), KFD_IMAGE_RENDER, rep->ck->renders[i].id);
+		if (!v->ret)
+			fprintf(out, "verify: %s: GEM BOs ok\n", file);
+		else
+			fprintf(out, "verify: %s: DAMAGED: %s\n", file, v->msg);
+	}
+}
 
 static int print_renders(FILE *out, const struct ckpt *ck)
 {
@@ -244,18 +261,20 @@ static int print_renders(FILE *out, const struct ckpt *ck)
 	int ret = 0;
 
 	fprintf(out, "render-node files:\n");
-	table_init(&t, render_columns, 5);
+	table_init(&t, render_columns, 7);
 	for (size_t i = 0; i < ck->n_renders && !ret; i++) {
 		const struct render_file_image *r = &ck->renders[i];
 		char file[KFD_IMAGE_NAME_MAX], render[FMT_SHORT], id[FMT_SHORT], node[FMT_SHORT],
-			dev[FMT_LONG];
-		const char *cells[] = {file, render, id, node, dev};
+			dev[FMT_LONG], gem[FMT_SHORT], gem_bytes[FMT_SHORT];
+		const char *cells[] = {file, render, id, node, dev, gem, gem_bytes};
 
 		kfd_image_name(file, sizeof(file), KFD_IMAGE_RENDER, r->id);
 		fmt_render_node(r->entry->minor, render, sizeof(render));
 		snprintf(id, sizeof(id), "%u", r->entry->actual_gpu_id);
 		snprintf(node, sizeof(node), "%u", r->entry->node_index);
 		fmt_device(topo_node(&r->topo, r->entry->node_index), dev, sizeof(dev));
+		snprintf(gem, sizeof(gem), "%zu", r->entry->n_gem_bos);
+		fmt_bytes(render_file_gem_bytes(r->entry), gem_bytes, sizeof(gem_bytes));
 		ret = table_add_row(&t, cells);
 	}
 	if (!ret)
@@ -302,6 +321,8 @@ int inspect_print_text(FILE *out, const struct inspect_report *rep)
 		if (rep->ck->n_procs)
 			fputc('\n', out);
 		ret = print_renders(out, rep->ck);
+		if (!ret && rep->verify)
+			print_render_verify(out, rep);
 	}
 	if (!ret && rep->ck->n_hsakmt) {
 		fputc('\n', out);

@@ -54,6 +54,16 @@ if [ ! -x "$GEM_WL" ] || [ ! -c /dev/kfd ]; then
 	exit
 fi
 
+# gem_start NAME OPTIONS...: zdtm-gpu-gem with OPTIONS ready, pid=its pid;
+# 1 (a failed check) if it is not
+gem_start() {
+	if ! GPU_WL=$GEM_WL gpu_start "$@"; then
+		fail "$1: workload ready"
+		return 1
+	fi
+	pid=$WL_PID
+}
+
 # gem_refused NAME PATTERN KFD|NOKFD|KFD-DUMPED -- OPTIONS...: the
 # workload with OPTIONS, its dump refused with the plugin's line "pid P fd
 # N (renderD.., GPU ..): PATTERN" (ERE; a PATTERN starting with ^: the
@@ -64,11 +74,7 @@ gem_refused() {
 	local name=$1 why=$2 kfd=$3 rc img line
 	shift 4
 	img=$WORK/img-$name
-	if ! GPU_WL=$GEM_WL gpu_start "$name" "$@"; then
-		fail "$name: workload ready"
-		return
-	fi
-	pid=$WL_PID
+	gem_start "$name" "$@" || return
 	for f in /proc/"$pid"/fd/*; do
 		case "$(readlink "$f")" in /dev/dri/renderD*) ;; *) continue ;; esac
 		diag "$name: fdinfo of fd ${f##*/}: $(grep -E '^drm-(memory|total)-(vram|gtt)' "/proc/$pid/fdinfo/${f##*/}" | tr '\t\n' ' ;')"
@@ -97,11 +103,7 @@ gem_saved() {
 	local name=$1 kfd=$2 kib=$3 img handle
 	shift 4
 	img=$WORK/img-$name
-	if ! GPU_WL=$GEM_WL gpu_start "$name" "$@"; then
-		fail "$name: workload ready"
-		return
-	fi
-	pid=$WL_PID
+	gem_start "$name" "$@" || return
 	handle=$(sed -n 's/^gem_handle //p' "$R.ready")
 	diag "$name: GEM handle $handle, GPU VA $(sed -n 's/^gem_va //p' "$R.ready")"
 	if [ "$kfd" = kfd ]; then
@@ -125,11 +127,7 @@ gem_dump_only() {
 	local name=$1
 	shift 2
 	IMG=$WORK/img-$name
-	if ! GPU_WL=$GEM_WL gpu_start "$name" "$@"; then
-		fail "$name: workload ready"
-		return 1
-	fi
-	pid=$WL_PID
+	gem_start "$name" "$@" || return
 	gpu_drop_images
 	gpu_dump_ok "$name" "$IMG" "$pid"
 }
@@ -163,18 +161,24 @@ gem_bad_contents() {
 	gem_dump_only gem-618-bad -- --no-kfd --gem 65536 --gtt || return
 	f=$(ls "$IMG"/amdgpu-bo-*.img 2>/dev/null | head -1)
 	check "gem-618-bad: the GEM BO's contents file is there ($f)" test -s "$f"
+	amdgpu-criu inspect --verify "$IMG" >"$WORK/inspect.out" 2>&1
+	sed -n '/^render-node files/,$p' "$WORK/inspect.out" | sed 's/^/# /'
+	check "gem-618-bad: inspect lists the render file's GEM BO (1, 64.0 KiB)" \
+		grep -qE '^amdgpu-render-[0-9]+\.img +renderD[0-9]+ .* 1 +64\.0 KiB$' "$WORK/inspect.out"
+	check "gem-618-bad: inspect --verify finds it intact first" \
+		grep -qE '^verify: amdgpu-render-[0-9]+\.img: GEM BOs ok$' "$WORK/inspect.out"
 	printf 'Z' | dd of="$f" bs=1 seek=8191 conv=notrunc 2>/dev/null
+	check "gem-618-bad: inspect --verify fails on the damage" eval '! amdgpu-criu inspect --verify "$IMG" >"$WORK/inspect.out" 2>&1'
+	grep 'DAMAGED' "$WORK/inspect.out" | sed 's/^/# /'
+	check "gem-618-bad: ... naming the GEM handle" \
+		grep -qE '^verify: amdgpu-render-[0-9]+\.img: DAMAGED: GEM handle 1, byte offset 0: ' "$WORK/inspect.out"
 	gem_restore_refused gem-618-bad "checkpoint's data is damaged"
 }
 
 # negative control of the self-check's VA check: a restore that lost the
 # GEM BO's GPU mapping (the workload drops it itself) must FAIL
 gem_lost_va() {
-	if ! GPU_WL=$GEM_WL gpu_start gem-618-lost-va --gem 65536 --gem-map --drop-va; then
-		fail "gem-618-lost-va: workload ready"
-		return
-	fi
-	pid=$WL_PID
+	gem_start gem-618-lost-va --gem 65536 --gem-map --drop-va || return
 	EXPECT=ok gpu_dump_restore gem-618-lost-va "$WORK/img-lost-va" "$pid"
 	gpu_trigger
 	gpu_result "$pid"
