@@ -8,7 +8,8 @@
  * path):
  *   amdgpu-kfd-<id>.img      KfdProcessEntry: one checkpointed /dev/kfd file
  *   amdgpu-render-<id>.img   RenderFileEntry: one application render-node file
- *   amdgpu-bo-<id>-<gpu>.*   BO contents (images/bo_stream.h)
+ *   amdgpu-bo-<id>-<gpu>.*   BO contents (images/bo_stream.h); of a render
+ *                            file's GEM BOs too (<id> the render file's)
  *   amdgpu-hsakmt-<pid>.img  HsakmtFilesEntry: libhsakmt's shared files one
  *                            process mapped (plugin/hsakmt_files.h)
  * <id> is CRIU's file id (decimal), <gpu> the BO owner's user gpu_id, <pid>

@@ -5,8 +5,9 @@
  * The plugin checkpoints KFD's BOs. A render-node file can also hold BOs of
  * its own (GEM: GEM_CREATE, GEM_USERPTR, PRIME imports; Mesa and
  * libdrm_amdgpu users make them), which KFD's CHECKPOINT does not report.
- * Until the plugin saves them, a process that has any must not be dumped:
- * its checkpoint would restore without them, silently.
+ * Where the kernel cannot list them (before 6.18) the plugin cannot save
+ * them, and a process that has any must not be dumped: its checkpoint
+ * would restore without them, silently.
  *
  * Before CRIU dumps any file (its CHECKPOINT_DEVICES hook, once per task of
  * the frozen tree), every render-node fd of a KFD GPU is audited:
@@ -17,7 +18,10 @@
  * - amdgpu's fdinfo memory figures (drm-total-* from 6.13, drm-memory-*
  *   before), which count every BO in the file's GPU VM: its GEM BOs, KFD's
  *   BOs mapped there, page tables and KFD's own few pages.
- * A file with GEM handles refuses the dump at once. The figures catch what
+ * A file with GEM handles refuses the dump at once, unless the kernel lists
+ * them (6.18): the dump then saves them (gem_bos.h), except PRIME imports of
+ * another device's buffers, which are refused; their bytes count as the
+ * file's own in the figures below. The figures catch what
  * the probe cannot see: a file of a task without KFD must hold no more than
  * the allowance; a file of a KFD process is compared, when that process's
  * /dev/kfd is dumped, against the KFD BOs mapped on its GPU

@@ -89,6 +89,25 @@ static void check_process(const struct kfd_process_image *img)
 	}
 }
 
+/* What the GEM restore relies on: ascending handles, mappings inside their BO and the VA space. */
+static void check_gem(const RenderFileEntry *e)
+{
+	uint32_t prev = 0;
+
+	for (size_t i = 0; i < e->n_gem_bos; i++) {
+		const GemBoEntry *b = e->gem_bos[i];
+
+		FUZZ_ASSERT(b->handle > prev && b->size && !(b->size & 4095),
+			    "GEM BO handle or size accepted out of order or unaligned");
+		prev = b->handle;
+		for (size_t j = 0; j < b->n_mappings; j++)
+			FUZZ_ASSERT(b->mappings[j]->offset + b->mappings[j]->size <= b->size &&
+					    b->mappings[j]->addr + b->mappings[j]->size <=
+						    KFD_IMAGE_MAX_GPU_VM,
+				    "GEM mapping accepted outside its BO or the VA space");
+	}
+}
+
 static void load(int dir_fd, enum kfd_image_kind kind)
 {
 	char err[512] = "", name[KFD_IMAGE_NAME_MAX];
@@ -110,6 +129,7 @@ static void load(int dir_fd, enum kfd_image_kind kind)
 		}
 		FUZZ_ASSERT(topo_node(&render.topo, render.entry->node_index),
 			    "render image's node is not in its topology");
+		check_gem(render.entry);
 		render_file_image_free(&render);
 	}
 }

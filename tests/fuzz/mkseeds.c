@@ -223,8 +223,10 @@ static int write_checkpoint(int dir_fd, const struct synth_spec *spec, struct sy
 	for (size_t g = 0; !ret && g < spec->n_nodes; g++)
 		ret = dump_contents(dir_fd, spec->image_id, p, g);
 	for (size_t g = 0; !ret && g < spec->n_nodes; g++)
-		ret = synth_write_render(dir_fd, spec->topo, spec->nodes[g],
-					 spec->render_id + (uint32_t)g, err, sizeof(err));
+		/* the first render file (the render seed) with GEM BOs */
+		ret = synth_write_render_gem(dir_fd, spec->topo, spec->nodes[g],
+					     spec->render_id + (uint32_t)g, g ? 0 : 2, err,
+					     sizeof(err));
 	if (ret)
 		fprintf(stderr, "mkseeds: checkpoint: %s\n", err);
 	return ret;

@@ -304,9 +304,38 @@ int synth_write_contents(int dir_fd, const struct synth_spec *spec, const struct
 int synth_write_render(int dir_fd, const struct kfd_topology *topo, uint32_t node, uint32_t id,
 		       char *err, size_t errlen)
 {
+	return synth_write_render_gem(dir_fd, topo, node, id, 0, err, errlen);
+}
+
+int synth_write_render_gem(int dir_fd, const struct kfd_topology *topo, uint32_t node, uint32_t id,
+			   uint32_t n_gem, char *err, size_t errlen)
+{
 	const struct kfd_node *n = topo_node(topo, node);
 	RenderFileEntry r = RENDER_FILE_ENTRY__INIT;
+	GemBoEntry bos[4], *bo_ptrs[4];
+	GemMappingEntry maps[4], *map_ptrs[4];
 	int ret;
+
+	if (n_gem > 4)
+		return fail(err, errlen, -EINVAL, "synth: at most 4 GEM BOs");
+	for (uint32_t i = 0; i < n_gem; i++) {
+		gem_mapping_entry__init(&maps[i]);
+		maps[i].addr = 0x100000000ull + (uint64_t)i * 0x200000;
+		maps[i].size = 64 << 10;
+		maps[i].flags = 0xe;
+		map_ptrs[i] = &maps[i];
+		gem_bo_entry__init(&bos[i]);
+		bos[i].handle = 2 * i + 1;
+		bos[i].size = 64 << 10;
+		bos[i].preferred_domains = i ? 4 : 2; /* VRAM, then GTT */
+		bos[i].alignment = 1;
+		bos[i].mmap_offset = 0x100000000ull + (uint64_t)i * 0x10000;
+		bos[i].n_mappings = 1;
+		bos[i].mappings = &map_ptrs[i];
+		bo_ptrs[i] = &bos[i];
+	}
+	r.n_gem_bos = n_gem;
+	r.gem_bos = bo_ptrs;
 
 	if (!n || !n->accessible || !n->gpu_id)
 		return fail(err, errlen, -EINVAL, "synth: node %u is not a GPU with a gpu_id",

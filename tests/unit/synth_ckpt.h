@@ -67,6 +67,10 @@ int synth_write_contents(int dir_fd, const struct synth_spec *spec, const struct
 /* amdgpu-render-<id>.img for GPU node `node`. */
 int synth_write_render(int dir_fd, const struct kfd_topology *topo, uint32_t node, uint32_t id,
 		       char *err, size_t errlen);
+/* The same with n_gem (at most 4) GEM BOs of 64 KiB, handles 1, 3, ..., each mapped once (no
+ * contents). */
+int synth_write_render_gem(int dir_fd, const struct kfd_topology *topo, uint32_t node, uint32_t id,
+			   uint32_t n_gem, char *err, size_t errlen);
 
 /* Everything: process image, contents, render images. */
 int synth_write_checkpoint(int dir_fd, const struct synth_spec *spec, char *err, size_t errlen);
