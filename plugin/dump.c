@@ -57,7 +57,10 @@ int dump_session_init(struct dump_session *s)
 	}
 	bo_share_init(&s->shares);
 	bo_share_init(&s->gem_dmabufs);
-	render_audit_init(&s->audit);
+	if (render_audit_init(&s->audit, why, sizeof(why))) {
+		pr_err("%s", why);
+		return -EINVAL;
+	}
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
 }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "drm_uapi_618.h"
 #include "file_holder.h"
+#include "gem_info.h"
 #include "render_audit.h"
 
 #define KIB(x) ((unsigned long long)((x) >> 10))
@@ -239,9 +241,11 @@ int render_drm_ioctl(int fd, unsigned long request, void *arg)
 	return drmIoctl(fd, request, arg) ? -errno : 0;
 }
 
-void render_audit_init(struct render_audit *a)
+int render_audit_init(struct render_audit *a, char *err, size_t errlen)
 {
 	const char *limit = getenv("AMDGPU_CRIU_GEM_PROBE");
+	const char *census = getenv("AMDGPU_CRIU_GEM_CENSUS");
+	const char *debugfs = getenv("AMDGPU_CRIU_DEBUGFS");
 
 	memset(a, 0, sizeof(*a));
 	a->probe_limit = RENDER_AUDIT_PROBE_DEFAULT;
@@ -249,6 +253,18 @@ void render_audit_init(struct render_audit *a)
 		a->probe_limit = (uint32_t)strtoul(limit, NULL, 10);
 	a->proc = "/proc";
 	a->ioctl_fn = render_drm_ioctl;
+	a->debugfs = debugfs && *debugfs ? debugfs : "/sys/kernel/debug";
+	if (!census || !*census || !strcmp(census, "debugfs"))
+		a->census = RENDER_CENSUS_DEBUGFS;
+	else if (!strcmp(census, "probe"))
+		a->census = RENDER_CENSUS_PROBE;
+	else {
+		snprintf(err, errlen,
+			 "AMDGPU_CRIU_GEM_CENSUS=%.32s means nothing: debugfs (default) or probe",
+			 census);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void render_audit_fini(struct render_audit *a)
@@ -314,7 +330,7 @@ static int census_of(struct render_audit *a, int pidfd, struct render_audit_file
 }
 
 static int audit_file(struct render_audit *a, int pidfd, int fd, uint32_t minor, uint32_t gpu_id,
-		      pid_t pid, char *err, size_t errlen)
+		      pid_t pid, bool *listed, char *err, size_t errlen)
 {
 	struct render_audit_file *f;
 	struct drm_fdinfo info;
@@ -330,14 +346,17 @@ static int audit_file(struct render_audit *a, int pidfd, int fd, uint32_t minor,
 			 minor, path, strerror(-ret));
 		return ret;
 	}
-	if (info.has_client_id && audited_client(a, info.client_id))
+	if (info.has_client_id && (f = audited_client(a, info.client_id))) {
+		*listed = f->gem.listed;
 		return 0;
+	}
 	f = new_file(a);
 	if (!f)
 		return -ENOMEM;
 	*f = (struct render_audit_file){
 		.pid = pid, .fd = fd, .minor = minor, .gpu_id = gpu_id, .info = info};
 	ret = census_of(a, pidfd, f);
+	*listed = f->gem.listed;
 	if (ret) {
 		snprintf(err, errlen,
 			 "pid %d fd %d (renderD%u): cannot count its GEM buffer objects: %s; "
@@ -395,17 +414,36 @@ static int check_without_kfd(const struct render_audit_file *f, char *err, size_
 	return -EPERM;
 }
 
-int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn classify, void *arg,
-		      char *err, size_t errlen)
+/* One render-node fd of the audited task. */
+struct task_fd {
+	int fd;
+	uint32_t minor, gpu_id;
+	bool listed; /* its kernel listed its GEM handles (6.18) */
+};
+
+/* amdgpu_gem_info's count for the task on one GPU, read before any ioctl of ours. */
+struct gpu_census {
+	uint32_t minor;
+	int ret;
+	struct gem_info_count count;
+};
+
+/*
+ * The task's render-node fds of KFD GPUs (*fds malloc'ed); whether it has
+ * /dev/kfd.
+ */
+static int list_task_fds(const struct render_audit *a, pid_t pid, render_classify_fn classify,
+			 void *arg, struct task_fd **fds, size_t *n, bool *has_kfd, char *err,
+			 size_t errlen)
 {
 	char path[64];
 	struct dirent *d;
-	size_t first = a->n, i;
-	bool has_kfd = false;
-	int pidfd = -1, ret = 0;
-	pid_t ns_pid = 0;
+	size_t cap = 0;
 	DIR *dir;
+	int ret = 0;
 
+	*fds = NULL;
+	*n = 0;
 	snprintf(path, sizeof(path), "%s/%d/fd", a->proc, (int)pid);
 	dir = opendir(path);
 	if (!dir) {
@@ -422,22 +460,132 @@ int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn clas
 		    !S_ISCHR(st.st_mode))
 			continue;
 		kind = classify(arg, st.st_rdev, &gpu_id);
-		has_kfd |= kind == RENDER_AUDIT_KFD;
+		*has_kfd |= kind == RENDER_AUDIT_KFD;
 		if (kind != RENDER_AUDIT_RENDER)
 			continue;
-		if (pidfd < 0) {
-			pidfd = task_pidfd(pid);
-			if (pidfd < 0) {
-				ret = pidfd;
-				snprintf(err, errlen, "pid %d: pidfd_open: %s", (int)pid,
-					 strerror(-ret));
+		if (*n == cap) {
+			struct task_fd *more =
+				realloc(*fds, (cap = cap ? 2 * cap : 8) * sizeof(*more));
+
+			if (!more) {
+				ret = -ENOMEM;
 				break;
 			}
+			*fds = more;
 		}
-		ret = audit_file(a, pidfd, atoi(d->d_name), minor(st.st_rdev), gpu_id, pid, err,
-				 errlen);
+		(*fds)[(*n)++] = (struct task_fd){
+			.fd = atoi(d->d_name), .minor = minor(st.st_rdev), .gpu_id = gpu_id};
 	}
 	closedir(dir);
+	return ret;
+}
+
+/*
+ * The files amdgpu_gem_info may name for the task: the DRM core names a
+ * file after its last user (file->pid), which for a file of the task is
+ * the task itself, this CRIU (the probe of another task of the tree that
+ * shares the file) or a process that is gone (a CRIU of an earlier dump).
+ */
+static bool owned_by_task(void *arg, long pid)
+{
+	pid_t task = *(pid_t *)arg;
+
+	return pid == task || pid == getpid() || (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH);
+}
+
+/*
+ * Before 6.18 the probe reaches handles 1..probe_limit only: amdgpu_gem_info
+ * counts every handle of the task's files on each GPU. It is read before
+ * the probe, whose ioctls would make the DRM core name the file after us.
+ */
+static struct gpu_census *read_census(const struct render_audit *a, pid_t *pid,
+				      const struct task_fd *fds, size_t n, size_t *n_census)
+{
+	struct gpu_census *c = calloc(n + 1, sizeof(*c));
+	size_t i, j;
+
+	*n_census = 0;
+	for (i = 0; c && i < n; i++) {
+		for (j = 0; j < *n_census && c[j].minor != fds[i].minor; j++)
+			;
+		if (j < *n_census)
+			continue;
+		c[j].minor = fds[i].minor;
+		c[j].ret = a->census == RENDER_CENSUS_PROBE
+				   ? 0
+				   : gem_info_read(a->debugfs, fds[i].minor, owned_by_task, pid,
+						   &c[j].count);
+		(*n_census)++;
+	}
+	return c;
+}
+
+/* A file the kernel could not list, on a GPU where amdgpu_gem_info found handles or could not be
+ * read. */
+static int census_refusal(const struct render_audit *a, pid_t pid, const struct task_fd *t,
+			  const struct gpu_census *c, char *err, size_t errlen)
+{
+	if (c->ret) {
+		snprintf(err, errlen,
+			 "pid %d fd %d (renderD%u, GPU %u): cannot read %s/dri/%u/amdgpu_gem_info "
+			 "(%s), which alone counts GEM handles beyond the probe's %u on a kernel "
+			 "that cannot list them (before Linux 6.18): refused; mount debugfs there "
+			 "(or name it with AMDGPU_CRIU_DEBUGFS), or set "
+			 "AMDGPU_CRIU_GEM_CENSUS=probe to accept the probe's reach",
+			 (int)pid, t->fd, t->minor, t->gpu_id, a->debugfs, t->minor,
+			 strerror(-c->ret), a->probe_limit);
+		return -EPERM;
+	}
+	snprintf(err, errlen,
+		 "pid %d fd %d (renderD%u, GPU %u): amdgpu_gem_info lists %u GEM buffer object%s "
+		 "of %llu KiB in the task's render files (or ones last used by a process that "
+		 "is gone), beyond the probe's %u handles: made "
+		 "through the render node (Mesa, libdrm_amdgpu), which the plugin can checkpoint "
+		 "only where the kernel lists them (Linux 6.18+): refused rather than lose them",
+		 (int)pid, t->fd, t->minor, t->gpu_id, c->count.handles,
+		 c->count.handles == 1 ? "" : "s", KIB(c->count.bytes), a->probe_limit);
+	return -EPERM;
+}
+
+static int check_census(const struct render_audit *a, pid_t pid, const struct task_fd *fds,
+			size_t n, const struct gpu_census *c, size_t n_census, char *err,
+			size_t errlen)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (fds[i].listed)
+			continue;
+		for (j = 0; j < n_census && c[j].minor != fds[i].minor; j++)
+			;
+		if (j < n_census && (c[j].ret || c[j].count.handles))
+			return census_refusal(a, pid, &fds[i], &c[j], err, errlen);
+	}
+	return 0;
+}
+
+int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn classify, void *arg,
+		      char *err, size_t errlen)
+{
+	struct gpu_census *census = NULL;
+	struct task_fd *fds;
+	size_t first = a->n, n, n_census = 0, i;
+	bool has_kfd = false;
+	int pidfd = -1, ret;
+	pid_t ns_pid = 0;
+
+	ret = list_task_fds(a, pid, classify, arg, &fds, &n, &has_kfd, err, errlen);
+	if (!ret && n) {
+		census = read_census(a, &pid, fds, n, &n_census);
+		pidfd = census ? task_pidfd(pid) : -ENOMEM;
+		if (pidfd < 0) {
+			ret = pidfd;
+			snprintf(err, errlen, "pid %d: pidfd_open: %s", (int)pid, strerror(-ret));
+		}
+	}
+	for (i = 0; !ret && i < n; i++)
+		ret = audit_file(a, pidfd, fds[i].fd, fds[i].minor, fds[i].gpu_id, pid,
+				 &fds[i].listed, err, errlen);
 	if (pidfd >= 0)
 		close(pidfd);
 	for (i = first; !ret && i < a->n; i++) {
@@ -447,6 +595,10 @@ int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn clas
 		if (!has_kfd && a->files[i].info.has_memory)
 			ret = check_without_kfd(&a->files[i], err, errlen);
 	}
+	if (!ret)
+		ret = check_census(a, pid, fds, n, census, n_census, err, errlen);
+	free(census);
+	free(fds);
 	return ret;
 }
 

@@ -104,28 +104,41 @@ struct render_audit_file {
 	bool checked; /* compared with its KFD process already */
 };
 
+/*
+ * How GEM handles beyond the probe are counted before 6.18
+ * (AMDGPU_CRIU_GEM_CENSUS): "debugfs" (default) reads amdgpu's
+ * amdgpu_gem_info (gem_info.h) under AMDGPU_CRIU_DEBUGFS (default
+ * /sys/kernel/debug), and a task it cannot count is refused; "probe"
+ * accepts the probe's reach (handles above it, unmapped, go unseen).
+ */
+enum render_census { RENDER_CENSUS_DEBUGFS, RENDER_CENSUS_PROBE };
+
 struct render_audit {
 	struct render_audit_file *files;
 	size_t n, cap;
 	uint32_t probe_limit;
 	const char *proc; /* "/proc"; a test's directory */
 	render_ioctl_fn ioctl_fn;
+	enum render_census census;
+	const char *debugfs; /* where debugfs is mounted */
 };
 
 /* What a character device is to the plugin: RENDER_AUDIT_{NONE,KFD,RENDER} (and its GPU). */
 enum { RENDER_AUDIT_NONE, RENDER_AUDIT_KFD, RENDER_AUDIT_RENDER };
 typedef int (*render_classify_fn)(void *arg, dev_t rdev, uint32_t *gpu_id);
 
-void render_audit_init(struct render_audit *a);
+/* Reads the environment; -EINVAL with a line in err for a value that means nothing. */
+int render_audit_init(struct render_audit *a, char *err, size_t errlen);
 void render_audit_fini(struct render_audit *a);
 
 /*
  * Audits every render-node fd of task `pid`. 0; -EPERM with a line in err
- * when a file holds GPU memory the dump would lose (GEM handles; or, for a
- * task without /dev/kfd, fdinfo figures above the allowance of an empty
- * VM); other -errno when the task could not be audited (also a refusal:
- * the dump cannot know). A file seen before (same DRM client id, e.g.
- * inherited over fork) is audited once.
+ * when a file holds GPU memory the dump would lose (GEM handles the kernel
+ * does not list, found by the probe or, for the task's files of each GPU,
+ * in amdgpu_gem_info; or, for a task without /dev/kfd, fdinfo figures
+ * above the allowance of an empty VM); other -errno when the task could
+ * not be audited (also a refusal: the dump cannot know). A file seen
+ * before (same DRM client id, e.g. inherited over fork) is audited once.
  */
 int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn classify, void *arg,
 		      char *err, size_t errlen);

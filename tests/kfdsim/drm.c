@@ -260,6 +260,7 @@ static const struct drm_driver kfdsim_drm_driver = {
 	.open = kfdsim_drm_open,
 	.postclose = kfdsim_drm_postclose,
 	.show_fdinfo = kfdsim_show_fdinfo,	/* fdinfo.c */
+	.debugfs_init = kfdsim_gem_debugfs_init,	/* gem_criu.c */
 	.gem_create_object = kfdsim_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = kfdsim_drm_ioctls,

@@ -21,12 +21,25 @@
  * number of handles of the file. Entries are written only when they all
  * fit. IS_IMPORT marks objects of another device (PRIME imports that are
  * not self-imports).
+ *
+ * Both flavours: debugfs dri/<minor>/amdgpu_gem_info, every open file of
+ * the device with its owner's pid (the DRM core's file->pid: the last
+ * process that used the file) and one line per GEM handle, in amdgpu's
+ * format (amdgpu_debugfs_gem_info_show(), amdgpu_bo_print_info()).
  */
+#include <linux/debugfs.h>
+#include <linux/dma-buf.h>
 #include <linux/kernel.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/uaccess.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <uapi/drm/amdgpu_drm.h>
+#include <uapi/linux/kfd_ioctl.h>
 #include "kfdsim.h"
 
 static unsigned int drm_uapi = 612;
@@ -184,4 +197,55 @@ int kfdsim_gem_list_handles_ioctl(struct drm_device *dev, void *data, struct drm
 	args->num_entries = ctx.n;
 	kvfree(ctx.entries);
 	return ret;
+}
+
+static void gem_info_bo(struct seq_file *m, int id, struct drm_gem_object *obj)
+{
+	struct kfdsim_gem *gem = to_kfdsim_gem(obj);
+	struct dma_buf *dma_buf = READ_ONCE(obj->dma_buf);
+
+	seq_printf(m, "\t\t0x%08x: %12lld byte %s", id, (long long)obj->size,
+		   gem->kfd_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM ? "VRAM VISIBLE" : "GTT");
+	if (obj->import_attach && dma_buf)
+		seq_printf(m, " imported from ino:%lu", file_inode(dma_buf->file)->i_ino);
+	else if (dma_buf)
+		seq_printf(m, " exported as ino:%lu", file_inode(dma_buf->file)->i_ino);
+	seq_puts(m, "\n");
+}
+
+static int gem_info_show(struct seq_file *m, void *unused)
+{
+	struct drm_device *dev = m->private;
+	struct drm_file *file;
+	int ret;
+
+	ret = mutex_lock_interruptible(&dev->filelist_mutex);
+	if (ret)
+		return ret;
+	list_for_each_entry(file, &dev->filelist, lhead) {
+		struct drm_gem_object *obj;
+		struct task_struct *task;
+		struct pid *pid;
+		int id;
+
+		rcu_read_lock();
+		pid = rcu_dereference(file->pid);
+		task = pid_task(pid, PIDTYPE_TGID);
+		seq_printf(m, "pid %8d command %s:\n", pid_nr(pid),
+			   task ? task->comm : "<unknown>");
+		rcu_read_unlock();
+		spin_lock(&file->table_lock);
+		idr_for_each_entry(&file->object_idr, obj, id)
+			gem_info_bo(m, id, obj);
+		spin_unlock(&file->table_lock);
+	}
+	mutex_unlock(&dev->filelist_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(gem_info);
+
+void kfdsim_gem_debugfs_init(struct drm_minor *minor)
+{
+	debugfs_create_file("amdgpu_gem_info", 0444, minor->debugfs_root, minor->dev,
+			    &gem_info_fops);
 }

@@ -377,6 +377,8 @@ struct kfdsim_gem_change_handle {
 int kfdsim_gem_op_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int kfdsim_gem_change_handle(struct drm_file *file, struct kfdsim_gem_change_handle *args);
 int kfdsim_gem_list_handles_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+struct drm_minor;
+void kfdsim_gem_debugfs_init(struct drm_minor *minor);	/* amdgpu_gem_info */
 
 /* ---- CPU access to VRAM (bar.c) --------------------------------------------- */
 

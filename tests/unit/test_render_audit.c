@@ -5,7 +5,11 @@
  * the kernel has it and by probing GEM_OP otherwise (a model file answers
  * the ioctls); the page-table allowance; a task scan on this test process
  * (its /dev/full fd stands for a render node) that refuses a file with GEM
- * handles and passes one without; the comparison with the KFD BOs.
+ * handles and passes one without; before 6.18, the census of handles
+ * beyond the probe from amdgpu's debugfs amdgpu_gem_info (a file in a test
+ * directory): handles of the task, of this process or of a process that is
+ * gone refuse, another live process's do not, an unreadable file refuses
+ * unless AMDGPU_CRIU_GEM_CENSUS=probe; the comparison with the KFD BOs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,11 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <libdrm/amdgpu_drm.h>
 #include <xf86drm.h>
 
+#include "plugin/gem_info.h"
 #include "plugin/render_audit.h"
 
 static const char fdinfo_612[] = "pos:\t0\nflags:\t02100002\nmnt_id:\t25\nino:\t5\n"
@@ -183,19 +189,116 @@ static int classify(void *arg, dev_t rdev, uint32_t *gpu_id)
 	return RENDER_AUDIT_RENDER;
 }
 
+/* A debugfs tree with dri/<minor>/amdgpu_gem_info holding text (NULL: no file). */
+static char debugfs_dir[64];
+
+static void write_gem_info(unsigned int minor, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/dri/%u/amdgpu_gem_info", debugfs_dir, minor);
+	unlink(path);
+	if (!text)
+		return;
+	snprintf(path, sizeof(path), "%s/dri", debugfs_dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/dri/%u", debugfs_dir, minor);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/dri/%u/amdgpu_gem_info", debugfs_dir, minor);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void remove_debugfs(unsigned int minor)
+{
+	char path[160];
+
+	write_gem_info(minor, NULL);
+	snprintf(path, sizeof(path), "%s/dri/%u", debugfs_dir, minor);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/dri", debugfs_dir);
+	rmdir(path);
+	rmdir(debugfs_dir);
+}
+
+static bool is_42(void *arg, long pid)
+{
+	(void)arg;
+	return pid == 42;
+}
+
+static void gem_info_format(void **state)
+{
+	static const char text[] =
+		"pid       42 command app:\n"
+		"\t\t0x00000001:        65536 byte VRAM VISIBLE exported as ino:9\n"
+		"\t\t0x00001069:         4096 byte GTT CPU_ACCESS_REQUIRED\n"
+		"pid        7 command other:\n"
+		"\t\t0x00000001:      1048576 byte GTT\n"
+		"pid       42 command app:\n"
+		"pid        8 command <unknown>:\n";
+	struct gem_info_count c;
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(gem_info_count(f, is_42, NULL, &c), 0);
+	fclose(f);
+	assert_int_equal(c.files, 2);
+	assert_int_equal(c.handles, 2);
+	assert_int_equal(c.bytes, 65536 + 4096);
+
+	/* a handle line before any file, or one that does not read, is not amdgpu's */
+	f = fmemopen((void *)"\t\t0x00000001: 4096 byte GTT\n", 28, "r");
+	assert_int_equal(gem_info_count(f, is_42, NULL, &c), -EINVAL);
+	fclose(f);
+	f = fmemopen((void *)"pid 42 command a:\nsomething else\n", 33, "r");
+	assert_int_equal(gem_info_count(f, is_42, NULL, &c), -EINVAL);
+	fclose(f);
+}
+
+static char err_last[512];
+
+/* The task scan of this process refused with a line containing want. */
+static void census_refuses(struct render_audit *a, const char *want)
+{
+	assert_int_equal(render_audit_init(a, err_last, sizeof(err_last)), 0);
+	a->debugfs = debugfs_dir;
+	a->ioctl_fn = model_ioctl;
+	a->probe_limit = 64;
+	assert_int_equal(render_audit_task(a, getpid(), classify, NULL, err_last, sizeof(err_last)),
+			 -EPERM);
+	if (!strstr(err_last, want))
+		fail_msg("%s: not in \"%s\"", want, err_last);
+	render_audit_fini(a);
+}
+
 static void task_scan(void **state)
 {
 	struct render_audit a;
 	struct stat st;
-	char err[512] = "";
+	char err[512] = "", text[256];
 	int fd = open("/dev/full", O_RDWR);
+	unsigned int full_minor;
 
 	(void)state;
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	full_rdev = st.st_rdev;
+	full_minor = minor(st.st_rdev);
+	snprintf(debugfs_dir, sizeof(debugfs_dir), "/tmp/test-render-audit-XXXXXX");
+	assert_non_null(mkdtemp(debugfs_dir));
+	snprintf(text, sizeof(text),
+		 "pid %8d command test:\npid %8d command init:\n"
+		 "\t\t0x00000001: %12d byte GTT\n",
+		 (int)getpid(), 1, 4096);
+	write_gem_info(full_minor, text);
 	memset(&model, 0, sizeof(model));
-	render_audit_init(&a);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	a.debugfs = debugfs_dir;
 	a.ioctl_fn = model_ioctl;
 	a.probe_limit = 64;
 	assert_int_equal(render_audit_task(&a, getpid(), classify, NULL, err, sizeof(err)), 0);
@@ -207,7 +310,7 @@ static void task_scan(void **state)
 
 	/* a GEM BO on it: refused, with the pid, fd, GPU and bytes */
 	model.sizes[1] = 3 << 20;
-	render_audit_init(&a);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
 	a.ioctl_fn = model_ioctl;
 	assert_int_equal(render_audit_task(&a, getpid(), classify, NULL, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "1 GEM buffer object of 3072 KiB"));
@@ -221,10 +324,37 @@ static void task_scan(void **state)
 	render_audit_fini(&a);
 
 	/* a task that is gone cannot be audited: an error, not a pass */
-	render_audit_init(&a);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
 	assert_int_equal(render_audit_task(&a, 0x7ffffff0, classify, NULL, err, sizeof(err)),
 			 -ENOENT);
 	render_audit_fini(&a);
+
+	/* no GEM handle within the probe, but amdgpu_gem_info lists one of the task's files */
+	memset(&model, 0, sizeof(model));
+	snprintf(text, sizeof(text), "pid %8d command test:\n\t\t0x00001069: %12d byte GTT\n",
+		 (int)getpid(), 65536);
+	write_gem_info(full_minor, text);
+	census_refuses(&a, "amdgpu_gem_info lists 1 GEM buffer object of 64 KiB");
+	/* ... or of a file last used by a process that is gone (a CRIU of an earlier dump) */
+	snprintf(text, sizeof(text), "pid %8d command criu:\n\t\t0x00001069: %12d byte GTT\n",
+		 0x7ffffff0, 65536);
+	write_gem_info(full_minor, text);
+	census_refuses(&a, "amdgpu_gem_info lists 1 GEM buffer object of 64 KiB");
+	/* no amdgpu_gem_info: refused, unless the probe's reach is accepted */
+	write_gem_info(full_minor, NULL);
+	census_refuses(&a, "cannot read");
+	assert_non_null(strstr(err_last, "AMDGPU_CRIU_GEM_CENSUS=probe"));
+	setenv("AMDGPU_CRIU_GEM_CENSUS", "probe", 1);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	a.debugfs = debugfs_dir;
+	a.ioctl_fn = model_ioctl;
+	assert_int_equal(render_audit_task(&a, getpid(), classify, NULL, err, sizeof(err)), 0);
+	render_audit_fini(&a);
+	setenv("AMDGPU_CRIU_GEM_CENSUS", "bogus", 1);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "AMDGPU_CRIU_GEM_CENSUS=bogus means nothing"));
+	unsetenv("AMDGPU_CRIU_GEM_CENSUS");
+	remove_debugfs(full_minor);
 	close(fd);
 }
 
@@ -235,7 +365,7 @@ static void kfd_comparison(void **state)
 	char err[512] = "";
 
 	(void)state;
-	render_audit_init(&a);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
 	a.n = a.cap = 2;
 	a.files = calloc(2, sizeof(*a.files));
 	f = &a.files[0];
@@ -265,9 +395,9 @@ static void kfd_comparison(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fdinfo_formats), cmocka_unit_test(census_by_list_and_by_probe),
-		cmocka_unit_test(allowance),	  cmocka_unit_test(task_scan),
-		cmocka_unit_test(kfd_comparison),
+		cmocka_unit_test(fdinfo_formats),  cmocka_unit_test(census_by_list_and_by_probe),
+		cmocka_unit_test(gem_info_format), cmocka_unit_test(allowance),
+		cmocka_unit_test(task_scan),	   cmocka_unit_test(kfd_comparison),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

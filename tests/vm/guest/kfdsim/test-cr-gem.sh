@@ -14,8 +14,13 @@
 #   gem-vram   4 MiB VRAM GEM BO, not GPU-mapped: found by probing handles
 #   gem-gtt    64 KiB GTT GEM BO in a process without /dev/kfd
 #   gem-high   4 MiB GEM BO, mapped, at handle 4201 (4200 BOs made and freed
-#              before it): beyond the probe (4096 handles); found by the
-#              fdinfo figures against the KFD BOs
+#              before it): beyond the probe (4096 handles); found in amdgpu's
+#              debugfs amdgpu_gem_info (which kfdsim has too)
+#   gem-high-fdinfo  the same with that census off
+#              (AMDGPU_CRIU_GEM_CENSUS=probe): found by the fdinfo figures
+#              against the KFD BOs
+#   gem-beyond 64 KiB GEM BO, not mapped, at handle 4201: beyond the probe
+#              and not in 6.12's fdinfo; found by amdgpu_gem_info alone
 # Saved on 6.18:
 #   gem-618       the gem-high process: dumped and restored, the GEM BO back
 #                 at handle 4201 (GEM_CHANGE_HANDLE), same VA, same bytes
@@ -36,12 +41,13 @@
 #   gem-618-foreign  a GEM handle of another GPU's BO (PRIME import):
 #                 refused by the audit, before anything is dumped
 # Controls: the same workload without a GEM BO is dumped and restored and
-# PASSes (the refusals are the GEM BO's); with the probe off
-# (AMDGPU_CRIU_GEM_PROBE=0) an unmapped GEM BO, which 6.12's fdinfo does
-# not count, goes unseen, so that case proves the probe is what finds it:
-# its dump must then succeed, and the restored process must FAIL its check
-# of the GEM BO (or the restore fail): the loss the refusal prevents, and
-# the proof that the workload's check sees a lost GEM BO.
+# PASSes (the refusals are the GEM BO's); with the probe and the census off
+# (AMDGPU_CRIU_GEM_PROBE=0, AMDGPU_CRIU_GEM_CENSUS=probe) an unmapped GEM
+# BO, which 6.12's fdinfo does not count, goes unseen, so that case proves
+# the probe and the census are what find it: its dump must then succeed,
+# and the restored process must FAIL its check of the GEM BO (or the
+# restore fail): the loss the refusal prevents, and the proof that the
+# workload's check sees a lost GEM BO.
 # vm-boot: cr
 # vm-timeout: 420
 . /test/lib/guest.sh
@@ -224,8 +230,12 @@ gem_remap() {
 kfdsim_debugfs || diag "no kfdsim debugfs"
 gem_refused gem-vram "1 GEM buffer object of 4096 KiB made through the render node" kfd -- --gem 4194304
 gem_refused gem-gtt "1 GEM buffer object of 64 KiB" nokfd -- --no-kfd --gem 65536 --gtt
-gem_refused gem-high "its GPU VM holds [0-9]+ KiB \(fdinfo\), the process's KFD BOs 1024 KiB .*: [0-9]+ KiB of GPU memory the dump would lose \(GEM handles above 4096\?\)" kfd -- \
+gem_refused gem-high "amdgpu_gem_info lists 1 GEM buffer object of 4096 KiB in the task's render files .*beyond the probe's 4096 handles" kfd -- \
 	--gem 4194304 --gem-map --skip-handles 4200
+AMDGPU_CRIU_GEM_CENSUS=probe gem_refused gem-high-fdinfo "its GPU VM holds [0-9]+ KiB \(fdinfo\), the process's KFD BOs 1024 KiB .*: [0-9]+ KiB of GPU memory the dump would lose \(GEM handles above 4096\?\)" kfd -- \
+	--gem 4194304 --gem-map --skip-handles 4200
+gem_refused gem-beyond "amdgpu_gem_info lists 1 GEM buffer object of 64 KiB" kfd -- \
+	--gem 65536 --skip-handles 4200
 if check "kfdsim switched to its Linux 6.18 flavour" eval 'echo 618 >"$UAPI"'; then
 	gem_saved gem-618 kfd 4096 -- --gem 4194304 --gem-map --skip-handles 4200
 	gem_saved gem-618-nokfd nokfd 64 -- --no-kfd --gem 65536 --gtt --gem-map
@@ -251,11 +261,11 @@ fi
 # control: the probe off, an unmapped GEM BO is not seen, and is lost
 if GPU_WL=$GEM_WL gpu_start unseen --gem 4194304; then
 	pid=$WL_PID
-	export AMDGPU_CRIU_GEM_PROBE=0
+	export AMDGPU_CRIU_GEM_PROBE=0 AMDGPU_CRIU_GEM_CENSUS=probe
 	criu_dump "$WORK/img" "$pid"
 	rc=$?
-	unset AMDGPU_CRIU_GEM_PROBE
-	check "unseen: with the probe off the dump goes through (status $rc)" test "$rc" -eq 0
+	unset AMDGPU_CRIU_GEM_PROBE AMDGPU_CRIU_GEM_CENSUS
+	check "unseen: with the probe and the census off the dump goes through (status $rc)" test "$rc" -eq 0
 	criu_restore "$WORK/img"
 	rc=$?
 	diag "unseen: restore status $rc"
