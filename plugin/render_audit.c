@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,11 +318,19 @@ static struct render_audit_file *new_file(struct render_audit *a)
 /* The task's own open file behind its fd: GEM handles belong to it. */
 static int census_of(struct render_audit *a, int pidfd, struct render_audit_file *f)
 {
+	struct drm_version version = {0};
 	int fd = task_fd_take(pidfd, f->fd);
 	int ret;
 
 	if (fd < 0)
 		return fd;
+	/*
+	 * Any ioctl the DRM core dispatches makes CRIU the file's owner
+	 * (drm_file_update_pid(): the last user), so that amdgpu_gem_info then
+	 * names every file of the dumped tasks after us (census_task()). An
+	 * answer does not matter; VERSION copies nothing with zero lengths.
+	 */
+	a->ioctl_fn(fd, DRM_IOCTL_VERSION, &version);
 	ret = gem_census_take(fd, a->ioctl_fn, a->probe_limit, &f->gem);
 	close(fd);
 	return ret;
@@ -421,13 +428,6 @@ struct task_fd {
 	bool listed; /* its kernel listed its GEM handles (6.18) */
 };
 
-/* amdgpu_gem_info's count for the task on one GPU, read before any ioctl of ours. */
-struct gpu_census {
-	uint32_t minor;
-	int ret;
-	struct gem_info_count count;
-};
-
 /*
  * The task's render-node fds of KFD GPUs (*fds malloc'ed); whether it has
  * /dev/kfd.
@@ -480,86 +480,62 @@ static int list_task_fds(const struct render_audit *a, pid_t pid, render_classif
 	return ret;
 }
 
-/*
- * The files amdgpu_gem_info may name for the task: the DRM core names a
- * file after its last user (file->pid), which for a file of the task is
- * the task itself, this CRIU (the probe of another task of the tree that
- * shares the file) or a process that is gone (a CRIU of an earlier dump).
- */
-static bool owned_by_task(void *arg, long pid)
+/* This CRIU (amdgpu_gem_info prints pids of the initial namespace, where CRIU runs). */
+static bool owned_by_us(void *arg, long pid)
 {
-	pid_t task = *(pid_t *)arg;
-
-	return pid == task || pid == getpid() || (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH);
+	return pid == *(long *)arg;
 }
 
-/*
- * Before 6.18 the probe reaches handles 1..probe_limit only: amdgpu_gem_info
- * counts every handle of the task's files on each GPU. It is read before
- * the probe, whose ioctls would make the DRM core name the file after us.
- */
-static struct gpu_census *read_census(const struct render_audit *a, pid_t *pid,
-				      const struct task_fd *fds, size_t n, size_t *n_census)
+static int census_refusal(const struct render_audit *a, pid_t pid, const struct task_fd *t, int ret,
+			  const struct gem_info_count *c, char *err, size_t errlen)
 {
-	struct gpu_census *c = calloc(n + 1, sizeof(*c));
-	size_t i, j;
-
-	*n_census = 0;
-	for (i = 0; c && i < n; i++) {
-		for (j = 0; j < *n_census && c[j].minor != fds[i].minor; j++)
-			;
-		if (j < *n_census)
-			continue;
-		c[j].minor = fds[i].minor;
-		c[j].ret = a->census == RENDER_CENSUS_PROBE
-				   ? 0
-				   : gem_info_read(a->debugfs, fds[i].minor, owned_by_task, pid,
-						   &c[j].count);
-		(*n_census)++;
-	}
-	return c;
-}
-
-/* A file the kernel could not list, on a GPU where amdgpu_gem_info found handles or could not be
- * read. */
-static int census_refusal(const struct render_audit *a, pid_t pid, const struct task_fd *t,
-			  const struct gpu_census *c, char *err, size_t errlen)
-{
-	if (c->ret) {
+	if (ret) {
 		snprintf(err, errlen,
 			 "pid %d fd %d (renderD%u, GPU %u): cannot read %s/dri/%u/amdgpu_gem_info "
 			 "(%s), which alone counts GEM handles beyond the probe's %u on a kernel "
 			 "that cannot list them (before Linux 6.18): refused; mount debugfs there "
 			 "(or name it with AMDGPU_CRIU_DEBUGFS), or set "
 			 "AMDGPU_CRIU_GEM_CENSUS=probe to accept the probe's reach",
-			 (int)pid, t->fd, t->minor, t->gpu_id, a->debugfs, t->minor,
-			 strerror(-c->ret), a->probe_limit);
-		return -EPERM;
+			 (int)pid, t->fd, t->minor, t->gpu_id, a->debugfs, t->minor, strerror(-ret),
+			 a->probe_limit);
+		return ret == -ENOMEM ? ret : -EPERM;
 	}
 	snprintf(err, errlen,
 		 "pid %d fd %d (renderD%u, GPU %u): amdgpu_gem_info lists %u GEM buffer object%s "
-		 "of %llu KiB in the task's render files (or ones last used by a process that "
-		 "is gone), beyond the probe's %u handles: made "
-		 "through the render node (Mesa, libdrm_amdgpu), which the plugin can checkpoint "
-		 "only where the kernel lists them (Linux 6.18+): refused rather than lose them",
-		 (int)pid, t->fd, t->minor, t->gpu_id, c->count.handles,
-		 c->count.handles == 1 ? "" : "s", KIB(c->count.bytes), a->probe_limit);
+		 "of %llu KiB in the dumped tasks' render files, beyond the probe's %u handles: "
+		 "made through the render node (Mesa, libdrm_amdgpu), which the plugin can "
+		 "checkpoint only where the kernel lists them (Linux 6.18+): refused rather than "
+		 "lose them",
+		 (int)pid, t->fd, t->minor, t->gpu_id, c->handles, c->handles == 1 ? "" : "s",
+		 KIB(c->bytes), a->probe_limit);
 	return -EPERM;
 }
 
-static int check_census(const struct render_audit *a, pid_t pid, const struct task_fd *fds,
-			size_t n, const struct gpu_census *c, size_t n_census, char *err,
-			size_t errlen)
+/*
+ * Before 6.18 the probe reaches handles 1..probe_limit only. amdgpu_gem_info
+ * counts every handle of every file; the audit's ioctls made this CRIU the
+ * owner of each file of the dumped tasks, so the files it names after us
+ * are exactly those, this task's and the ones audited before (which had
+ * none: any handle refuses, the kernel cannot save them). Once per GPU.
+ */
+static int census_task(const struct render_audit *a, pid_t pid, const struct task_fd *fds, size_t n,
+		       char *err, size_t errlen)
 {
+	struct gem_info_count c;
+	long us = (long)getpid();
 	size_t i, j;
+	int ret;
 
+	if (a->census == RENDER_CENSUS_PROBE)
+		return 0;
 	for (i = 0; i < n; i++) {
-		if (fds[i].listed)
-			continue;
-		for (j = 0; j < n_census && c[j].minor != fds[i].minor; j++)
+		for (j = 0; j < i && (fds[j].minor != fds[i].minor || fds[j].listed); j++)
 			;
-		if (j < n_census && (c[j].ret || c[j].count.handles))
-			return census_refusal(a, pid, &fds[i], &c[j], err, errlen);
+		if (fds[i].listed || j < i)
+			continue;
+		ret = gem_info_read(a->debugfs, fds[i].minor, owned_by_us, &us, &c);
+		if (ret || c.handles)
+			return census_refusal(a, pid, &fds[i], ret, &c, err, errlen);
 	}
 	return 0;
 }
@@ -567,17 +543,15 @@ static int check_census(const struct render_audit *a, pid_t pid, const struct ta
 int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn classify, void *arg,
 		      char *err, size_t errlen)
 {
-	struct gpu_census *census = NULL;
 	struct task_fd *fds;
-	size_t first = a->n, n, n_census = 0, i;
+	size_t first = a->n, n, i;
 	bool has_kfd = false;
 	int pidfd = -1, ret;
 	pid_t ns_pid = 0;
 
 	ret = list_task_fds(a, pid, classify, arg, &fds, &n, &has_kfd, err, errlen);
 	if (!ret && n) {
-		census = read_census(a, &pid, fds, n, &n_census);
-		pidfd = census ? task_pidfd(pid) : -ENOMEM;
+		pidfd = task_pidfd(pid);
 		if (pidfd < 0) {
 			ret = pidfd;
 			snprintf(err, errlen, "pid %d: pidfd_open: %s", (int)pid, strerror(-ret));
@@ -596,8 +570,7 @@ int render_audit_task(struct render_audit *a, pid_t pid, render_classify_fn clas
 			ret = check_without_kfd(&a->files[i], err, errlen);
 	}
 	if (!ret)
-		ret = check_census(a, pid, fds, n, census, n_census, err, errlen);
-	free(census);
+		ret = census_task(a, pid, fds, n, err, errlen);
 	free(fds);
 	return ret;
 }

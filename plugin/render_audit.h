@@ -19,9 +19,10 @@
  *   before), which count every BO in the file's GPU VM: its GEM BOs, KFD's
  *   BOs mapped there, page tables and KFD's own few pages.
  * - before 6.18, what the probe cannot reach: amdgpu's debugfs
- *   amdgpu_gem_info (gem_info.h), read before the probe (the DRM core names
- *   a file after its last user, and the probe's ioctls make that CRIU);
- *   unreadable, the task is refused unless AMDGPU_CRIU_GEM_CENSUS=probe.
+ *   amdgpu_gem_info (gem_info.h). The DRM core names a file after its last
+ *   user, and the audit's ioctls make that CRIU, so the files it names
+ *   after us are the dumped tasks' own; unreadable, the task is refused
+ *   unless AMDGPU_CRIU_GEM_CENSUS=probe.
  * A file with GEM handles refuses the dump at once, unless the kernel lists
  * them (6.18): the dump then saves them (gem_bos.h), except PRIME imports of
  * another device's buffers, which are refused; their bytes count as the

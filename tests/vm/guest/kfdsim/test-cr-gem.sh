@@ -21,6 +21,8 @@
 #              against the KFD BOs
 #   gem-beyond 64 KiB GEM BO, not mapped, at handle 4201: beyond the probe
 #              and not in 6.12's fdinfo; found by amdgpu_gem_info alone
+#   gem-no-census  no GEM BO, but amdgpu_gem_info cannot be read
+#              (AMDGPU_CRIU_DEBUGFS elsewhere): the dump cannot know, refused
 # Saved on 6.18:
 #   gem-618       the gem-high process: dumped and restored, the GEM BO back
 #                 at handle 4201 (GEM_CHANGE_HANDLE), same VA, same bytes
@@ -230,12 +232,13 @@ gem_remap() {
 kfdsim_debugfs || diag "no kfdsim debugfs"
 gem_refused gem-vram "1 GEM buffer object of 4096 KiB made through the render node" kfd -- --gem 4194304
 gem_refused gem-gtt "1 GEM buffer object of 64 KiB" nokfd -- --no-kfd --gem 65536 --gtt
-gem_refused gem-high "amdgpu_gem_info lists 1 GEM buffer object of 4096 KiB in the task's render files .*beyond the probe's 4096 handles" kfd -- \
+gem_refused gem-high "amdgpu_gem_info lists 1 GEM buffer object of 4096 KiB in the dumped tasks' render files, beyond the probe's 4096 handles" kfd -- \
 	--gem 4194304 --gem-map --skip-handles 4200
 AMDGPU_CRIU_GEM_CENSUS=probe gem_refused gem-high-fdinfo "its GPU VM holds [0-9]+ KiB \(fdinfo\), the process's KFD BOs 1024 KiB .*: [0-9]+ KiB of GPU memory the dump would lose \(GEM handles above 4096\?\)" kfd -- \
 	--gem 4194304 --gem-map --skip-handles 4200
 gem_refused gem-beyond "amdgpu_gem_info lists 1 GEM buffer object of 64 KiB" kfd -- \
 	--gem 65536 --skip-handles 4200
+AMDGPU_CRIU_DEBUGFS=/nonexistent gem_refused gem-no-census "cannot read /nonexistent/dri/[0-9]+/amdgpu_gem_info .*AMDGPU_CRIU_GEM_CENSUS=probe" kfd --
 if check "kfdsim switched to its Linux 6.18 flavour" eval 'echo 618 >"$UAPI"'; then
 	gem_saved gem-618 kfd 4096 -- --gem 4194304 --gem-map --skip-handles 4200
 	gem_saved gem-618-nokfd nokfd 64 -- --no-kfd --gem 65536 --gtt --gem-map
