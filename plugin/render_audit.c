@@ -480,15 +480,37 @@ static int list_task_fds(const struct render_audit *a, pid_t pid, render_classif
 	return ret;
 }
 
-/* This CRIU (amdgpu_gem_info prints pids of the initial namespace, where CRIU runs). */
-static bool owned_by_us(void *arg, long pid)
+/*
+ * The files amdgpu_gem_info names after this CRIU (their last user since
+ * 6.7) or after the task (their opener before 6.7, when file->pid never
+ * changes). It prints pids of the initial namespace, where CRIU runs.
+ */
+struct census_owners {
+	long us, task;
+};
+
+static bool owned_by_tree(void *arg, long pid)
 {
-	return pid == *(long *)arg;
+	const struct census_owners *o = arg;
+
+	return pid == o->us || pid == o->task;
 }
 
 static int census_refusal(const struct render_audit *a, pid_t pid, const struct task_fd *t, int ret,
 			  const struct gem_info_count *c, char *err, size_t errlen)
 {
+	if (!ret && !c->files) {
+		snprintf(
+			err, errlen,
+			"pid %d fd %d (renderD%u, GPU %u): %s/dri/%u/amdgpu_gem_info names no file "
+			"after this CRIU (pid %d) or the task, so it cannot count the task's GEM "
+			"handles beyond the probe's %u (CRIU in a PID namespace of its own?): "
+			"refused; run CRIU in the initial PID namespace, or set "
+			"AMDGPU_CRIU_GEM_CENSUS=probe to accept the probe's reach",
+			(int)pid, t->fd, t->minor, t->gpu_id, a->debugfs, t->minor, (int)getpid(),
+			a->probe_limit);
+		return -EPERM;
+	}
 	if (ret) {
 		snprintf(err, errlen,
 			 "pid %d fd %d (renderD%u, GPU %u): cannot read %s/dri/%u/amdgpu_gem_info "
@@ -514,15 +536,17 @@ static int census_refusal(const struct render_audit *a, pid_t pid, const struct 
 /*
  * Before 6.18 the probe reaches handles 1..probe_limit only. amdgpu_gem_info
  * counts every handle of every file; the audit's ioctls made this CRIU the
- * owner of each file of the dumped tasks, so the files it names after us
- * are exactly those, this task's and the ones audited before (which had
- * none: any handle refuses, the kernel cannot save them). Once per GPU.
+ * last user of each file of the dumped tasks, so the files it names after
+ * us are exactly those, this task's and the ones audited before (which had
+ * none: any handle refuses, the kernel cannot save them). Before 6.7 it
+ * names a file after its opener, the task. Finding no file at all means it
+ * cannot tell (another PID namespace): refused. Once per GPU.
  */
 static int census_task(const struct render_audit *a, pid_t pid, const struct task_fd *fds, size_t n,
 		       char *err, size_t errlen)
 {
+	struct census_owners owners = {.us = (long)getpid(), .task = (long)pid};
 	struct gem_info_count c;
-	long us = (long)getpid();
 	size_t i, j;
 	int ret;
 
@@ -533,8 +557,8 @@ static int census_task(const struct render_audit *a, pid_t pid, const struct tas
 			;
 		if (fds[i].listed || j < i)
 			continue;
-		ret = gem_info_read(a->debugfs, fds[i].minor, owned_by_us, &us, &c);
-		if (ret || c.handles)
+		ret = gem_info_read(a->debugfs, fds[i].minor, owned_by_tree, &owners, &c);
+		if (ret || !c.files || c.handles)
 			return census_refusal(a, pid, &fds[i], ret, &c, err, errlen);
 	}
 	return 0;

@@ -336,6 +336,9 @@ static void task_scan(void **state)
 		 (int)getpid(), 65536);
 	write_gem_info(full_minor, text);
 	census_refuses(&a, "amdgpu_gem_info lists 1 GEM buffer object of 64 KiB");
+	/* no file named after this process or the task: it cannot tell, refused */
+	write_gem_info(full_minor, "pid        1 command init:\n");
+	census_refuses(&a, "names no file after this CRIU");
 	/* no amdgpu_gem_info: refused, unless the probe's reach is accepted */
 	write_gem_info(full_minor, NULL);
 	census_refuses(&a, "cannot read");
