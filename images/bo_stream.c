@@ -100,7 +100,7 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 		job->dir = st->dir;
 		job->chunk_size =
 			st->cfg->chunk_size ? st->cfg->chunk_size : BO_STREAM_DEFAULT_CHUNK;
-		job->data_fd = job->index_fd = -1;
+		job->data_fd = job->index_fd = job->direct_fd = -1;
 		job->next_progress = st->cfg->progress_step ? st->cfg->progress_step
 							    : BO_STREAM_DEFAULT_PROGRESS_STEP;
 	}
@@ -203,6 +203,7 @@ static void stream_teardown(struct stream *st, bool failed)
 		if (failed)
 			unlink_images(job);
 		bo_job_close_fd(&job->data_fd);
+		bo_job_close_fd(&job->direct_fd);
 		bo_job_close_fd(&job->index_fd);
 		bo_job_free(job);
 		ring_destroy(&job->ring);
@@ -291,6 +292,7 @@ static int verify(int dir_fd, uint32_t image_id, uint32_t gpu_id, const uint64_t
 			      .engine = &bo_copy_engine_cpu, /* never called: nothing is written */
 			      .dir = STREAM_RESTORE,
 			      .data_fd = -1,
+			      .direct_fd = -1,
 			      .index_fd = -1};
 	uint32_t i;
 	int ret;

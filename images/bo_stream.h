@@ -176,7 +176,18 @@ struct bo_stream_gpu {
 	uint64_t parent_bytes, written_bytes, zero_bytes;
 	/* out, dump with a parent: why this GPU's chunks were all written ("" if not) */
 	char parent_note[256];
+	/* out, dump: the data went to the device with O_DIRECT (no page-cache
+	 * copy): BO_STREAM_DIRECT_ENV=1 asked so and the file system took it */
+	bool direct_io;
 };
+
+/*
+ * "1": dumps write their page-aligned runs with O_DIRECT (no page-cache
+ * copy, no page cache filled with images) instead of through the page
+ * cache. Off by default: on this project's VM disk, files written so read
+ * back at half the speed (README, `make bench`).
+ */
+#define BO_STREAM_DIRECT_ENV "AMDGPU_CRIU_DIRECT_IO"
 
 /*
  * The share of the shorter side hidden behind the longer one, in 1/1000:

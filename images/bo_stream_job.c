@@ -324,6 +324,27 @@ static size_t block_run(const struct staging_slot *s, size_t off, bool want_zero
 }
 
 /*
+ * One run of a chunk's pages: through O_DIRECT where buffer, offset and
+ * length are page-aligned (the staging buffers are; BOs are page multiples,
+ * so all but a short last run are), from the page cache otherwise. A file
+ * system that refuses the direct write (EINVAL) makes the rest buffered.
+ */
+static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64_t off)
+{
+	int ret;
+
+	if (job->direct_fd >= 0 && !((uintptr_t)buf % FILE_PAGE) && !(len % FILE_PAGE) &&
+	    !(off % FILE_PAGE)) {
+		ret = pwrite_full(job->direct_fd, buf, len, off);
+		if (ret != -EINVAL)
+			return ret;
+		bo_job_close_fd(&job->direct_fd);
+		job->gpu->direct_io = false;
+	}
+	return pwrite_full(job->data_fd, buf, len, off);
+}
+
+/*
  * Writes the chunk's non-zero pages only: the data file was sized up front,
  * so the zero pages stay holes, which read back as zeros (VRAM is often
  * mostly zero; the image then costs what was written, not the BO size).
@@ -341,7 +362,7 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 		off += block_run(s, off, true);
 		len = block_run(s, off, false);
 		if (len)
-			ret = pwrite_full(job->data_fd, s->buf + off, len, s->file_off + off);
+			ret = write_run(job, s->buf + off, len, s->file_off + off);
 		off += len;
 	}
 	if (ret) {
@@ -704,6 +725,25 @@ static void open_parent(struct gpu_job *job)
 	bo_parent_ancestors(job->parent, &job->ancestors);
 }
 
+/*
+ * With BO_STREAM_DIRECT_ENV=1, the data file reopened with O_DIRECT (through
+ * /proc/self/fd: the same file, no second lookup of its name). Not
+ * available is not an error: the dump then writes through the page cache.
+ */
+static void open_direct(struct gpu_job *job)
+{
+	const char *env = getenv(BO_STREAM_DIRECT_ENV);
+	char path[64];
+
+	job->direct_fd = -1;
+	job->gpu->direct_io = false;
+	if (!env || strcmp(env, "1"))
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", job->data_fd);
+	job->direct_fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	job->gpu->direct_io = job->direct_fd >= 0;
+}
+
 static int job_prepare_dump(struct gpu_job *job)
 {
 	int ret = job_layout(job);
@@ -719,6 +759,7 @@ static int job_prepare_dump(struct gpu_job *job)
 	if (ret)
 		return ret;
 	job->created_data = true;
+	open_direct(job);
 	ret = open_image(job, "idx", &job->index_fd);
 	if (ret)
 		return ret;

@@ -59,6 +59,10 @@ struct gpu_job {
 	 * page), NULL until the first hole; engines with a zero op need none */
 	uint8_t *zeros;
 	int data_fd;
+	/* dump: the data file again with O_DIRECT, for page-aligned runs (no
+	 * page-cache copy) when BO_STREAM_DIRECT_ENV asks so; -1 otherwise or
+	 * where the file system refuses it */
+	int direct_fd;
 	int index_fd;
 	/* dump: this call created the file (a name that existed is not ours to remove) */
 	bool created_data, created_index;

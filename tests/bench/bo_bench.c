@@ -55,6 +55,7 @@
 
 struct bench {
 	int dir_fd;
+	bool direct; /* the dump writes with O_DIRECT, and so does its limit */
 	int gpus;
 	uint64_t total;
 	uint64_t bo_size;
@@ -118,11 +119,12 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* Page-aligned, as the staging buffers are (O_DIRECT writes need it). */
 static void *xmalloc(size_t n)
 {
-	void *p = malloc(n);
+	void *p = NULL;
 
-	if (!p)
+	if (posix_memalign(&p, 4096, n))
 		die("malloc");
 	return p;
 }
@@ -235,6 +237,14 @@ static struct path_run run_stream(struct bench *b, bool restore)
 		exit(1);
 	}
 	for (g = 0; g < b->gpus; g++) {
+		if (!restore && gpus[g].direct_io != b->direct) {
+			fprintf(stderr,
+				"bo_bench: the dump's GPU %d wrote %s, its limit %s: not "
+				"measured the same way\n",
+				g, gpus[g].direct_io ? "with O_DIRECT" : "buffered",
+				b->direct ? "with O_DIRECT" : "buffered");
+			exit(1);
+		}
 		r.checksum_s += (double)gpus[g].times.checksum_ns * 1e-9;
 		r.engine_s += (double)gpus[g].times.engine_ns * 1e-9 / b->gpus;
 		r.file_s += (double)gpus[g].times.file_ns * 1e-9 / b->gpus;
@@ -250,6 +260,7 @@ struct io_job {
 	uint64_t bytes;
 	bool read;
 	const uint8_t *pattern; /* write: what to write */
+	bool direct;		/* write with O_DIRECT */
 	pthread_barrier_t *start;
 	int err;
 };
@@ -270,7 +281,9 @@ static void *io_main(void *arg)
 
 	limit_name(name, sizeof(name), j->gpu);
 	fd = j->read ? openat(j->dir_fd, name, O_RDONLY | O_CLOEXEC)
-		     : openat(j->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		     : openat(j->dir_fd, name,
+			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (j->direct ? O_DIRECT : 0),
+			      0600);
 	pthread_barrier_wait(j->start);
 	if (fd < 0) {
 		j->err = errno;
@@ -314,6 +327,7 @@ static double limit_run(struct bench *b, bool read, const uint8_t *pattern)
 					  .bytes = b->bo_size * BOS_PER_GPU,
 					  .read = read,
 					  .pattern = pattern,
+					  .direct = b->direct,
 					  .start = &start};
 		if (pthread_create(&th[g], NULL, io_main, &jobs[g]))
 			die("pthread_create");
@@ -561,6 +575,26 @@ static void run_rounds(struct bench *b, int rounds, struct figures *f)
 	remove_limit_files(b);
 }
 
+/*
+ * Whether the dump will write with O_DIRECT here (bo_stream: with
+ * BO_STREAM_DIRECT_ENV=1, where the file system takes it): its limit then
+ * does too.
+ */
+static bool direct_io_here(int dir_fd)
+{
+	const char *env = getenv(BO_STREAM_DIRECT_ENV);
+	int fd;
+
+	if (!env || strcmp(env, "1"))
+		return false;
+	fd = openat(dir_fd, "bo-bench-direct.tmp",
+		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dir_fd, "bo-bench-direct.tmp", 0);
+	return fd >= 0;
+}
+
 static double env_gib(void)
 {
 	const char *s = getenv("BENCH_GIB");
@@ -597,6 +631,7 @@ int main(int argc, char **argv)
 		b.total = (uint64_t)b.gpus * BOS_PER_GPU * CHUNK;
 	remove_images(&b);
 	remove_limit_files(&b);
+	b.direct = direct_io_here(b.dir_fd);
 	bench_setup(&b);
 	rss0 = rss_now_mib();
 	run_rounds(&b, rounds, &f);
@@ -608,9 +643,10 @@ int main(int argc, char **argv)
 	share = f.cpu_s > 0 ? f.checksum_s / f.cpu_s : 0;
 
 	printf("bo_bench: %.2f GiB in %d GPUs x %d BOs, CPU engine, chunk %u MiB x %u per GPU, "
-	       "images in %s, median of %d rounds\n",
+	       "images in %s, dump writes %s, median of %d rounds\n",
 	       (double)b.total / GIB, b.gpus, BOS_PER_GPU, CHUNK >> 20, BO_STREAM_DEFAULT_DEPTH,
-	       dir, rounds);
+	       dir, b.direct ? "with O_DIRECT (and so does its limit)" : "through the page cache",
+	       rounds);
 	printf("  %-44s %6s  %-52s %6s  %s\n", "path", "GiB/s", "its limit, measured the same way",
 	       "GiB/s", "ratio");
 	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "dump (read BO, CRC-32, write, fdatasync)",
@@ -641,9 +677,10 @@ int main(int argc, char **argv)
 	printf("{\"gib\":%.3f,\"gpus\":%d,\"rounds\":%d,\"dump_gibps\":%.3f,\"dump_limit_gibps\":%."
 	       "3f,"
 	       "\"dump_ratio\":%.3f,\"restore_gibps\":%.3f,\"restore_limit_gibps\":%.3f,"
-	       "\"restore_ratio\":%.3f,\"peak_rss_mib\":%ld,\"checksum_share\":%.4f}\n",
+	       "\"restore_ratio\":%.3f,\"peak_rss_mib\":%ld,\"checksum_share\":%.4f,"
+	       "\"dump_direct_io\":%s}\n",
 	       (double)b.total / GIB, b.gpus, rounds, dump, dump_limit, dump / dump_limit, restore,
-	       restore_limit, restore / restore_limit, peak, share);
+	       restore_limit, restore / restore_limit, peak, share, b.direct ? "true" : "false");
 	close(b.dir_fd);
 	return 0;
 }
