@@ -38,6 +38,14 @@ struct checkpoint {
 	bool *shared_imports; /* per BO: an earlier BO of the dump had its dma-buf */
 };
 
+/* AMDGPU_CRIU_DIRECT_IO, which bo_stream reads: unset, empty, 0 or 1. */
+static bool dump_direct_io_valid(void)
+{
+	const char *v = getenv(BO_STREAM_DIRECT_ENV);
+
+	return !v || !*v || !strcmp(v, "0") || !strcmp(v, "1");
+}
+
 int dump_session_init(struct dump_session *s)
 {
 	struct utsname u;
@@ -57,6 +65,11 @@ int dump_session_init(struct dump_session *s)
 	}
 	bo_share_init(&s->shares);
 	bo_share_init(&s->gem_dmabufs);
+	if (!dump_direct_io_valid()) {
+		pr_err("%s=%.32s means nothing: 0 (default) or 1", BO_STREAM_DIRECT_ENV,
+		       getenv(BO_STREAM_DIRECT_ENV));
+		return -EINVAL;
+	}
 	if (render_audit_init(&s->audit, why, sizeof(why))) {
 		pr_err("%s", why);
 		return -EINVAL;

@@ -246,10 +246,24 @@ int render_audit_init(struct render_audit *a, char *err, size_t errlen)
 	const char *census = getenv("AMDGPU_CRIU_GEM_CENSUS");
 	const char *debugfs = getenv("AMDGPU_CRIU_DEBUGFS");
 
+	char *end;
+	unsigned long n;
+
 	memset(a, 0, sizeof(*a));
 	a->probe_limit = RENDER_AUDIT_PROBE_DEFAULT;
-	if (limit && *limit)
-		a->probe_limit = (uint32_t)strtoul(limit, NULL, 10);
+	if (limit && *limit) {
+		errno = 0;
+		n = strtoul(limit, &end, 10);
+		if (errno || *end || n > INT32_MAX || *limit == '-') {
+			snprintf(
+				err, errlen,
+				"AMDGPU_CRIU_GEM_PROBE=%.32s means nothing: a number of handles, 0 "
+				"to %d",
+				limit, INT32_MAX);
+			return -EINVAL;
+		}
+		a->probe_limit = (uint32_t)n;
+	}
 	a->proc = "/proc";
 	a->ioctl_fn = render_drm_ioctl;
 	a->debugfs = debugfs && *debugfs ? debugfs : "/sys/kernel/debug";

@@ -353,6 +353,14 @@ static void task_scan(void **state)
 	assert_int_equal(render_audit_init(&a, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "AMDGPU_CRIU_GEM_CENSUS=bogus means nothing"));
 	unsetenv("AMDGPU_CRIU_GEM_CENSUS");
+	/* a probe reach that is no number fails too, rather than turn the probe off */
+	setenv("AMDGPU_CRIU_GEM_PROBE", "4k", 1);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "AMDGPU_CRIU_GEM_PROBE=4k means nothing"));
+	setenv("AMDGPU_CRIU_GEM_PROBE", "0", 1);
+	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	assert_int_equal(a.probe_limit, 0);
+	unsetenv("AMDGPU_CRIU_GEM_PROBE");
 	remove_debugfs(full_minor);
 	close(fd);
 }
