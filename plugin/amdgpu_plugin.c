@@ -15,6 +15,7 @@
 #include "criu-plugin.h"
 #include "dump.h"
 #include "log.h"
+#include "options_file.h"
 #include "restore.h"
 
 static struct {
@@ -38,11 +39,31 @@ static const char *stage_name(int stage)
 	}
 }
 
+/* The options file, before any option is read (options_file.h). */
+static int apply_options_file(void)
+{
+	char path[256], why[512];
+	unsigned int applied;
+	int ret = options_file_apply(path, sizeof(path), &applied, why, sizeof(why));
+
+	if (ret)
+		pr_err("options file %s", why);
+	else if (path[0])
+		pr_info("options file %s: %u option%s set (the environment's own win)", path,
+			applied, applied == 1 ? "" : "s");
+	return ret;
+}
+
 static int amdgpu_plugin_init(int stage)
 {
-	int ret = 0;
+	int ret;
 
 	plugin.stage = stage;
+	ret = apply_options_file();
+	if (ret) {
+		pr_info("initialised for %s (failed)", stage_name(stage));
+		return -1;
+	}
 	if (stage == CR_PLUGIN_STAGE__RESTORE) {
 		ret = restore_session_init(&plugin.restore, criu_get_image_dir());
 		plugin.restore_ready = !ret;

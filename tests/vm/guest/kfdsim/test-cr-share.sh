@@ -22,6 +22,9 @@
 #   two-gpus one process imports its own BO on a second GPU (a GTT BO
 #            there that shares the VRAM's pages): dumped, restored, PASS
 #   policy   AMDGPU_CRIU_SHARED_BO=bogus: the dump fails, the line says why
+#   options-file  refuse set in an options file (AMDGPU_CRIU_CONFIG), not in
+#            the environment: refused as above; a file with an unknown
+#            option fails the dump, naming the file and line
 # Control: AMDGPU_CRIU_SHARED_BO=copy lets the dump through as private
 # BOs; the restore then gives each process a private copy, and the
 # self-check must FAIL ("the exporter does not see the importer's write"):
@@ -170,6 +173,26 @@ if GPU_WL=$SHARE_WL gpu_start policy; then
 	gpu_finish policy "$pid" "$child"
 else
 	fail "policy: workload ready"
+fi
+
+# --- options file: what the environment does not say (podman drops it) ---
+if GPU_WL=$SHARE_WL gpu_start options-file; then
+	pid=$WL_PID
+	child=$(gpu_child_pid)
+	printf '# this node\nAMDGPU_CRIU_SHARED_BO = refuse\n' >"$WORK/amdgpu.conf"
+	AMDGPU_CRIU_CONFIG=$WORK/amdgpu.conf share_refused options-file "$pid" "$child"
+	check "options-file: the plugin read it" \
+		grep -q "amdgpu_plugin: options file $WORK/amdgpu.conf: 1 option set" "$WORK/img-options-file/dump.log"
+	# a bad file fails the dump at init, naming the file and line
+	printf 'AMDGPU_CRIU_SHARED_BO=refuse\nAMDGPU_CRIU_SHARE=1\n' >"$WORK/bad.conf"
+	AMDGPU_CRIU_CONFIG=$WORK/bad.conf criu_dump "$WORK/img-bad-conf" "$pid"
+	rc=$?
+	check "options-file: a bad one fails the dump (status $rc)" test "$rc" -ne 0
+	check "options-file: ... naming the file, line and option" \
+		grep -q "amdgpu_plugin: Error: options file $WORK/bad.conf line 2: AMDGPU_CRIU_SHARE is no option of the plugin" "$WORK/img-bad-conf/dump.log"
+	gpu_finish options-file "$pid" "$child"
+else
+	fail "options-file: workload ready"
 fi
 
 # --- control: private copies accepted, and the sharing is lost ---
