@@ -4,6 +4,7 @@
 #   make check      install what is missing, run every test (unit, ASan/UBSan, host CRIU, VM)
 #   make vm-check / vm-amdgpu-check   only the kfdsim VM suite / the real-amdgpu VM suite
 #   make install    plugin into $(CRIU_PLUGIN_DIR), tool into $(PREFIX)/bin (honours DESTDIR)
+#   make deb        the binary Debian package in $(BUILD)/deb (scripts/build-deb.sh)
 #
 # Downloads (trixie's criu with its plugin header, VM kernels, private apt
 # lists) are cached in $(CACHE), outside the repository: `make CACHE=DIR`, or
@@ -35,6 +36,11 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstr
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) -I. -Itopology -Iimages -I$(BUILD)/gen $(PKG_CFLAGS)
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# Debian's hardening (dpkg-buildflags with hardening=+all) for the normal build;
+# the sanitized one checks more and keeps its own flags.
+HARDEN_CFLAGS  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection
+HARDEN_LDFLAGS := -Wl,-z,relro,-z,now
+N_CFLAGS = $(ALL_CFLAGS) $(HARDEN_CFLAGS)
 
 COMMON_SRC   := $(wildcard common/*.c)
 TOPOLOGY_SRC := $(wildcard topology/*.c)
@@ -53,7 +59,7 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all products deps criu42 check demo install uninstall clean distclean format cache-paths
+.PHONY: all products deps criu42 check demo install uninstall deb clean distclean format cache-paths
 # Objects made through pattern rules are intermediates that make would delete
 # after linking (and rebuild next time): keep every target.
 .SECONDARY:
@@ -100,16 +106,16 @@ $(BUILD)/gen/drm/drm.h:
 # ---- objects: normal (n) and sanitized (san) ----------------------------------
 $(BUILD)/n/%.o: %.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(N_CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/san/%.o: %.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/n/plugin/%.o: plugin/%.c $(PROTO_H) $(CRIU_INC)/criu-plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -isystem $(CRIU_INC) -MMD -MP -c $< -o $@
+	$(CC) $(N_CFLAGS) -isystem $(CRIU_INC) -MMD -MP -c $< -o $@
 $(BUILD)/n/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -w -c $< -o $@
+	$(CC) $(N_CFLAGS) -w -c $< -o $@
 $(BUILD)/san/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -w -c $< -o $@
@@ -119,9 +125,9 @@ LIB_OBJ_SAN = $(call obj,san,$(LIB_SRC)) $(BUILD)/san/gen/amdgpu_plugin.pb-c.o
 
 # ---- products -----------------------------------------------------------------
 $(BUILD)/amdgpu_plugin.so: $(call obj,n,$(PLUGIN_SRC)) $(LIB_OBJ_N) plugin/exports.map
-	$(CC) -shared -Wl,--version-script=plugin/exports.map -o $@ $(filter %.o,$^) -Wl,--as-needed $(PKG_LIBS) -lpthread
+	$(CC) -shared $(HARDEN_LDFLAGS) -Wl,--version-script=plugin/exports.map -o $@ $(filter %.o,$^) -Wl,--as-needed $(PKG_LIBS) -lpthread
 $(BUILD)/amdgpu-criu: $(call obj,n,$(TOOLS_SRC)) $(LIB_OBJ_N)
-	$(CC) -o $@ $^ -Wl,--as-needed $(PKG_LIBS) -lpthread
+	$(CC) $(HARDEN_LDFLAGS) -o $@ $^ -Wl,--as-needed $(PKG_LIBS) -lpthread
 
 # ---- tests --------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(call obj,n,$(UNIT_HELPERS) $(PLUGIN_LIB_SRC)) $(LIB_OBJ_N)
@@ -164,6 +170,10 @@ install: products
 	install -D -m 0755 $(BUILD)/amdgpu-criu $(DESTDIR)$(PREFIX)/bin/amdgpu-criu
 uninstall:
 	rm -f $(DESTDIR)$(CRIU_PLUGIN_DIR)/amdgpu_plugin.so $(DESTDIR)$(PREFIX)/bin/amdgpu-criu
+
+# The binary Debian package (scripts/build-deb.sh): $(BUILD)/deb/amdgpu-criu_<version>_<arch>.deb
+deb: deps products
+	scripts/build-deb.sh $(BUILD) $(BUILD)/deb
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^tests/kfdsim/')

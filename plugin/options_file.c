@@ -13,10 +13,25 @@
 #include "common/regfile.h"
 #include "options_file.h"
 
+/* The plugin's own, then the matcher's checks (topology/checks.c), as the reference plugin names
+ * them. */
 const char *const OPTIONS_FILE_NAMES[] = {
-	"AMDGPU_CRIU_COPY_ENGINE", "AMDGPU_CRIU_SDMA_TIMEOUT_MS", "AMDGPU_CRIU_PARALLEL_RESTORE",
-	"AMDGPU_CRIU_SHARED_BO",   "AMDGPU_CRIU_GEM_PROBE",	  "AMDGPU_CRIU_GEM_CENSUS",
-	"AMDGPU_CRIU_DEBUGFS",	   "AMDGPU_CRIU_DIRECT_IO",	  NULL,
+	"AMDGPU_CRIU_COPY_ENGINE",
+	"AMDGPU_CRIU_SDMA_TIMEOUT_MS",
+	"AMDGPU_CRIU_PARALLEL_RESTORE",
+	"AMDGPU_CRIU_SHARED_BO",
+	"AMDGPU_CRIU_GEM_PROBE",
+	"AMDGPU_CRIU_GEM_CENSUS",
+	"AMDGPU_CRIU_DEBUGFS",
+	"AMDGPU_CRIU_DIRECT_IO",
+	"KFD_CAPABILITY_CHECK",
+	"KFD_VRAM_SIZE_CHECK",
+	"KFD_NUM_GWS_CHECK",
+	"KFD_CACHES_COUNT_CHECK",
+	"KFD_FW_VER_CHECK",
+	"KFD_SDMA_FW_VER_CHECK",
+	"KFD_NUMA_CHECK",
+	NULL,
 };
 
 static bool known_name(const char *name)

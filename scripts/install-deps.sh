@@ -3,7 +3,8 @@
 # Idempotent and quick when everything is already there.
 #
 #   scripts/install-deps.sh build      compilers' libraries, protobuf-c, libdrm, json-c, cmocka,
-#                                      clang with libFuzzer (tests/fuzz)
+#                                      clang with libFuzzer (tests/fuzz), dpkg-dev and lintian
+#                                      (make deb, tests/host/test-deb.sh)
 #   scripts/install-deps.sh vm         + qemu 10 (bookworm-backports), busybox, cpio, pahole,
 #                                      Debian's ROCm userspace (rocminfo, libhsakmt, ROCr and
 #                                      their headers), strace (test-rocm-ipc) for the kfdsim VM image
@@ -18,7 +19,7 @@ what=${1:-build}
 
 BUILD_PKGS="gcc make pkg-config libprotobuf-c-dev protobuf-c-compiler libdrm-dev
 	libjson-c-dev libisal-dev zlib1g-dev libcmocka-dev jq util-linux procps bc
-	clang libclang-rt-14-dev"
+	clang libclang-rt-14-dev dpkg-dev lintian"
 VM_PKGS="busybox-static cpio pahole xz-utils zstd libelf1 binutils
 	rocminfo libhsakmt-dev libhsa-runtime-dev strace"
 
