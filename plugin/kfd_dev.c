@@ -11,9 +11,6 @@
 #include "kfd_dev.h"
 #include "kfd_ioctl.h"
 
-#define DRM_MAJOR	226
-#define DRM_RENDER_BASE 128
-
 static pthread_mutex_t kfd_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kfd_fd = -1;
 static unsigned int kfd_refs;

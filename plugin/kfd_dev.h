@@ -15,6 +15,8 @@
 
 #define KFD_DEVICE_PATH	   "/dev/kfd"
 #define KFD_SYSFS_TOPOLOGY "/sys/class/kfd/kfd/topology"
+#define DRM_MAJOR	   226 /* DRM's character devices; render minors from 128 */
+#define DRM_RENDER_BASE	   128
 
 /* fd >= 0 (a reference), or -errno. Every success needs a kfd_dev_put(). */
 int kfd_dev_get(void);

@@ -4,10 +4,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "file_holder.h"
+#include "kfd_dev.h"
 #include "render_fds.h"
 
 int render_fd_move_high(int fd)
@@ -39,14 +43,46 @@ static struct render_fd *find(struct render_fds *t, uint32_t minor)
 	return NULL;
 }
 
-int render_node_open(uint32_t minor)
+int render_node_open_at(const char *dir, uint32_t minor)
 {
-	char path[64];
+	char path[PATH_MAX];
+	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	snprintf(path, sizeof(path), "%s/renderD%u", dir, minor);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* the name proves nothing: a /dev restored from a checkpoint keeps old nodes */
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || major(st.st_rdev) != DRM_MAJOR ||
+	    minor(st.st_rdev) != minor) {
+		close(fd);
+		return -ENXIO;
+	}
+	return fd;
+}
+
+int render_node_open(uint32_t minor)
+{
+	return render_node_open_at("/dev/dri", minor);
+}
+
+const char *render_node_hint(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return ": this /dev has no node for that GPU; give the process the GPU's "
+		       "render node (a container: its device list)";
+	case -ENXIO:
+		return ": the node of that name is another device (a /dev restored from the "
+		       "checkpoint keeps the old GPUs' nodes); give the process the GPU's own "
+		       "render node";
+	case -EPERM:
+	case -EACCES:
+		return ": a device cgroup or the node's mode denies it";
+	default:
+		return "";
+	}
 }
 
 int render_fd_get(struct render_fds *t, uint32_t minor)

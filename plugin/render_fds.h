@@ -34,8 +34,17 @@ struct render_fds {
 	unsigned int n;
 };
 
-/* open("/dev/dri/renderD<minor>", O_RDWR | O_CLOEXEC): fd or -errno. */
+/*
+ * open("/dev/dri/renderD<minor>", O_RDWR | O_CLOEXEC): fd or -errno;
+ * -ENXIO when the node of that name is not character device 226:<minor>
+ * (a /dev restored from a checkpoint holds the checkpoint-time nodes: GPUs
+ * are found through sysfs, their nodes checked by device number).
+ */
 int render_node_open(uint32_t minor);
+/* The same in another directory (tests). */
+int render_node_open_at(const char *dir, uint32_t minor);
+/* What a render_node_open() error means for the user, ": ..." or "". */
+const char *render_node_hint(int err);
 
 /* The task's file for /dev/dri/renderD<minor>, opened on first use. fd or -errno. */
 int render_fd_get(struct render_fds *t, uint32_t minor);

@@ -182,12 +182,16 @@ out:
 	return ret;
 }
 
-static bool render_node_opens(uint32_t minor)
+/* Whether the GPU's render node opens here; why not, logged (it is not used then). */
+static bool render_node_opens(const struct kfd_node *g, uint32_t minor)
 {
 	int fd = render_node_open(minor);
 
-	if (fd < 0)
+	if (fd < 0) {
+		pr_info("GPU %u (node %u) is not usable here: /dev/dri/renderD%u: %s%s", g->gpu_id,
+			g->index, minor, strerror(-fd), render_node_hint(fd));
 		return false;
+	}
 	close(fd);
 	return true;
 }
@@ -206,7 +210,7 @@ int restore_usable_gpus(const struct kfd_topology *t, uint32_t **nodes, size_t *
 
 		if (!g->accessible || !g->is_gpu || !g->gpu_id ||
 		    !kfd_prop_present(g, KFD_PROP_drm_render_minor) ||
-		    !render_node_opens((uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
+		    !render_node_opens(g, (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
 			continue;
 		(*nodes)[(*n)++] = g->index;
 	}

@@ -161,8 +161,9 @@ static int prepare_buckets(struct restore_session *s, struct kfd_restore *r)
 			return -ENODEV;
 		fd = render_fd_get(&s->render, p->dst_render_minor);
 		if (fd < 0) {
-			pr_err("cannot open /dev/dri/renderD%u for GPU %u: %s", p->dst_render_minor,
-			       p->dst_gpu_id, strerror(-fd));
+			pr_err("cannot open /dev/dri/renderD%u for GPU %u: %s%s",
+			       p->dst_render_minor, p->dst_gpu_id, strerror(-fd),
+			       render_node_hint(fd));
 			return fd;
 		}
 		r->targets[i] = p;
@@ -494,7 +495,8 @@ static int restore_render(struct restore_session *s, int dir_fd,
 	}
 	fd = render_fd_get(&s->render, p->dst_render_minor);
 	if (fd < 0) {
-		pr_err("cannot open /dev/dri/renderD%u: %s", p->dst_render_minor, strerror(-fd));
+		pr_err("cannot open /dev/dri/renderD%u: %s%s", p->dst_render_minor, strerror(-fd),
+		       render_node_hint(fd));
 		return fd;
 	}
 	fd = restore_gem(s, dir_fd, img, p, fd) ?: fd;
