@@ -567,6 +567,15 @@ void dmabuf_file_image_free(struct dmabuf_file_image *img)
 	img->entry = NULL;
 }
 
+size_t kfd_process_shared_imports(const KfdProcessEntry *e)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < e->n_bos; i++)
+		n += e->bos[i]->has_shared_import && e->bos[i]->shared_import;
+	return n;
+}
+
 uint64_t render_file_gem_bytes(const RenderFileEntry *e)
 {
 	uint64_t bytes = 0;

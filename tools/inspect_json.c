@@ -152,6 +152,7 @@ static int put_process_fields(struct json_object *o, const struct proc_report *p
 	    json_put_u64(o, "pid", e->pid) ||
 	    json_put_bool(o, "xnack", pr->img->blob.xnack_mode != 0) ||
 	    json_put_u64(o, "num_bos", e->n_bos) ||
+	    json_put_u64(o, "shared_imports", kfd_process_shared_imports(e)) ||
 	    json_put(o, "objects", objects_json(&pr->img->blob)))
 		return -ENOMEM;
 	return 0;

@@ -24,6 +24,7 @@ static void print_summary(FILE *out, const struct proc_report *pr)
 	const struct priv_blob_summary *b = &pr->img->blob;
 	char name[KFD_IMAGE_NAME_MAX], bytes[FMT_SHORT], release[ESCAPE_BUF];
 	uint64_t total = 0, bos = 0;
+	size_t imports;
 
 	for (size_t i = 0; i < pr->n_gpus; i++) {
 		total += pr->gpus[i].content_bytes;
@@ -38,10 +39,20 @@ static void print_summary(FILE *out, const struct proc_report *pr)
 		plural(b->queues, "queue", "queues"), b->compute_queues, b->sdma_queues, b->events,
 		plural(b->events, "event", "events"), b->svm_ranges,
 		plural(b->svm_ranges, "range", "ranges"));
-	fprintf(out, "  BOs:       %zu on %zu %s; contents %s in %" PRIu64 " %s\n\n", e->n_bos,
+	fprintf(out, "  BOs:       %zu on %zu %s; contents %s in %" PRIu64 " %s\n", e->n_bos,
 		pr->n_gpus, plural(pr->n_gpus, "GPU", "GPUs"),
 		total ? fmt_bytes(total, bytes, sizeof(bytes)) : "0 B", bos,
 		plural(bos, "BO", "BOs"));
+	imports = kfd_process_shared_imports(e);
+	if (imports == 1)
+		fprintf(out, "  shared:    1 BO is an import of another BO in this checkpoint "
+			     "(dma-buf IPC), restored as one\n");
+	else if (imports)
+		fprintf(out,
+			"  shared:    %zu BOs are imports of other BOs in this checkpoint (dma-buf "
+			"IPC), restored as such\n",
+			imports);
+	fputc('\n', out);
 }
 
 /* ---- GPU table ------------------------------------------------------------------------- */

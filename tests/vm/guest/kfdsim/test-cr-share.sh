@@ -71,6 +71,10 @@ if GPU_WL=$SHARE_WL gpu_start share; then
 	grep -m3 -E 'amdgpu_plugin: .*(shared|free handle slots)' "$WORK/img-share/restore.log" | cut -c1-200 | sed 's/^/# /'
 	check "share: the restore made the import again, keeping its handle" \
 		grep -q "amdgpu_plugin: pid $child GPU [0-9]*: 1 free handle slots filled for a moment to keep the imports' handles" "$WORK/img-share/restore.log"
+	amdgpu-criu inspect "$WORK/img-share" >"$WORK/inspect-share.txt" 2>&1
+	grep -E '^amdgpu-kfd|shared:' "$WORK/inspect-share.txt" | sed 's/^/# /'
+	check "share: amdgpu-criu inspect says one BO is an import of another in the checkpoint" \
+		eval '[ "$(grep -c "^  shared:    1 BO is an import of another BO in this checkpoint (dma-buf IPC), restored as one$" "$WORK/inspect-share.txt")" = 1 ]'
 	gpu_finish share "$pid" "$child"
 else
 	fail "share: workload ready"
