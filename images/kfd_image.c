@@ -576,6 +576,16 @@ size_t kfd_process_shared_imports(const KfdProcessEntry *e)
 	return n;
 }
 
+uint64_t *render_file_gem_sizes(const RenderFileEntry *e)
+{
+	uint64_t *sizes = calloc(e->n_gem_bos + 1, sizeof(*sizes));
+	size_t i;
+
+	for (i = 0; sizes && i < e->n_gem_bos; i++)
+		sizes[i] = e->gem_bos[i]->size;
+	return sizes;
+}
+
 uint64_t render_file_gem_bytes(const RenderFileEntry *e)
 {
 	uint64_t bytes = 0;

@@ -134,6 +134,10 @@ int render_file_image_load(int dir_fd, uint32_t id, struct render_file_image *im
 /* How many of a process's BOs are imports of another BO of the checkpoint (shared_import). */
 size_t kfd_process_shared_imports(const KfdProcessEntry *e);
 
+/* A render file's GEM BO sizes in image order (what bo_stream checks), malloc'ed; NULL: no memory.
+ */
+uint64_t *render_file_gem_sizes(const RenderFileEntry *e);
+
 /* The sum of a render file's GEM BO sizes. */
 uint64_t render_file_gem_bytes(const RenderFileEntry *e);
 void render_file_image_free(struct render_file_image *img);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "copy_engines.h"
+#include "topology.h"
 #include "log.h"
 
 #define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
@@ -165,4 +166,14 @@ void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t 
 		bo_sdma_engine_close(sdma[i]);
 		sdma[i] = NULL;
 	}
+}
+
+struct copy_gpu copy_gpu_of_node(const struct kfd_node *node, uint32_t gpu_id,
+				 uint32_t render_minor)
+{
+	return (struct copy_gpu){.gpu_id = gpu_id,
+				 .render_minor = render_minor,
+				 .gfx_target_version =
+					 (uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version),
+				 .small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE};
 }

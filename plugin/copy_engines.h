@@ -53,6 +53,14 @@ struct copy_gpu {
 };
 
 /*
+ * A GPU's copy_gpu from its KFD node (gfx target version, small BAR when its
+ * VRAM heap is FB_PRIVATE); invisible_bos left 0 for the caller to count.
+ */
+struct kfd_node;
+struct copy_gpu copy_gpu_of_node(const struct kfd_node *node, uint32_t gpu_id,
+				 uint32_t render_minor);
+
+/*
  * Per GPU, sdma[i] gets the GPU's SDMA engine, or NULL where the CPU copies
  * (mode cpu, or auto and SDMA could not be set up: logged); streams[i].engine
  * (streams may be NULL) is set to it where there is one, left as it was

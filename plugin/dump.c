@@ -397,12 +397,8 @@ static int build_streams(const struct dump_session *s, struct checkpoint *c,
 		struct bo_stream_gpu *g = &gpus[n];
 		uint32_t user = c->devices[d].user_gpu_id;
 
-		copy[n] = (struct copy_gpu){
-			.gpu_id = user,
-			.render_minor = (uint32_t)kfd_prop_get(node, KFD_PROP_drm_render_minor),
-			.gfx_target_version =
-				(uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version),
-			.small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE};
+		copy[n] = copy_gpu_of_node(node, user,
+					   (uint32_t)kfd_prop_get(node, KFD_PROP_drm_render_minor));
 
 		memset(g, 0, sizeof(*g));
 		g->gpu_id = user;

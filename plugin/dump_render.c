@@ -116,11 +116,7 @@ static int dump_gem_bos(struct dump_session *s, int fd, const struct kfd_node *n
 	struct gem_dump_ctx ctx = {.dir_fd = s->dir_fd,
 				   .parent_dir_fd = dump_open_parent_dir(s),
 				   .engine_opts = &s->engine_opts,
-				   .gpu = {.gpu_id = n->gpu_id,
-					   .render_minor = e->minor,
-					   .gfx_target_version = (uint32_t)kfd_prop_get(
-						   n, KFD_PROP_gfx_target_version),
-					   .small_bar = n->vram_heap_type == KFD_HEAP_FB_PRIVATE},
+				   .gpu = copy_gpu_of_node(n, n->gpu_id, e->minor),
 				   .ioctl_fn = s->audit.ioctl_fn,
 				   .check_dmabuf = check_gem_dmabuf,
 				   .check_arg = &check};

@@ -27,7 +27,7 @@
  * recorded handle when the kernel gave another one (the DRM core gives the
  * lowest free handle, so ascending creation only ever moves a handle up);
  * GEM_VA MAP of each mapping with its recorded flags; GEM_MMAP for the new
- * offset (gem_vmas, for UPDATE_VMA_MAP); then all contents through
+ * offset (a vma_map, for UPDATE_VMA_MAP); then all contents through
  * restore_copy_run() (SDMA, or the render-node mmap engine). A kernel
  * without GEM_CHANGE_HANDLE (before 6.18) restores only files whose
  * handles need no move; otherwise the restore fails with that reason. On
@@ -46,6 +46,7 @@
 #include "kfd_image.h"
 #include "render_audit.h"
 #include "shared_state.h"
+#include "vma_map.h"
 
 /* ---- dump ------------------------------------------------------------------- */
 
@@ -76,20 +77,6 @@ void gem_dump_entry_free(RenderFileEntry *e);
 
 /* ---- restore ---------------------------------------------------------------- */
 
-/* A restored GEM BO's CPU mapping offset, old (dump node) to new. */
-struct gem_vma {
-	uint32_t old_minor;  /* the render file's minor on the dump node */
-	uint32_t dst_minor;  /* the local render minor the BO now lives on */
-	uint64_t old_offset; /* gem_bo_entry.mmap_offset */
-	uint64_t size;
-	uint64_t new_offset;
-};
-
-struct gem_vmas {
-	struct gem_vma *v; /* sorted by (old_minor, old_offset) */
-	size_t n;
-};
-
 struct gem_restore_ctx {
 	int dir_fd;
 	const struct copy_engine_opts *engine_opts;
@@ -98,14 +85,12 @@ struct gem_restore_ctx {
 	render_ioctl_fn ioctl_fn;
 };
 
-/* Restores img's GEM BOs into the render file fd; their CPU offsets go into vmas. */
+/*
+ * Restores img's GEM BOs into the render file fd; their CPU mappings go into
+ * vmas (old offset on the dump node's minor to new offset, dst_minor the
+ * local minor).
+ */
 int gem_restore_file(const struct gem_restore_ctx *ctx, int fd, const struct render_file_image *img,
-		     struct gem_vmas *vmas, char *err, size_t errlen);
-
-/* The restored GEM BO whose old CPU mapping range holds pgoff on old_minor, or NULL. */
-const struct gem_vma *gem_vmas_find(const struct gem_vmas *m, uint32_t old_minor, uint64_t pgoff);
-/* Does any restored GEM BO live on this local minor? */
-bool gem_vmas_on_minor(const struct gem_vmas *m, uint32_t dst_minor);
-void gem_vmas_free(struct gem_vmas *m);
+		     struct vma_map *vmas, char *err, size_t errlen);
 
 #endif

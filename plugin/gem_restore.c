@@ -185,36 +185,33 @@ static void undo(struct gem_restore *r)
 	}
 }
 
-static int cmp_vma(const void *a, const void *b)
-{
-	const struct gem_vma *x = a, *y = b;
-
-	if (x->old_minor != y->old_minor)
-		return x->old_minor < y->old_minor ? -1 : 1;
-	return x->old_offset < y->old_offset ? -1 : x->old_offset > y->old_offset;
-}
-
-static int note_vmas(struct gem_restore *r, struct gem_vmas *vmas)
+static int note_vmas(struct gem_restore *r, struct vma_map *vmas, char *err, size_t errlen)
 {
 	size_t n = r->e->n_gem_bos, i;
-	struct gem_vma *v = realloc(vmas->v, (vmas->n + n) * sizeof(*v));
+	struct vma_bo *v = calloc(n, sizeof(*v));
+	int ret;
 
-	if (!v)
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++)
-		v[vmas->n + i] = (struct gem_vma){.old_minor = r->e->minor,
-						  .dst_minor = r->ctx->gpu.render_minor,
-						  .old_offset = r->e->gem_bos[i]->mmap_offset,
-						  .size = r->e->gem_bos[i]->size,
-						  .new_offset = r->offsets[i]};
-	vmas->v = v;
-	vmas->n += n;
-	qsort(vmas->v, vmas->n, sizeof(*v), cmp_vma);
-	return 0;
+		v[i] = (struct vma_bo){.old_minor = r->e->minor,
+				       .old_offset = r->e->gem_bos[i]->mmap_offset,
+				       .size = r->e->gem_bos[i]->size,
+				       .new_offset = r->offsets[i],
+				       .dst_minor = r->ctx->gpu.render_minor};
+	ret = vma_map_add_bos(vmas, v, n);
+	free(v);
+	if (ret)
+		snprintf(err, errlen, "%s",
+			 ret == -EINVAL ? "GEM BOs overlap in their mmap offsets"
+					: "out of memory");
+	return ret;
 }
 
 int gem_restore_file(const struct gem_restore_ctx *ctx, int fd, const struct render_file_image *img,
-		     struct gem_vmas *vmas, char *err, size_t errlen)
+		     struct vma_map *vmas, char *err, size_t errlen)
 {
 	size_t n = img->entry->n_gem_bos, i;
 	struct gem_restore r = {.ctx = ctx,
@@ -236,51 +233,11 @@ int gem_restore_file(const struct gem_restore_ctx *ctx, int fd, const struct ren
 	if (!ret)
 		ret = write_contents(&r, img->id, err, errlen);
 	if (!ret)
-		ret = note_vmas(&r, vmas);
+		ret = note_vmas(&r, vmas, err, errlen);
 	if (ret)
 		undo(&r);
 out:
 	free(r.handles);
 	free(r.offsets);
 	return ret;
-}
-
-const struct gem_vma *gem_vmas_find(const struct gem_vmas *m, uint32_t old_minor, uint64_t pgoff)
-{
-	size_t lo = 0, hi = m->n;
-
-	/* the last BO starting at or below (old_minor, pgoff) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct gem_vma *v = &m->v[mid];
-
-		if (v->old_minor < old_minor ||
-		    (v->old_minor == old_minor && v->old_offset <= pgoff))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	lo--;
-	if (m->v[lo].old_minor != old_minor || pgoff - m->v[lo].old_offset >= m->v[lo].size)
-		return NULL;
-	return &m->v[lo];
-}
-
-bool gem_vmas_on_minor(const struct gem_vmas *m, uint32_t dst_minor)
-{
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->v[i].dst_minor == dst_minor)
-			return true;
-	return false;
-}
-
-void gem_vmas_free(struct gem_vmas *m)
-{
-	free(m->v);
-	m->v = NULL;
-	m->n = 0;
 }

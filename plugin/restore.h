@@ -66,7 +66,7 @@ struct restore_session {
 	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
 	bool render_settled;			     /* render_fds_settle() done */
 	struct restore_share_task share;	     /* dma-buf fds it published */
-	struct gem_vmas gem_vmas;		     /* its render files' GEM BOs (gem_bos.h) */
+	struct vma_map gem_vmas;		     /* its render files' GEM BOs (gem_bos.h) */
 };
 
 /* Master, init hook. 0 also when there is nothing to do (active false). */

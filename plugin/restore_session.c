@@ -463,11 +463,9 @@ static int check_contents(const struct restore_session *s, int dir_fd)
 
 		if (!e->n_gem_bos)
 			continue;
-		sizes = calloc(e->n_gem_bos, sizeof(*sizes));
+		sizes = render_file_gem_sizes(e);
 		if (!sizes)
 			return -ENOMEM;
-		for (b = 0; b < e->n_gem_bos; b++)
-			sizes[b] = e->gem_bos[b]->size;
 		ret = bo_stream_check_files(dir_fd, s->renders[i].id, e->actual_gpu_id, sizes,
 					    (uint32_t)e->n_gem_bos, why, sizeof(why));
 		if (ret)
@@ -636,7 +634,7 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 	for (i = 0; i < s->n_dmabufs; i++)
 		dmabuf_file_image_free(&s->dmabufs[i]);
 	free(s->dmabufs);
-	gem_vmas_free(&s->gem_vmas);
+	vma_map_free(&s->gem_vmas);
 	free(s->procs);
 	free(s->renders);
 	free(s->src_nodes);

@@ -229,12 +229,7 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 			continue;
 		/* the image's GPU: the match made the local one alike (heap type too) */
 		node = topo_node(&r->img->topo, r->img->device_nodes[d]);
-		copy[n] =
-			(struct copy_gpu){.gpu_id = user,
-					  .render_minor = r->targets[d]->dst_render_minor,
-					  .gfx_target_version = (uint32_t)kfd_prop_get(
-						  node, KFD_PROP_gfx_target_version),
-					  .small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE};
+		copy[n] = copy_gpu_of_node(node, user, r->targets[d]->dst_render_minor);
 		g->gpu_id = user;
 		g->bos = calloc(count, sizeof(*g->bos));
 		maps = calloc(count, sizeof(*maps));
@@ -428,6 +423,17 @@ out:
 	return r.kfd_fd;
 }
 
+/* Does a restored GEM BO of the task live on the GPU of this local minor? */
+static bool gem_on_minor(const struct vma_map *gem, uint32_t minor)
+{
+	size_t i;
+
+	for (i = 0; i < gem->n_bos; i++)
+		if (gem->bos[i].dst_minor == minor)
+			return true;
+	return false;
+}
+
 /*
  * The file's GEM BOs go into the task's file of the target GPU, the one
  * whose VM KFD shares. A second render file of the task on that GPU with
@@ -441,18 +447,14 @@ static int restore_gem(struct restore_session *s, int dir_fd, const struct rende
 		.dir_fd = dir_fd,
 		.engine_opts = &s->engine_opts,
 		.shared = s->shared,
-		.gpu = {.gpu_id = img->entry->actual_gpu_id,
-			.render_minor = p->dst_render_minor,
-			.gfx_target_version =
-				(uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version),
-			.small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE},
+		.gpu = copy_gpu_of_node(node, img->entry->actual_gpu_id, p->dst_render_minor),
 		.ioctl_fn = render_drm_ioctl};
 	char why[512];
 	int ret;
 
 	if (!img->entry->n_gem_bos)
 		return 0;
-	if (gem_vmas_on_minor(&s->gem_vmas, p->dst_render_minor)) {
+	if (gem_on_minor(&s->gem_vmas, p->dst_render_minor)) {
 		pr_err("render-node file %u: a second render file of the task on GPU %u with GEM "
 		       "BOs; the plugin restores one per GPU and task",
 		       img->id, img->entry->actual_gpu_id);
@@ -529,12 +531,33 @@ int restore_file(struct restore_session *s, int dir_fd, uint32_t id)
 	return -ENOTSUP;
 }
 
+/*
+ * A BO's mapping moved to its new offset on the task's file of local GPU
+ * dst_minor, the file that holds the BO. CRIU 4.1.1 mmaps with the fd we
+ * return and closes it afterwards, so it gets a duplicate of that file,
+ * never the file's own fd.
+ */
+static int map_on_render_file(struct restore_session *s, uint32_t dst_minor, uint64_t old_offset,
+			      uint64_t new_offset, uint64_t old_pgoff, uint64_t *new_pgoff,
+			      int *plugin_fd)
+{
+	int fd = render_fd_for_mapping(&s->render, dst_minor);
+
+	if (fd < 0)
+		return fd;
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	*new_pgoff = new_offset + (old_pgoff - old_offset);
+	*plugin_fd = fd;
+	return 1;
+}
+
 static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uint64_t addr,
 			      uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
 {
 	const struct vma_bo *b = vma_map_find_bo(&s->vmas, old_minor, old_pgoff);
 	const struct match_pair *p;
-	int fd;
 
 	if (!b) {
 		pr_err("mapping at %#" PRIx64 " of renderD%u (offset %#" PRIx64 ") is no "
@@ -547,35 +570,8 @@ static int restore_render_vma(struct restore_session *s, uint32_t old_minor, uin
 		    : NULL;
 	if (!p)
 		return -ENODEV;
-	fd = render_fd_for_mapping(&s->render, p->dst_render_minor);
-	if (fd < 0)
-		return fd;
-	/*
-	 * CRIU 4.1.1 mmaps with the fd we return and closes it afterwards, so
-	 * it gets a duplicate of the VM-owning file, never that file's own fd.
-	 */
-	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	*new_pgoff = b->new_offset + (old_pgoff - b->old_offset);
-	*plugin_fd = fd;
-	return 1;
-}
-
-/* A restored GEM BO's CPU mapping: on the file that holds the BO. */
-static int restore_gem_vma(struct restore_session *s, const struct gem_vma *v, uint64_t old_pgoff,
-			   uint64_t *new_pgoff, int *plugin_fd)
-{
-	int fd = render_fd_for_mapping(&s->render, v->dst_minor);
-
-	if (fd < 0)
-		return fd;
-	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* CRIU closes what it is given */
-	if (fd < 0)
-		return -errno;
-	*new_pgoff = v->new_offset + (old_pgoff - v->old_offset);
-	*plugin_fd = fd;
-	return 1;
+	return map_on_render_file(s, p->dst_render_minor, b->old_offset, b->new_offset, old_pgoff,
+				  new_pgoff, plugin_fd);
 }
 
 /* Does a checkpointed BO of the task (KFD's or GEM) live on the GPU of this local minor? */
@@ -586,7 +582,7 @@ static bool minor_has_bos(uint32_t minor, void *arg)
 	const struct match_pair *p;
 	size_t i;
 
-	if (gem_vmas_on_minor(&s->gem_vmas, minor))
+	if (gem_on_minor(&s->gem_vmas, minor))
 		return true;
 	if (!s->task_image)
 		return false;
@@ -602,12 +598,12 @@ static bool minor_has_bos(uint32_t minor, void *arg)
 int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint64_t old_pgoff,
 		uint64_t *new_pgoff, int *plugin_fd)
 {
-	const struct gem_vma *gem;
+	const struct vma_bo *gem;
 	unsigned long minor;
 	char *end;
 
 	*plugin_fd = -1;
-	if (!s->active || (!s->task_image && !s->gem_vmas.n))
+	if (!s->active || (!s->task_image && !s->gem_vmas.n_bos))
 		return -ENOTSUP;
 	if (!s->render_settled) { /* the application's fds are all restored by now */
 		render_fds_settle(&s->render, minor_has_bos, s);
@@ -630,15 +626,11 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 	minor = strtoul(path + strlen(RENDER_PATH_PREFIX), &end, 10);
 	if (*end || minor > UINT32_MAX)
 		return -ENOTSUP;
-	gem = gem_vmas_find(&s->gem_vmas, (uint32_t)minor, old_pgoff);
+	gem = vma_map_find_bo(&s->gem_vmas, (uint32_t)minor, old_pgoff);
 	if (gem)
-		return restore_gem_vma(s, gem, old_pgoff, new_pgoff, plugin_fd);
-	if (!s->task_image) {
-		pr_err("mapping at %#" PRIx64 " of renderD%lu (offset %#" PRIx64 ") is no "
-		       "checkpointed BO of this task: it cannot be restored",
-		       addr, minor, old_pgoff);
-		return -ENOENT;
-	}
+		return map_on_render_file(s, gem->dst_minor, gem->old_offset, gem->new_offset,
+					  old_pgoff, new_pgoff, plugin_fd);
+	/* a task without KFD BOs has an empty map: no BO there, said so */
 	return restore_render_vma(s, (uint32_t)minor, addr, old_pgoff, new_pgoff, plugin_fd);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vma_map.h"
 
@@ -30,11 +31,23 @@ static int cmp_kfd(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
-		 size_t n_gpus, struct vma_kfd *kfd, size_t n_kfd)
+/* Sorts BOs for the lookups; -EINVAL when two overlap. */
+static int sort_bos(struct vma_bo *bos, size_t n)
 {
 	size_t i;
 
+	if (n)
+		qsort(bos, n, sizeof(*bos), cmp_bo);
+	for (i = 1; i < n; i++)
+		if (bos[i].old_minor == bos[i - 1].old_minor &&
+		    bos[i - 1].old_offset + bos[i - 1].size > bos[i].old_offset)
+			return -EINVAL;
+	return 0;
+}
+
+int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
+		 size_t n_gpus, struct vma_kfd *kfd, size_t n_kfd)
+{
 	m->kfd = kfd;
 	m->n_kfd = n_kfd;
 	if (n_kfd)
@@ -43,12 +56,27 @@ int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma
 	m->n_bos = n_bos;
 	m->gpus = gpus;
 	m->n_gpus = n_gpus;
-	if (n_bos)
-		qsort(bos, n_bos, sizeof(*bos), cmp_bo);
-	for (i = 1; i < n_bos; i++)
-		if (bos[i].old_minor == bos[i - 1].old_minor &&
-		    bos[i - 1].old_offset + bos[i - 1].size > bos[i].old_offset)
-			return -EINVAL;
+	return sort_bos(bos, n_bos);
+}
+
+int vma_map_add_bos(struct vma_map *m, const struct vma_bo *bos, size_t n)
+{
+	struct vma_bo *all = malloc((m->n_bos + n + 1) * sizeof(*all));
+	int ret;
+
+	if (!all)
+		return -ENOMEM;
+	if (m->n_bos)
+		memcpy(all, m->bos, m->n_bos * sizeof(*all));
+	memcpy(all + m->n_bos, bos, n * sizeof(*bos));
+	ret = sort_bos(all, m->n_bos + n);
+	if (ret) { /* the map stays as it was */
+		free(all);
+		return ret;
+	}
+	free(m->bos);
+	m->bos = all;
+	m->n_bos += n;
 	return 0;
 }
 

@@ -18,10 +18,11 @@
 
 struct vma_bo {
 	uint32_t old_minor;  /* render minor of the BO's GPU on the dump node */
-	uint64_t old_offset; /* bucket offset */
+	uint64_t old_offset; /* bucket offset (GEM: the BO's GEM_MMAP offset) */
 	uint64_t size;
 	uint64_t new_offset; /* restored_offset */
-	uint32_t device;     /* index of the BO's device in the process image */
+	uint32_t device;     /* KFD BO: index of the BO's device in the process image */
+	uint32_t dst_minor;  /* GEM BO of a render file: the local minor it lives on now */
 };
 
 struct vma_gpu {
@@ -56,6 +57,9 @@ struct vma_map {
 int vma_map_init(struct vma_map *m, struct vma_bo *bos, size_t n_bos, struct vma_gpu *gpus,
 		 size_t n_gpus, struct vma_kfd *kfd, size_t n_kfd);
 void vma_map_free(struct vma_map *m);
+
+/* Adds n BOs (copied) to the map. -EINVAL on overlapping BOs, -ENOMEM: the map unchanged. */
+int vma_map_add_bos(struct vma_map *m, const struct vma_bo *bos, size_t n);
 
 /* The BO whose [old_offset, old_offset + size) holds pgoff on old_minor, or NULL. */
 const struct vma_bo *vma_map_find_bo(const struct vma_map *m, uint32_t old_minor, uint64_t pgoff);

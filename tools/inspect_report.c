@@ -209,15 +209,12 @@ static int verify_render(const struct ckpt *ck, const struct render_file_image *
 	uint64_t *sizes;
 	char err[512], prefix[64];
 	const char *rest;
-	size_t i;
 
 	if (!e->n_gem_bos)
 		return 0;
-	sizes = calloc(e->n_gem_bos, sizeof(*sizes));
+	sizes = render_file_gem_sizes(e);
 	if (!sizes)
 		return -ENOMEM;
-	for (i = 0; i < e->n_gem_bos; i++)
-		sizes[i] = e->gem_bos[i]->size;
 	v->done = true;
 	v->ret = bo_stream_verify(ck->dir_fd, r->id, e->actual_gpu_id, sizes,
 				  (uint32_t)e->n_gem_bos, &v->fault, err, sizeof(err));

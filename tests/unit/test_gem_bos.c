@@ -342,8 +342,8 @@ static void dump_and_restore_bring_everything_back(void **state)
 	struct gem_dump_ctx d;
 	struct gem_restore_ctx r;
 	struct render_file_image img = {.id = ID, .entry = &f->e};
-	struct gem_vmas vmas = {0};
-	const struct gem_vma *v;
+	struct vma_map vmas = {0};
+	const struct vma_bo *v;
 	uint64_t old2, old5;
 
 	two_bos();
@@ -377,17 +377,21 @@ static void dump_and_restore_bring_everything_back(void **state)
 	assert_true(model_holds(5, 5));
 
 	/* CPU mappings: old offsets on the dump's minor, new ones on the target's */
-	assert_int_equal(vmas.n, 2);
-	v = gem_vmas_find(&vmas, MINOR, old5 + 3 * PAGE);
+	assert_int_equal(vmas.n_bos, 2);
+	v = vma_map_find_bo(&vmas, MINOR, old5 + 3 * PAGE);
 	assert_non_null(v);
 	assert_int_equal(v->new_offset, M.bo[5].off);
 	assert_int_equal(v->dst_minor, MINOR + 1);
-	assert_non_null(gem_vmas_find(&vmas, MINOR, old2));
-	assert_null(gem_vmas_find(&vmas, MINOR, old2 + 3 * PAGE));
-	assert_null(gem_vmas_find(&vmas, MINOR + 1, old2));
-	assert_true(gem_vmas_on_minor(&vmas, MINOR + 1));
-	assert_false(gem_vmas_on_minor(&vmas, MINOR));
-	gem_vmas_free(&vmas);
+	assert_non_null(vma_map_find_bo(&vmas, MINOR, old2));
+	assert_null(vma_map_find_bo(&vmas, MINOR, old2 + 3 * PAGE));
+	assert_null(vma_map_find_bo(&vmas, MINOR + 1, old2));
+	/* every entry lives on the target's minor now, none on the dump's */
+	assert_int_equal(vmas.bos[0].dst_minor, MINOR + 1);
+	assert_int_equal(vmas.bos[1].dst_minor, MINOR + 1);
+	/* a second file's BOs at the same old offsets overlap: refused, the map unchanged */
+	assert_int_equal(vma_map_add_bos(&vmas, vmas.bos, 1), -EINVAL);
+	assert_int_equal(vmas.n_bos, 2);
+	vma_map_free(&vmas);
 }
 
 static void kernel_without_listing_records_nothing(void **state)
@@ -408,7 +412,7 @@ static void restore_without_change_handle_fails_and_closes(void **state)
 	struct gem_dump_ctx d = dump_ctx(f);
 	struct gem_restore_ctx r = restore_ctx(f);
 	struct render_file_image img = {.id = ID, .entry = &f->e};
-	struct gem_vmas vmas = {0};
+	struct vma_map vmas = {0};
 	uint32_t h;
 
 	two_bos();
@@ -421,7 +425,7 @@ static void restore_without_change_handle_fails_and_closes(void **state)
 	assert_int_equal(M.closes, M.creates);
 	for (h = 1; h <= MAX_H; h++)
 		assert_false(M.bo[h].used);
-	assert_int_equal(vmas.n, 0);
+	assert_int_equal(vmas.n_bos, 0);
 }
 
 static void import_is_refused_with_no_file_left(void **state)
