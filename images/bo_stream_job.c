@@ -20,6 +20,7 @@
 #include "images/bo_stream.h"
 #include "images/staging_ring.h"
 #include "images/bo_stream_job.h"
+#include "common/thread_fs.h"
 
 #define ERR_LEN RING_MSG_LEN
 
@@ -526,6 +527,7 @@ static void *producer_main(void *arg)
 	uint64_t start;
 	int ret;
 
+	thread_own_fs(); /* common/thread_fs.h */
 	while (bo_job_cursor_next(job, &c, &pos)) {
 		s = ring_claim(&job->ring);
 		if (!s)
@@ -559,6 +561,7 @@ static void *consumer_main(void *arg)
 	uint64_t start;
 	int ret;
 
+	thread_own_fs(); /* common/thread_fs.h */
 	while ((s = ring_take(&job->ring))) {
 		start = bo_job_now_ns();
 		ret = job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s);

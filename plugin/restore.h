@@ -64,6 +64,7 @@ struct restore_session {
 	struct match_result task_map;
 	bool has_task_map;
 	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
+	bool confine_kfd; /* KFD shows it more GPUs than the targets: kfd_confine.h */
 	bool render_settled;			     /* render_fds_settle() done */
 	struct restore_share_task share;	     /* dma-buf fds it published */
 	struct vma_map gem_vmas;		     /* its render files' GEM BOs (gem_bos.h) */
@@ -85,7 +86,7 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 int restore_resume(struct restore_session *s, int pid);
 
 /* Shared by the master and the task parts (restore_session.c, restore_task.c). */
-int restore_usable_gpus(const struct kfd_topology *t, uint32_t **nodes, size_t *n);
+int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **nodes, size_t *n);
 int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, size_t n_src,
 		  const struct kfd_topology *dst, const uint32_t *dst_nodes, size_t n_dst,
 		  struct match_result *out);

@@ -16,6 +16,7 @@
 #include "file_holder.h"
 #include "common/fullio.h"
 #include "restore_copy.h"
+#include "common/thread_fs.h"
 
 #define ENV_PARALLEL	  "AMDGPU_CRIU_PARALLEL_RESTORE"
 #define COPY_SLOT_WAIT_MS (10 * 60 * 1000)
@@ -440,6 +441,7 @@ static void *taker_main(void *arg)
 	uint32_t id, pid;
 	int fd;
 
+	thread_own_fs(); /* else CRIU cannot setns() into a restored mount namespace */
 	block_signals();
 	log_sink_set(&local);
 	while (!stopping(c)) {
@@ -475,6 +477,7 @@ static void *worker_main(void *arg)
 	struct log_sink local = {0};
 	struct copier_job *job;
 
+	thread_own_fs(); /* else CRIU cannot setns() into a restored mount namespace */
 	block_signals();
 	log_sink_set(&local);
 	for (;;) {

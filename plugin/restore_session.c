@@ -17,6 +17,8 @@
 #include "ckpt_complete.h"
 #include "kfd_dev.h"
 #include "kfd_probe.h"
+#include "gpu_select.h"
+#include "render_fds.h"
 #include "log.h"
 #include "hsakmt_files.h"
 #include "restore.h"
@@ -183,10 +185,17 @@ out:
 }
 
 /* Whether the GPU's render node opens here; why not, logged (it is not used then). */
-static bool render_node_opens(const struct kfd_node *g, uint32_t minor)
+/*
+ * In a restored task a missing node counts as usable when it may be created
+ * (render_node_open_task() creates it for the GPUs chosen, not for all).
+ */
+static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_task)
 {
 	int fd = render_node_open(minor);
+	bool create;
 
+	if (in_task && fd == -ENOENT && !render_node_policy(&create) && create)
+		return true;
 	if (fd < 0) {
 		pr_info("GPU %u (node %u) is not usable here: /dev/dri/renderD%u: %s%s", g->gpu_id,
 			g->index, minor, strerror(-fd), render_node_hint(fd));
@@ -196,21 +205,42 @@ static bool render_node_opens(const struct kfd_node *g, uint32_t minor)
 	return true;
 }
 
-/* GPUs a process can use here: KFD shows them and their render node opens. */
-int restore_usable_gpus(const struct kfd_topology *t, uint32_t **nodes, size_t *n)
+/*
+ * GPUs a process can use here: KFD shows them, AMDGPU_CRIU_GPUS names them
+ * (when set) and their render node opens (or, in a restored task, may be
+ * created in a restored /dev that lacks it).
+ */
+int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **nodes, size_t *n)
 {
+	struct gpu_select sel;
+	char why[256];
 	size_t i;
+	int ret;
 
 	*n = 0;
+	*nodes = NULL;
+	ret = gpu_select_from_env(&sel, why, sizeof(why));
+	if (ret) {
+		pr_err("%s", why);
+		return ret;
+	}
 	*nodes = calloc(t->n_nodes + 1, sizeof(**nodes));
 	if (!*nodes)
 		return -ENOMEM;
 	for (i = 0; i < t->n_nodes; i++) {
 		const struct kfd_node *g = &t->nodes[i];
+		uint32_t minor;
 
 		if (!g->accessible || !g->is_gpu || !g->gpu_id ||
-		    !kfd_prop_present(g, KFD_PROP_drm_render_minor) ||
-		    !render_node_opens(g, (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
+		    !kfd_prop_present(g, KFD_PROP_drm_render_minor))
+			continue;
+		minor = (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor);
+		if (!gpu_select_allows(&sel, g->gpu_id, minor)) {
+			pr_info("GPU %u (node %u, renderD%u) is not usable here: %s does not name it",
+				g->gpu_id, g->index, minor, GPU_SELECT_ENV);
+			continue;
+		}
+		if (!render_node_opens(g, minor, in_task))
 			continue;
 		(*nodes)[(*n)++] = g->index;
 	}
@@ -366,7 +396,7 @@ static int load_local(struct restore_session *s, uint32_t **usable, size_t *n_us
 		pr_err("cannot read this node's KFD topology: %s", why);
 		return ret;
 	}
-	return restore_usable_gpus(&s->dst, usable, n_usable);
+	return restore_usable_gpus(&s->dst, false, usable, n_usable);
 }
 
 static int map_gpus(struct restore_session *s, const uint32_t *usable, size_t n_usable)
@@ -538,6 +568,7 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 {
 	uint32_t *usable = NULL;
 	size_t n_usable = 0;
+	bool create_nodes;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -547,6 +578,8 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	ret = copy_engine_opts_get(&s->engine_opts);
 	if (!ret)
 		ret = restore_copy_parallel_get(&s->parallel);
+	if (!ret)
+		ret = render_node_policy(&create_nodes);
 	if (!ret)
 		ret = check_complete(dir_fd);
 	if (!ret)

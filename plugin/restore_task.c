@@ -17,6 +17,8 @@
 #include "bo_stream.h"
 #include "copy_engines.h"
 #include "clock.h"
+#include "gpu_select.h"
+#include "kfd_confine.h"
 #include "kfd_dev.h"
 #include "kfd_ioctl.h"
 #include "log.h"
@@ -69,12 +71,23 @@ static bool in_list(const uint32_t *list, size_t n, uint32_t v)
  * KFD wants exactly as many as were checkpointed, and the targets among them.
  * Done once per task, by the first of its files that needs a target.
  */
+/* GPUs whose KFD node this task can read: KFD gives its process a pdd for each. */
+static size_t kfd_visible_gpus(const struct kfd_topology *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->n_nodes; i++)
+		if (t->nodes[i].accessible && t->nodes[i].is_gpu && t->nodes[i].gpu_id)
+			n++;
+	return n;
+}
+
 static int choose_targets(struct restore_session *s, const struct kfd_process_image *img)
 {
 	const KfdProcessEntry *e = img->entry;
 	struct kfd_topology mine = {0};
 	uint32_t *usable = NULL;
-	size_t n_usable = 0, i;
+	size_t n_usable = 0, n_visible, i;
 	bool all_visible = true;
 	char why[512];
 	int ret;
@@ -86,17 +99,27 @@ static int choose_targets(struct restore_session *s, const struct kfd_process_im
 		pr_err("cannot read the KFD topology in the restored task: %s", why);
 		return ret;
 	}
-	ret = restore_usable_gpus(&mine, &usable, &n_usable);
+	ret = restore_usable_gpus(&mine, true, &usable, &n_usable);
 	if (ret)
 		goto out;
+	n_visible = kfd_visible_gpus(&mine);
 	if (n_usable != e->n_devices) {
-		pr_err("pid %u was checkpointed with %zu GPUs but its restored task can use %zu; "
+		pr_err("pid %u was checkpointed with %zu GPUs but its restored task can use %zu%s; "
 		       "KFD needs the same number: expose exactly %zu GPUs to it (see "
-		       "`amdgpu-criu check IMGDIR`)",
-		       e->pid, e->n_devices, n_usable, e->n_devices);
+		       "`amdgpu-criu check IMGDIR`)%s",
+		       e->pid, e->n_devices, n_usable,
+		       getenv(GPU_SELECT_ENV) ? " of those " GPU_SELECT_ENV " names" : "",
+		       e->n_devices,
+		       n_visible > e->n_devices && !getenv(GPU_SELECT_ENV)
+			       ? "; a runtime that installs the container's device filter after the "
+				 "restore (crun) shows the task every GPU: name the container's GPUs "
+				 "in " GPU_SELECT_ENV
+			       : "");
 		ret = -EINVAL;
 		goto out;
 	}
+	/* more GPUs allowed than restored onto: KFD would give the process them all */
+	s->confine_kfd = n_visible != e->n_devices;
 	for (i = 0; i < e->n_devices; i++) {
 		const struct match_pair *p = map_find(&s->map, e->devices[i]->actual_gpu_id);
 
@@ -363,6 +386,43 @@ static int open_kfd(void)
 	return fd;
 }
 
+/* /dev/kfd for the targets only (kfd_confine.h), when the task may use more. */
+static int open_kfd_for_targets(struct restore_session *s, const struct kfd_process_image *img)
+{
+	const KfdProcessEntry *e = img->entry;
+	uint32_t minors[KFD_CONFINE_MAX];
+	char why[256], list[KFD_CONFINE_MAX * 12] = "";
+	size_t i, off = 0;
+	int fd;
+
+	if (!s->confine_kfd)
+		return open_kfd();
+	if (e->n_devices > KFD_CONFINE_MAX)
+		return -E2BIG;
+	for (i = 0; i < e->n_devices; i++) {
+		const struct match_pair *p = map_find(task_map(s), e->devices[i]->actual_gpu_id);
+
+		if (!p)
+			return -ENODEV;
+		minors[i] = p->dst_render_minor;
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%srenderD%u", i ? "," : "",
+					minors[i]);
+	}
+	fd = kfd_open_confined(minors, e->n_devices, why, sizeof(why));
+	if (fd < 0) {
+		pr_err("pid %u: its restored task may use more GPUs than the %zu it is restored "
+		       "onto, and KFD would give its process them all; opening %s for %s only "
+		       "failed: %s (needs cgroup v2; or restore where the device cgroup shows "
+		       "exactly its GPUs)",
+		       e->pid, e->n_devices, KFD_DEVICE_PATH, list, why);
+		return fd;
+	}
+	pr_info("pid %u: %s opened for %s only (its task may use more GPUs: a device filter "
+		"the runtime installs after the restore)",
+		e->pid, KFD_DEVICE_PATH, list);
+	return fd;
+}
+
 static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_process_image *img)
 {
 	struct kfd_restore r = {.img = img, .kfd_fd = -1};
@@ -375,16 +435,20 @@ static int restore_kfd(struct restore_session *s, int dir_fd, const struct kfd_p
 		pr_err("file %u: cannot claim it for restore: %s", img->id, strerror(-ret));
 		return ret;
 	}
-	r.kfd_fd = open_kfd();
+	/* the targets first: they decide which GPUs the KFD process gets */
+	if (img->entry->n_devices) {
+		ret = choose_targets(s, img);
+		if (ret)
+			goto out;
+	}
+	r.kfd_fd = img->entry->n_devices ? open_kfd_for_targets(s, img) : open_kfd();
 	if (r.kfd_fd < 0) {
 		ret = r.kfd_fd;
 		goto out;
 	}
 	if (!img->entry->n_devices) /* /dev/kfd without GPUs: the file is all */
 		goto out;
-	ret = choose_targets(s, img);
-	if (!ret)
-		ret = prepare_buckets(s, &r);
+	ret = prepare_buckets(s, &r);
 	if (!ret)
 		ret = kfd_restore_op(&r);
 	/* before the contents: their dma-buf fds move to the copier and close here */

@@ -8,16 +8,21 @@
 #               its binary in /usr/libexec/criu-4.2/criu with the libraries it
 #               needs but glibc's (trixie's glibc is new enough), run by the
 #               wrapper /usr/sbin/criu-4.2 (the process is still named criu)
-#   libraries   every shared library that an ELF file of OVERLAY needs and
+#   RUNTIMES_ROOT optional, trixie's runc, crun, libcriu2, GNU tar and gzip,
+#               dpkg (scripts/fetch-runtimes.sh), copied on top of /usr, /etc
+#               and /var (boot "ct", guest/kfdsim/test-ct-*.sh)
+#   libraries   every shared library that an ELF file of OVERLAY (or of the
+#               directory LIBS_FOR, e.g. a package unpacked for it) needs and
 #               the trixie closure lacks (libdrm, libdrm_amdgpu, json-c, ...),
 #               taken from the host, where those files were built
 # and writes it as a zstd-compressed newc cpio.
 #
-# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT]
+# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT]]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd) CRIU42_ROOT=${4:-}
+RUNTIMES_ROOT=${5:-}
 LIBDIR=usr/lib/x86_64-linux-gnu
 STAGE=
 
@@ -50,7 +55,7 @@ add_missing_libs() {
 	while IFS= read -r f; do
 		is_elf "$f" || continue
 		ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
-	done < <(find "$OVERLAY" -type f \( -name '*.so*' -o -perm -u+x \)) | sort -u |
+	done < <(find "$OVERLAY" ${LIBS_FOR:+"$LIBS_FOR"} -type f \( -name '*.so*' -o -perm -u+x \)) | sort -u |
 		while read -r soname path; do
 			[ -e "$STAGE/$LIBDIR/$soname" ] && continue
 			vm_log "adding host library $soname"
@@ -84,9 +89,18 @@ add_criu42() {
 	vm_log "adding criu 4.2 as /usr/sbin/criu-4.2 with $(cd "$dst/lib" && echo *)"
 }
 
+add_runtimes() {
+	local d
+	for d in usr etc var; do
+		[ ! -d "$RUNTIMES_ROOT/$d" ] || cp -a "$RUNTIMES_ROOT/$d" "$STAGE/"
+	done
+	vm_log "adding the container runtimes of $RUNTIMES_ROOT"
+}
+
 main() {
 	STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vm-initramfs.XXXXXX")
 	add_criu
+	[ -z "$RUNTIMES_ROOT" ] || add_runtimes
 	add_busybox
 	mkdir -p "$STAGE"/{proc,sys,dev,tmp,run}
 	cp -a "$OVERLAY"/. "$STAGE"/

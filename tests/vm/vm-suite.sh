@@ -58,6 +58,7 @@ BUILD=$(mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 CRIU_ROOT=$(dirname "${CRIU:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu/criu}")/root
 CRIU42=${CRIU42-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu-4.2/criu}
 CRIU42_ROOT=
+RUNTIMES_ROOT=${RUNTIMES_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/runtimes/root}
 if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
 KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
@@ -187,6 +188,42 @@ install_rocm() { # OVERLAY
 	[ ! -x /usr/bin/strace ] || cp /usr/bin/strace "$1/usr/bin/"
 }
 
+# Container tests (guest/kfdsim/test-ct-*.sh): trixie's runc, crun, GNU tar
+# and dpkg (scripts/fetch-runtimes.sh, RUNTIMES_ROOT), and `make deb`'s
+# package in /test/deb, which the tests install with dpkg: the plugin and the
+# tool are not copied in. The guest's dpkg database lists what the guest
+# has: trixie's packages (criu's closure and the runtimes') and, for the
+# libraries the initramfs takes from this host (libdrm, ISA-L, ...), this
+# host's packages (without their own Depends: the guest holds their files,
+# not every package they name; the package's Depends are what dpkg checks).
+# The guest's / moves to a tmpfs at boot (ROOT_TMPFS).
+install_containers() { # OVERLAY
+	local ov=$1 deb pkg
+	[ -x "$RUNTIMES_ROOT/usr/sbin/runc" ] || vm_die "no runc in $RUNTIMES_ROOT: run make vm-deps (scripts/fetch-runtimes.sh)"
+	rm -rf "$ov/usr/lib/criu" "$ov/usr/bin/amdgpu-criu" "$WORKDIR/deb" "$WORKDIR/deb-root"
+	deb=$("$VM_ROOT/scripts/build-deb.sh" "$BUILD" "$WORKDIR/deb")
+	mkdir -p "$ov/test/deb" "$ov/var/lib/dpkg/info" "$ov/var/lib/dpkg/updates" "$ov/var/lib/dpkg/triggers"
+	cp "$deb" "$ov/test/deb/"
+	dpkg-deb -x "$deb" "$WORKDIR/deb-root"
+	{
+		for pkg in "$(dirname "$CRIU_ROOT")"/debs/*.deb; do
+			dpkg-deb -f "$pkg" Package Version Architecture Multi-Arch Provides Maintainer Description
+			echo "Status: install ok installed"
+			echo
+		done
+		awk 'NF == 0 { print "Status: install ok installed" } { print }' "$RUNTIMES_ROOT/.status-runtimes"
+		for pkg in $(dpkg-deb -f "$deb" Depends | tr ',' '
+' | sed 's/^ *//; s/[ (].*//' | grep .); do
+			grep -q "^Package: $pkg\$" "$RUNTIMES_ROOT/.status-runtimes" && continue
+			ls "$(dirname "$CRIU_ROOT")"/debs/"${pkg}"_*.deb >/dev/null 2>&1 && continue
+			dpkg-query -W -f='Package: ${Package}\nVersion: ${Version}\nArchitecture: ${Architecture}\nMulti-Arch: ${Multi-Arch}\nMaintainer: ${Maintainer}\nDescription: ${binary:Summary}\nStatus: install ok installed\n\n' "$pkg"
+		done
+	} | grep -v '^[A-Za-z-]*: *$' >"$ov/var/lib/dpkg/status"
+	: >"$ov/var/lib/dpkg/available"
+	echo "ROOT_TMPFS=1" >>"$ov/test/config"
+	LIBS_FOR=$WORKDIR/deb-root
+}
+
 # test_boot FILE: the boot a guest test belongs to ("# vm-boot: NAME", else main)
 test_boot() { sed -n 's/^# vm-boot: *\([a-z0-9-]*\).*/\1/p' "$1" | head -1 | grep . || echo main; }
 # test_limit FILE: its time limit in seconds, as the guest's /init computes it
@@ -233,6 +270,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	install -m 0755 "$HERE/guest/init" "$ov/init"
 	cp "$VM_ROOT/tests/lib/tap.sh" "$ov/test/lib/tap.sh"
 	cp "$HERE/guest/lib.sh" "$ov/test/lib/guest.sh"
+	cp "$HERE/guest/ct.sh" "$ov/test/lib/ct.sh"
 	: >"$ov/test/vm/order"
 	guest_tests >"$WORKDIR/tests${BOOT:+-$BOOT}"
 	TESTS_LIMIT=0
@@ -256,6 +294,11 @@ make_overlay() { # KROOT KREL OVERLAY
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
+	LIBS_FOR= CT_ROOT=
+	if grep -q '^test-ct-' "$ov/test/vm/order"; then
+		install_containers "$ov"
+		CT_ROOT=$RUNTIMES_ROOT
+	fi
 	for f in "$WORKDIR"/kmod/*.ko; do [ -f "$f" ] && cp "$f" "$ov/test/"; done
 	# read, not an unquoted expansion: "name?" specs are no globs
 	read -ra specs <<<"$(suite_modules | tr '\n' ' ')"
@@ -287,7 +330,7 @@ prepare() {
 	step "guest files"; make_overlay "$kroot" "$krel" "$OVERLAY"
 	exec 8>&- # the shared files are ready: other boots may prepare
 	[ -s "$OVERLAY/test/vm/order" ] || vm_die "no guest test to run (suite $SUITE, boot ${BOOT:-any}, VM_ONLY '${VM_ONLY:-}')"
-	step "initramfs"; "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT"
+	step "initramfs"; LIBS_FOR=$LIBS_FOR "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT" "$CT_ROOT"
 	step "VM run"
 	KERNEL=$kroot/boot/vmlinuz-$krel
 	KREL=$krel

@@ -24,7 +24,7 @@
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
@@ -38,7 +38,10 @@ export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT
 $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
 	scripts/install-deps.sh vm
 	@mkdir -p $(dir $@) && touch $@
-vm-deps: $(VM_DEPS_STAMP)
+# trixie's runc, crun, GNU tar, dpkg for the container boot (scripts/fetch-runtimes.sh;
+# quick when already there)
+vm-deps: $(VM_DEPS_STAMP) deps
+	scripts/fetch-runtimes.sh $(CACHE)/runtimes $(CRIU_DIR)/root
 
 vm-check vm-amdgpu-check vm-selftest: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin

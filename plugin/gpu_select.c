@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_select.h"
+
+static bool parse_u32(const char *s, size_t len, int base, uint32_t *out)
+{
+	char buf[24], *end;
+	unsigned long v;
+
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (buf[0] == '-' || buf[0] == '+')
+		return false;
+	errno = 0;
+	v = strtoul(buf, &end, base);
+	if (errno || *end || end == buf || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int add_token(struct gpu_select *sel, const char *tok, size_t len, char *err, size_t errlen)
+{
+	static const char dev[] = "/dev/dri/", render[] = "renderD";
+	uint32_t v;
+
+	if (len > sizeof(dev) - 1 && !strncmp(tok, dev, sizeof(dev) - 1)) {
+		tok += sizeof(dev) - 1;
+		len -= sizeof(dev) - 1;
+	}
+	if (len > sizeof(render) - 1 && !strncmp(tok, render, sizeof(render) - 1)) {
+		if (!parse_u32(tok + sizeof(render) - 1, len - (sizeof(render) - 1), 10, &v))
+			goto bad;
+		if (sel->n_minors == GPU_SELECT_MAX)
+			goto many;
+		sel->minors[sel->n_minors++] = v;
+		return 0;
+	}
+	if (len > 2 && (!strncmp(tok, "0x", 2) || !strncmp(tok, "0X", 2))) {
+		if (!parse_u32(tok + 2, len - 2, 16, &v))
+			goto bad;
+	} else if (!parse_u32(tok, len, 10, &v)) {
+		goto bad;
+	}
+	if (!v)
+		goto bad;
+	if (sel->n_gpu_ids == GPU_SELECT_MAX)
+		goto many;
+	sel->gpu_ids[sel->n_gpu_ids++] = v;
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "%s: '%.*s' is neither a render node (renderD130, /dev/dri/renderD130) nor a "
+		 "gpu_id (decimal or 0x hex, as amdgpu-criu topology shows it)",
+		 GPU_SELECT_ENV, (int)(len > 64 ? 64 : len), tok);
+	return -EINVAL;
+many:
+	snprintf(err, errlen, "%s names more than %d GPUs of one kind", GPU_SELECT_ENV,
+		 GPU_SELECT_MAX);
+	return -EINVAL;
+}
+
+int gpu_select_parse(struct gpu_select *sel, const char *text, char *err, size_t errlen)
+{
+	const char *p = text;
+	int ret;
+
+	memset(sel, 0, sizeof(*sel));
+	while (p && *p) {
+		size_t len;
+
+		p += strspn(p, ", \t");
+		len = strcspn(p, ", \t");
+		if (!len)
+			break;
+		ret = add_token(sel, p, len, err, errlen);
+		if (ret) {
+			memset(sel, 0, sizeof(*sel));
+			return ret;
+		}
+		p += len;
+	}
+	return 0;
+}
+
+int gpu_select_from_env(struct gpu_select *sel, char *err, size_t errlen)
+{
+	return gpu_select_parse(sel, getenv(GPU_SELECT_ENV), err, errlen);
+}
+
+bool gpu_select_all(const struct gpu_select *sel)
+{
+	return !sel->n_minors && !sel->n_gpu_ids;
+}
+
+bool gpu_select_allows(const struct gpu_select *sel, uint32_t gpu_id, uint32_t render_minor)
+{
+	unsigned int i;
+
+	if (gpu_select_all(sel))
+		return true;
+	for (i = 0; i < sel->n_minors; i++)
+		if (sel->minors[i] == render_minor)
+			return true;
+	for (i = 0; i < sel->n_gpu_ids; i++)
+		if (sel->gpu_ids[i] == gpu_id)
+			return true;
+	return false;
+}
