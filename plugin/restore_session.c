@@ -214,7 +214,7 @@ int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **n
 {
 	struct gpu_select sel;
 	char why[256];
-	size_t i;
+	size_t i, unnamed = 0;
 	int ret;
 
 	*n = 0;
@@ -236,14 +236,16 @@ int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **n
 			continue;
 		minor = (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor);
 		if (!gpu_select_allows(&sel, g->gpu_id, minor)) {
-			pr_info("GPU %u (node %u, renderD%u) is not usable here: %s does not name it",
-				g->gpu_id, g->index, minor, GPU_SELECT_ENV);
+			unnamed++;
 			continue;
 		}
 		if (!render_node_opens(g, minor, in_task))
 			continue;
 		(*nodes)[(*n)++] = g->index;
 	}
+	if (unnamed)
+		pr_info("%s=%s: %zu other GPUs %s not used", GPU_SELECT_ENV, getenv(GPU_SELECT_ENV),
+			unnamed, in_task ? "this task sees are" : "of this node are");
 	return 0;
 }
 

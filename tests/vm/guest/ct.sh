@@ -223,7 +223,7 @@ ct_cases() {
 	sums=$(gpu_img_sums "$img")
 
 	# (c) too few GPUs
-	env=$(ct_gpus_for "$b0")
+	CT_CASE=c; env=$(ct_gpus_for "$b0")
 	ct_restore_env "$env" "$rt" "$name" "$img" "$CT/bundle-c"
 	rc=$?
 	check "$rt (c): restore into a container given one GPU refused (status $rc)" test "$rc" -ne 0
@@ -235,8 +235,10 @@ ct_cases() {
 		eval 'ct_gone "$rt" "$name" && gpu_no_strays'
 	check "$rt (c): the images are unchanged" eval '[ "$(gpu_img_sums "$img")" = "$sums" ]'
 
+	[ "$rt" != crun ] || ct_crun_unnamed "$name" "$img" "$sums"
+
 	# (b) other GPUs
-	env=$(ct_gpus_for "$b0" "$b1")
+	CT_CASE=b; env=$(ct_gpus_for "$b0" "$b1")
 	ct_restore_env "$env" "$rt" "$name" "$img" "$CT/bundle-b"
 	rc=$?
 	check "$rt (b): restore into a container given B's GPUs (status $rc)" test "$rc" -eq 0
@@ -246,13 +248,29 @@ ct_cases() {
 	GPU_TRIGGER_TEXT="$map" ct_finish "$rt (b)" "$rt" "$name"
 
 	# (a) the same GPUs
-	env=$(ct_gpus_for "$a0" "$a1")
+	CT_CASE=a; env=$(ct_gpus_for "$a0" "$a1")
 	ct_restore_env "$env" "$rt" "$name" "$img" "$CT/bundle-a"
 	rc=$?
 	check "$rt (a): restore into a container given the same GPUs (status $rc)" test "$rc" -eq 0
 	ct_plugin_says "$img.rwork/restore.log"
 	ct_restored_checks "$rt (a)" "$a0 $a1" "$ids"
 	GPU_TRIGGER_TEXT="" ct_finish "$rt (a)" "$rt" "$name"
+}
+
+# ct_crun_unnamed NAME IMG SUMS: crun restores with no device filter in
+# place, so the task may use all 8 GPUs; without AMDGPU_CRIU_GPUS the plugin
+# cannot tell the container's two: refused in one line that says so
+ct_crun_unnamed() {
+	local name=$1 img=$2 sums=$3 rc
+	ct_restore_env "" crun "$name" "$img" "$CT/bundle-b"
+	rc=$?
+	check "crun: restore into B's container without naming its GPUs refused (status $rc)" test "$rc" -ne 0
+	ct_plugin_says "$img.rwork/restore.log"
+	check "crun: the plugin's line says to name them in AMDGPU_CRIU_GPUS" \
+		grep -qE "amdgpu_plugin: (Error: )?.*checkpointed with 2 GPUs but its restored task can use 8.*crun.*AMDGPU_CRIU_GPUS" "$img.rwork/restore.log"
+	ct_delete crun "$name"
+	check "crun: nothing left running, the images unchanged" \
+		eval 'ct_gone crun "$name" && gpu_no_strays && [ "$(gpu_img_sums "$img")" = "$sums" ]'
 }
 
 # ct_restore_env "VAR=VALUE..." ARGS...: ct_restore ARGS with those variables

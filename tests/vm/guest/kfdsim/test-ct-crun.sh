@@ -15,7 +15,21 @@
 . /test/lib/ct.sh
 ct_missing crun && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
-ct_gpus_for() { echo "AMDGPU_CRIU_GPUS=$(echo "$@" | sed 's/\([0-9][0-9]*\)/renderD\1/g; s/ /,/g')"; }
+# (b), (c): in the environment of `crun restore`; (a): in the plugin's
+# options file (runtimes that drop the environment, podman's checkpoint)
+CONF=/etc/criu/amdgpu_plugin.conf
+ct_gpus_for() {
+	local v
+	v=$(echo "$@" | sed 's/\([0-9][0-9]*\)/renderD\1/g; s/ /,/g')
+	rm -f "$CONF"
+	if [ "$CT_CASE" = a ]; then
+		mkdir -p /etc/criu && printf '# the GPUs crun gives the container\nAMDGPU_CRIU_GPUS = %s\n' "$v" >"$CONF"
+	else
+		echo "AMDGPU_CRIU_GPUS=$v"
+	fi
+}
 ct_cases crun
+check "crun (a) took the GPUs from $CONF" grep -q "options file $CONF" "$CT/img.rwork/restore.log"
+rm -f "$CONF"
 check "kfdsim loaded again as the boot loaded it" kfdsim_reload
 tap_done
