@@ -14,7 +14,8 @@
 #include "kfd_confine.h"
 #include "kfd_dev.h"
 
-#define INSN(c, d, s, o, i) ((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
+#define INSN(c, d, s, o, i)                                                                        \
+	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
 
 /* A conditional jump at insns[at] to insns[to]. */
 static struct bpf_insn jump_to(uint8_t op, uint8_t reg, int32_t imm, size_t at, size_t to)
@@ -22,8 +23,7 @@ static struct bpf_insn jump_to(uint8_t op, uint8_t reg, int32_t imm, size_t at, 
 	return INSN(BPF_JMP | op | BPF_K, reg, 0, (int16_t)(to - at - 1), imm);
 }
 
-int kfd_confine_program(const uint32_t *render_minors, size_t n, struct bpf_insn *insns,
-			size_t max)
+int kfd_confine_program(const uint32_t *render_minors, size_t n, struct bpf_insn *insns, size_t max)
 {
 	size_t len = 0, i, allow;
 

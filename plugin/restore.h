@@ -64,10 +64,10 @@ struct restore_session {
 	struct match_result task_map;
 	bool has_task_map;
 	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
-	bool confine_kfd; /* KFD shows it more GPUs than the targets: kfd_confine.h */
-	bool render_settled;			     /* render_fds_settle() done */
-	struct restore_share_task share;	     /* dma-buf fds it published */
-	struct vma_map gem_vmas;		     /* its render files' GEM BOs (gem_bos.h) */
+	bool confine_kfd;    /* KFD shows it more GPUs than the targets: kfd_confine.h */
+	bool render_settled; /* render_fds_settle() done */
+	struct restore_share_task share; /* dma-buf fds it published */
+	struct vma_map gem_vmas;	 /* its render files' GEM BOs (gem_bos.h) */
 };
 
 /* Master, init hook. 0 also when there is nothing to do (active false). */

@@ -111,8 +111,10 @@ static int choose_targets(struct restore_session *s, const struct kfd_process_im
 		       getenv(GPU_SELECT_ENV) ? " of those " GPU_SELECT_ENV " names" : "",
 		       e->n_devices,
 		       n_visible > e->n_devices && !getenv(GPU_SELECT_ENV)
-			       ? "; a runtime that installs the container's device filter after the "
-				 "restore (crun) shows the task every GPU: name the container's GPUs "
+			       ? "; a runtime that installs the container's device filter after "
+				 "the "
+				 "restore (crun) shows the task every GPU: name the container's "
+				 "GPUs "
 				 "in " GPU_SELECT_ENV
 			       : "");
 		ret = -EINVAL;

@@ -35,8 +35,8 @@ static void nodes_and_ids(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(gpu_select_parse(&sel, "renderD130,/dev/dri/renderD131 0xbeef, 4660",
-					  err, sizeof(err)),
+	assert_int_equal(gpu_select_parse(&sel, "renderD130,/dev/dri/renderD131 0xbeef, 4660", err,
+					  sizeof(err)),
 			 0);
 	assert_false(gpu_select_all(&sel));
 	assert_int_equal(sel.n_minors, 2);
@@ -51,8 +51,8 @@ static void nodes_and_ids(void **state)
 static void bad_values_are_refused(void **state)
 {
 	static const char *const bad[] = {
-		"renderD", "renderDx", "card0", "0x", "0xzz", "-1", "0", "4294967296", "renderD-1",
-		"/dev/dri/", "gpu1",
+		"renderD", "renderDx",	 "card0",     "0x",	   "0xzz", "-1",
+		"0",	   "4294967296", "renderD-1", "/dev/dri/", "gpu1",
 	};
 	struct gpu_select sel;
 	char err[256];

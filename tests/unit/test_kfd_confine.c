@@ -60,8 +60,9 @@ static void program_per_minor_count(void **state)
 		minors[i] = 128 + (uint32_t)i;
 	assert_int_equal(kfd_confine_program(minors, 2, insns, KFD_CONFINE_MAX + 11), 13);
 	assert_int_equal(kfd_confine_program(minors, 0, insns, KFD_CONFINE_MAX + 11), 11);
-	assert_int_equal(kfd_confine_program(minors, KFD_CONFINE_MAX + 1, insns, KFD_CONFINE_MAX + 11),
-			 -E2BIG);
+	assert_int_equal(
+		kfd_confine_program(minors, KFD_CONFINE_MAX + 1, insns, KFD_CONFINE_MAX + 11),
+		-E2BIG);
 	assert_int_equal(kfd_confine_program(minors, 4, insns, 14), -E2BIG);
 	n = kfd_confine_program(minors, KFD_CONFINE_MAX, insns, KFD_CONFINE_MAX + 11);
 	assert_int_equal(n, KFD_CONFINE_MAX + 11);

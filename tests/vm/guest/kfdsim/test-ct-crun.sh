@@ -10,7 +10,7 @@
 # environment of `crun restore` overrides), and the plugin opens /dev/kfd
 # for those only (kfd_confine.h). Without the name, one line says so.
 # vm-boot: ct
-# vm-timeout: 600
+# vm-timeout: 180
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 ct_missing crun && { tap_done; exit; }

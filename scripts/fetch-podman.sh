@@ -1,0 +1,73 @@
+#!/bin/bash
+# Fetches Debian trixie's podman and what it needs besides the container
+# runtimes of scripts/fetch-runtimes.sh (runc, crun, libcriu2, GNU tar,
+# gzip, dpkg) and trixie's criu, and unpacks them under DEST/root without
+# installing anything (the VM's "podman" boot puts DEST/root on top of the
+# runtimes, see tests/vm/build-initramfs.sh):
+#   podman                          5.4.2: the CLI and engine (rootful, cgroupfs,
+#                                   no systemd: its compiled defaults)
+#   conmon                          runs `<runtime> run|restore` for podman
+#   golang-github-containers-common containers.conf, seccomp.json, policy.json
+#   golang-github-containers-image  registries.conf, policy files
+#   netavark                        a hard Depends (unused: --network none)
+#   catatonit                       podman's --init (unused, small)
+# plus their library closure in trixie (Depends, recursively, library
+# packages only), verified: every DT_NEEDED of every unpacked ELF resolves
+# inside DEST, RUNTIMES_ROOT or trixie's criu closure (CRIU_ROOT).
+#
+# usage: fetch-podman.sh DEST CRIU_ROOT RUNTIMES_ROOT
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+DEST=$(mkdir -p "$1" && cd "$1" && pwd)
+CRIU_ROOT=$(cd "$2" && pwd)
+RUNTIMES_ROOT=$(cd "$3" && pwd)
+SUITE=trixie
+WANT="podman conmon golang-github-containers-common golang-github-containers-image netavark catatonit"
+STAMP="$DEST/root/.fetched"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$DEST/root/usr/bin/podman" ]; then
+	exit 0
+fi
+rm -rf "$DEST/debs" "$DEST/root"
+mkdir -p "$DEST/debs" "$DEST/root"
+# shellcheck source=scripts/apt-private.sh
+. "$HERE/apt-private.sh"
+apt_private "$DEST/apt" "$SUITE"
+"${APTP[@]}" update >/dev/null
+# Library packages the runtimes' or criu's closure already holds are not
+# fetched again (their files are in the guest).
+have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
+closure=$(for p in $WANT; do
+	echo "$p"
+	"${APTC[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances "$p/$SUITE" 2>/dev/null |
+		sed -n 's/^\([a-z0-9][a-z0-9.+-]*\)$/\1/p' | grep -E '^(lib|zlib1g$)' | grep -v -e '-dev$' -e '^libc6$'
+done | sort -u | while read -r p; do case "$have" in *" $p "*) ;; *) echo "$p" ;; esac; done)
+# shellcheck disable=SC2046
+(cd "$DEST/debs" && "${APTP[@]}" download $(for p in $closure; do echo "$p/$SUITE"; done) >/dev/null)
+for d in "$DEST"/debs/*.deb; do dpkg -x "$d" "$DEST/root"; done
+# what the guest's dpkg database says is installed
+for d in "$DEST"/debs/*.deb; do
+	dpkg-deb -f "$d" Package Version Architecture Multi-Arch Provides Maintainer Description
+	echo
+done >"$DEST/root/.status-podman"
+LIBDIR=usr/lib/x86_64-linux-gnu
+rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/share/locale" \
+	"$DEST/root/usr/share/info" "$DEST/root/usr/share/lintian" "$DEST/root/usr/include" \
+	"$DEST/root/usr/share/zsh" "$DEST/root/usr/share/fish" "$DEST/root/usr/share/bash-completion" \
+	"$DEST/root/$LIBDIR/gconv"
+missing=""
+while IFS= read -r elf; do
+	for so in $(readelf -d "$elf" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		[ -e "$DEST/root/$LIBDIR/$so" ] || [ -e "$RUNTIMES_ROOT/$LIBDIR/$so" ] ||
+			[ -e "$CRIU_ROOT/$LIBDIR/$so" ] || [ -e "$CRIU_ROOT/usr/lib64/$so" ] ||
+			missing="$missing $so(${elf##*/})"
+	done
+done < <(find "$DEST/root" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
+	'head -c 4 "$1" | od -An -c | tr -d " " | grep -q "^177ELF$" && echo "$1"' _ {} \;)
+if [ -n "$missing" ]; then
+	echo "fetch-podman: unresolved libraries:$missing" >&2
+	exit 1
+fi
+echo "$WANT" >"$STAMP"
+echo "fetch-podman: $(ls "$DEST/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"
+echo "fetch-podman: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"
