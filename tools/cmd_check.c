@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "common/escape.h"
 #include "ckpt.h"
+#include "gpu_select.h"
 #include "match.h"
 #include "vram_check.h"
 
@@ -59,7 +60,9 @@ void cmd_check_usage(FILE *out)
 		"                         (default: every accessible GPU node)\n"
 		"  -j, --json             print one JSON object\n"
 		"  -h, --help             show this help\n\n"
-		"environment: the KFD_*_CHECK variables, as for '" CLI_NAME " match'.\n\n"
+		"environment: the KFD_*_CHECK variables, as for '" CLI_NAME " match';\n"
+		"  " GPU_SELECT_ENV " (the GPUs a restore may use, as the plugin reads it)\n"
+		"  when --to-nodes is not given.\n\n"
 		"exit status: 0 compatible, 1 not compatible, 2 usage error or unusable input\n");
 }
 
@@ -160,6 +163,38 @@ static int load_inputs(const struct check_opts *opts, struct check_inputs *in)
 	return ckpt_source_build("check", &in->ck, &in->src);
 }
 
+/* Without --to-nodes, the GPUs AMDGPU_CRIU_GPUS names, as the plugin would use them. */
+static int nodes_from_env(struct check_inputs *in)
+{
+	struct gpu_select sel;
+	char err[256];
+	size_t i;
+
+	if (in->dst_nodes.n || !getenv(GPU_SELECT_ENV))
+		return 0;
+	if (gpu_select_from_env(&sel, err, sizeof(err))) {
+		cli_err("check: %s", err);
+		return -EINVAL;
+	}
+	in->dst_nodes.nodes = calloc(in->dst.n_nodes + 1, sizeof(*in->dst_nodes.nodes));
+	if (!in->dst_nodes.nodes)
+		return -ENOMEM;
+	for (i = 0; i < in->dst.n_nodes; i++) {
+		const struct kfd_node *g = &in->dst.nodes[i];
+
+		if (g->accessible && g->is_gpu && kfd_prop_present(g, KFD_PROP_drm_render_minor) &&
+		    gpu_select_allows(&sel, g->gpu_id,
+				      (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
+			in->dst_nodes.nodes[in->dst_nodes.n++] = g->index;
+	}
+	if (!in->dst_nodes.n && !gpu_select_all(&sel)) {
+		cli_err("check: %s=%s names no GPU of this topology", GPU_SELECT_ENV,
+			getenv(GPU_SELECT_ENV));
+		return -ENODEV;
+	}
+	return 0;
+}
+
 static int load_destination(const struct check_opts *opts, struct check_inputs *in)
 {
 	const char *root = opts->sysfs ? opts->sysfs : KFD_SYSFS_TOPOLOGY;
@@ -167,6 +202,8 @@ static int load_destination(const struct check_opts *opts, struct check_inputs *
 
 	ret = match_load_topology("check", opts->sysfs ? "--sysfs" : "local topology", root,
 				  &in->dst);
+	if (!ret)
+		ret = nodes_from_env(in);
 	return ret ?: match_check_gpu_list("check", "--to-nodes", &in->dst, &in->dst_nodes);
 }
 

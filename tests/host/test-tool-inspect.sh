@@ -302,6 +302,20 @@ expect_rc 1 "MI210 pair split across hives exits 1"
 check "the split is refused with a reason" grep -Eq '^not compatible: .+' "$OUT"
 check "a refusal prints no map" bash -c "! grep -q '^expose:' '$OUT'"
 
+# AMDGPU_CRIU_GPUS, as the plugin reads it, when --to-nodes is not given
+r6=$(sed -n 's/^drm_render_minor //p' "$TMP/mi210/nodes/6/properties")
+r7=$(sed -n 's/^drm_render_minor //p' "$TMP/mi210/nodes/7/properties")
+AMDGPU_CRIU_GPUS="renderD$r6,/dev/dri/renderD$r7" run check "$CK210" --sysfs "$TMP/mi210" --json
+expect_rc 0 "MI210 pair onto AMDGPU_CRIU_GPUS=renderD$r6,renderD$r7 exits 0"
+check "it lands on those two GPUs (nodes 6, 7)" jqt '[.map[].dst_node] | sort == [6, 7]'
+AMDGPU_CRIU_GPUS="renderD$r6" run check "$CK210" --sysfs "$TMP/mi210"
+expect_rc 1 "MI210 pair onto one named GPU exits 1"
+AMDGPU_CRIU_GPUS="renderD$r6,renderD$r7" run check "$CK210" --sysfs "$TMP/mi210" --to-nodes 2,3 --json
+check "--to-nodes wins over AMDGPU_CRIU_GPUS" jqt '[.map[].dst_node] == [2, 3]'
+AMDGPU_CRIU_GPUS="card0" error_exit "check with a bad AMDGPU_CRIU_GPUS exits 2" check "$CK210" --sysfs "$TMP/mi210"
+check "the error names the variable and the bad word" grep -q "AMDGPU_CRIU_GPUS: 'card0' is neither" "$ERR"
+AMDGPU_CRIU_GPUS="renderD250" error_exit "check with AMDGPU_CRIU_GPUS naming no GPU exits 2" check "$CK210" --sysfs "$TMP/mi210"
+
 CK1=$TMP/ck1
 check "a one-GPU MI308X checkpoint is written" mkckpt "$CK1" --sysfs "$MI308X" --nodes 2
 run check "$CK1" --sysfs "$VEGA10"

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/gpu_select.h"
+#include "gpu_select.h"
 
 static void unset_means_every_gpu(void **state)
 {
