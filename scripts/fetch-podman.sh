@@ -11,6 +11,10 @@
 #   golang-github-containers-image  registries.conf, policy files
 #   netavark                        a hard Depends (unused: --network none)
 #   catatonit                       podman's --init (unused, small)
+#   iproute2                        `ip`: CRIU saves and restores a container's
+#                                   network namespace with `ip addr|route|rule
+#                                   save|restore` (crun dumps it whole; runc
+#                                   asks for an empty one); busybox's ip cannot
 # plus their library closure in trixie (Depends, recursively, library
 # packages only), verified: every DT_NEEDED of every unpacked ELF resolves
 # inside DEST, RUNTIMES_ROOT or trixie's criu closure (CRIU_ROOT).
@@ -22,7 +26,7 @@ DEST=$(mkdir -p "$1" && cd "$1" && pwd)
 CRIU_ROOT=$(cd "$2" && pwd)
 RUNTIMES_ROOT=$(cd "$3" && pwd)
 SUITE=trixie
-WANT="podman conmon golang-github-containers-common golang-github-containers-image netavark catatonit"
+WANT="podman conmon golang-github-containers-common golang-github-containers-image netavark catatonit iproute2"
 STAMP="$DEST/root/.fetched"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$DEST/root/usr/bin/podman" ]; then
 	exit 0
@@ -36,12 +40,26 @@ apt_private "$DEST/apt" "$SUITE"
 # Library packages the runtimes' or criu's closure already holds are not
 # fetched again (their files are in the guest).
 have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
-closure=$(for p in $WANT; do
-	echo "$p"
-	"${APTC[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
-		--no-breaks --no-replaces --no-enhances "$p/$SUITE" 2>/dev/null |
-		sed -n 's/^\([a-z0-9][a-z0-9.+-]*\)$/\1/p' | grep -E '^(lib|zlib1g$)' | grep -v -e '-dev$' -e '^libc6$'
-done | sort -u | while read -r p; do case "$have" in *" $p "*) ;; *) echo "$p" ;; esac; done)
+# Depends, recursively through library packages only (the first of each
+# alternative; gpgme's gnupg|gpg is no library: podman needs no signatures)
+deps_of() {
+	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances "$1/$SUITE" 2>/dev/null |
+		awk '/^ *\|Depends:/ { if (!alt) print $2; alt = 1; next }
+			/^ *Depends:/ { if (!alt) print $2; alt = 0 }' | tr -d '<>'
+}
+closure=" " todo="$WANT"
+while [ -n "$todo" ]; do
+	set -- $todo
+	p=$1
+	shift
+	todo="$*"
+	case "$closure$have" in *" $p "*) continue ;; esac
+	closure="$closure$p "
+	for d in $(deps_of "$p"); do
+		case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
+	done
+done
 # shellcheck disable=SC2046
 (cd "$DEST/debs" && "${APTP[@]}" download $(for p in $closure; do echo "$p/$SUITE"; done) >/dev/null)
 for d in "$DEST"/debs/*.deb; do dpkg -x "$d" "$DEST/root"; done
@@ -55,6 +73,8 @@ rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/sha
 	"$DEST/root/usr/share/info" "$DEST/root/usr/share/lintian" "$DEST/root/usr/include" \
 	"$DEST/root/usr/share/zsh" "$DEST/root/usr/share/fish" "$DEST/root/usr/share/bash-completion" \
 	"$DEST/root/$LIBDIR/gconv"
+# podman's own test helper (36 MB) and netavark's DHCP client: not for --network none
+rm -f "$DEST/root/usr/libexec/podman/podman-testing" "$DEST/root/usr/lib/podman/netavark-dhcp-proxy-client"
 missing=""
 while IFS= read -r elf; do
 	for so in $(readelf -d "$elf" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do

@@ -11,18 +11,21 @@
 #   RUNTIMES_ROOT optional, trixie's runc, crun, libcriu2, GNU tar and gzip,
 #               dpkg (scripts/fetch-runtimes.sh), copied on top of /usr, /etc
 #               and /var (boot "ct", guest/kfdsim/test-ct-*.sh)
+#   PODMAN_ROOT optional, trixie's podman, conmon, containers-common, netavark
+#               (scripts/fetch-podman.sh), copied on top of RUNTIMES_ROOT
+#               (boot "podman", guest/kfdsim/test-ct-podman.sh)
 #   libraries   every shared library that an ELF file of OVERLAY (or of the
 #               directory LIBS_FOR, e.g. a package unpacked for it) needs and
 #               the trixie closure lacks (libdrm, libdrm_amdgpu, json-c, ...),
 #               taken from the host, where those files were built
 # and writes it as a zstd-compressed newc cpio.
 #
-# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT]]
+# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT [PODMAN_ROOT]]]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd) CRIU42_ROOT=${4:-}
-RUNTIMES_ROOT=${5:-}
+RUNTIMES_ROOT=${5:-} PODMAN_ROOT=${6:-}
 LIBDIR=usr/lib/x86_64-linux-gnu
 STAGE=
 
@@ -90,11 +93,13 @@ add_criu42() {
 }
 
 add_runtimes() {
-	local d
-	for d in usr etc var; do
-		[ ! -d "$RUNTIMES_ROOT/$d" ] || cp -a "$RUNTIMES_ROOT/$d" "$STAGE/"
+	local d r
+	for r in "$RUNTIMES_ROOT" ${PODMAN_ROOT:+"$PODMAN_ROOT"}; do
+		for d in usr etc var; do
+			[ ! -d "$r/$d" ] || cp -a "$r/$d" "$STAGE/"
+		done
+		vm_log "adding the container runtimes of $r"
 	done
-	vm_log "adding the container runtimes of $RUNTIMES_ROOT"
 }
 
 main() {

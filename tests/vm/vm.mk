@@ -7,6 +7,8 @@
 #                           four boots: main, cr, faults, big ("# vm-boot:" lines)
 #   make vm-amdgpu-check    the real-amdgpu smoke suite (amdgpu.ko, no GPU)
 #   make vm-selftest        the harness's own test: breakage is reported (6 boots)
+#   make vm-podman          only boot "podman" of vm-check: trixie's podman checkpoints
+#                           a GPU container (--export) and restores it (--import)
 #   make vm-bench           benchmarks in the VM (boot "bench"): BO contents per
 #                           copy engine under kfdsim's cost model, next to limits
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)
@@ -24,26 +26,31 @@
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-podman.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
 VM_SUITE_vm-amdgpu-check := tests/vm/test-amdgpu.sh
 VM_SUITE_vm-selftest := tests/vm/selftest.sh
+# boot "podman" alone (podman checkpoint --export / restore --import of a GPU
+# container under runc and crun; also in vm-check)
+VM_SUITE_vm-podman := tests/vm/test-kfdsim-podman.sh
 export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT VM_CPU
 
-.PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest vm-bench
+.PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest vm-bench vm-podman
 
 # A stamp per recipe version, as for the build dependencies.
 $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
 	scripts/install-deps.sh vm
 	@mkdir -p $(dir $@) && touch $@
-# trixie's runc, crun, GNU tar, dpkg for the container boot (scripts/fetch-runtimes.sh;
-# quick when already there)
+# trixie's runc, crun, GNU tar, dpkg for the container boot (scripts/fetch-runtimes.sh),
+# and podman, conmon, containers-common for the podman boot (scripts/fetch-podman.sh;
+# both quick when already there)
 vm-deps: $(VM_DEPS_STAMP) deps
 	scripts/fetch-runtimes.sh $(CACHE)/runtimes $(CRIU_DIR)/root
+	scripts/fetch-podman.sh $(CACHE)/podman $(CRIU_DIR)/root $(CACHE)/runtimes/root
 
-vm-check vm-amdgpu-check vm-selftest: deps vm-deps
+vm-check vm-amdgpu-check vm-selftest vm-podman: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(VM_SUITE_$@)
 
