@@ -85,6 +85,20 @@ int restore_vma(struct restore_session *s, const char *path, uint64_t addr, uint
 /* RESUME_DEVICES_LATE for a restored task (pid in CRIU's namespace). */
 int restore_resume(struct restore_session *s, int pid);
 
+/*
+ * Restored task (restore_targets.c). The local GPU a checkpointed GPU lands
+ * on for this task (its own map when it sees other GPUs than the master;
+ * the master's for a GPU its own lacks), or NULL.
+ */
+const struct match_pair *restore_target(const struct restore_session *s, uint32_t src_gpu_id);
+/* This task's map onto the GPUs it can use (once per image); 0 or -errno, logged. */
+int restore_choose_targets(struct restore_session *s, const struct kfd_process_image *img);
+/*
+ * Its /dev/kfd file for img, after restore_choose_targets(): confined to the
+ * targets (kfd_confine.h) when the task may use more GPUs. fd or -errno, logged.
+ */
+int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *img);
+
 /* Shared by the master and the task parts (restore_session.c, restore_task.c). */
 int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **nodes, size_t *n);
 int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, size_t n_src,
