@@ -14,6 +14,7 @@
 #include "file_holder.h"
 #include "kfd_dev.h"
 #include "log.h"
+#include "dev_nodes.h"
 #include "render_fds.h"
 
 int render_fd_move_high(int fd)
@@ -85,97 +86,6 @@ const char *render_node_hint(int err)
 	default:
 		return "";
 	}
-}
-
-int render_node_policy(bool *create)
-{
-	const char *v = getenv(DEV_NODES_ENV);
-
-	*create = true;
-	if (!v || !*v || !strcmp(v, "create"))
-		return 0;
-	if (!strcmp(v, "keep")) {
-		*create = false;
-		return 0;
-	}
-	pr_err("%s=%s: use create (the default: a restored /dev gets the chosen GPUs' render "
-	       "nodes) or keep",
-	       DEV_NODES_ENV, v);
-	return -EINVAL;
-}
-
-/* Mode and owner of a render node in dir, to give a new one the same. */
-static void node_template(int dir_fd, struct stat *tmpl)
-{
-	DIR *d = fdopendir(dup(dir_fd));
-	struct dirent *de;
-	struct stat st;
-
-	memset(tmpl, 0, sizeof(*tmpl));
-	tmpl->st_mode = 0666;
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "renderD", 7) ||
-		    fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISCHR(st.st_mode) ||
-		    major(st.st_rdev) != DRM_MAJOR)
-			continue;
-		tmpl->st_mode = st.st_mode & 07777;
-		tmpl->st_uid = st.st_uid;
-		tmpl->st_gid = st.st_gid;
-		break;
-	}
-	closedir(d);
-}
-
-int render_node_create_at(const char *dir, uint32_t minor)
-{
-	char name[32];
-	struct stat tmpl;
-	int dir_fd, ret = 0;
-
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
-	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0)
-		return -errno;
-	node_template(dir_fd, &tmpl);
-	snprintf(name, sizeof(name), "renderD%u", minor);
-	if (mknodat(dir_fd, name, S_IFCHR | (tmpl.st_mode & 07777), makedev(DRM_MAJOR, minor))) {
-		ret = -errno;
-		goto out;
-	}
-	/* mknod applies the umask; the owner may be a render group */
-	if (fchmodat(dir_fd, name, tmpl.st_mode & 07777, 0) ||
-	    fchownat(dir_fd, name, tmpl.st_uid, tmpl.st_gid, AT_SYMLINK_NOFOLLOW)) {
-		ret = -errno;
-		unlinkat(dir_fd, name, 0);
-		goto out;
-	}
-	pr_info("created %s/%s (character device %u:%u, mode %04o, owner %u:%u): this restored "
-		"/dev had no node for the GPU chosen (it holds the checkpoint's nodes)",
-		dir, name, DRM_MAJOR, minor, (unsigned int)(tmpl.st_mode & 07777),
-		(unsigned int)tmpl.st_uid, (unsigned int)tmpl.st_gid);
-out:
-	close(dir_fd);
-	return ret;
-}
-
-int render_node_open_task(uint32_t minor)
-{
-	bool create;
-	int fd = render_node_open(minor), ret;
-
-	if (fd != -ENOENT || render_node_policy(&create) || !create)
-		return fd;
-	ret = render_node_create_at("/dev/dri", minor);
-	if (ret) {
-		pr_err("/dev/dri/renderD%u is missing and cannot be created: %s; give the restored "
-		       "process that GPU's render node",
-		       minor, strerror(-ret));
-		return -ENOENT;
-	}
-	return render_node_open(minor);
 }
 
 int render_fd_get(struct render_fds *t, uint32_t minor)

@@ -47,26 +47,9 @@ int render_node_open_at(const char *dir, uint32_t minor);
 const char *render_node_hint(int err);
 
 /*
- * In a restored task: a /dev restored from the checkpoint (a container's
- * tmpfs /dev, which CRIU brings back from its tar) holds the checkpoint's
- * nodes only, and the runtime does not create the nodes of the GPUs it gave
- * the restored container (criu #2872, #2888). So when the chosen GPU's node
- * is missing, the task creates it as character device 226:<minor> with the
- * mode and owner of a render node already there (0666 root if none), as
- * the runtime would have at the container's start, and says so. The device
- * cgroup still decides whether it may be created and opened.
- * AMDGPU_CRIU_DEV_NODES: "create" (the default) or "keep" (never create: a
- * missing node refuses the restore).
+ * The task's file for /dev/dri/renderD<minor>, opened on first use (created
+ * in a restored /dev that lacks it: dev_nodes.h). fd or -errno.
  */
-#define DEV_NODES_ENV "AMDGPU_CRIU_DEV_NODES"
-/* The policy from the environment: 0 and *create, or -EINVAL (one line logged). */
-int render_node_policy(bool *create);
-/* render_node_open(), creating a missing node when the policy says so. */
-int render_node_open_task(uint32_t minor);
-/* Creates dir/renderD<minor> (dir too) as above: 0 or -errno. */
-int render_node_create_at(const char *dir, uint32_t minor);
-
-/* The task's file for /dev/dri/renderD<minor>, opened on first use. fd or -errno. */
 int render_fd_get(struct render_fds *t, uint32_t minor);
 
 /* A fd of the same file for a mapping: the application's if it has one. */

@@ -17,6 +17,7 @@
 #include "ckpt_complete.h"
 #include "kfd_dev.h"
 #include "kfd_probe.h"
+#include "dev_nodes.h"
 #include "gpu_select.h"
 #include "render_fds.h"
 #include "log.h"
@@ -194,7 +195,7 @@ static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_
 	int fd = render_node_open(minor);
 	bool create;
 
-	if (in_task && fd == -ENOENT && !render_node_policy(&create) && create)
+	if (in_task && fd == -ENOENT && !dev_nodes_policy(&create) && create)
 		return true;
 	if (fd < 0) {
 		pr_info("GPU %u (node %u) is not usable here: /dev/dri/renderD%u: %s%s", g->gpu_id,
@@ -581,7 +582,7 @@ int restore_session_init(struct restore_session *s, int dir_fd)
 	if (!ret)
 		ret = restore_copy_parallel_get(&s->parallel);
 	if (!ret)
-		ret = render_node_policy(&create_nodes);
+		ret = dev_nodes_policy(&create_nodes);
 	if (!ret)
 		ret = check_complete(dir_fd);
 	if (!ret)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dev_nodes.h"
 #include "gpu_select.h"
 #include "kfd_confine.h"
 #include "kfd_dev.h"
@@ -129,17 +130,6 @@ out:
 	return ret;
 }
 
-static int open_kfd(void)
-{
-	int fd = open(KFD_DEVICE_PATH, O_RDWR);
-
-	if (fd < 0) {
-		pr_err("cannot open %s in the restored task: %s", KFD_DEVICE_PATH, strerror(errno));
-		return -errno;
-	}
-	return fd;
-}
-
 int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *img)
 {
 	const KfdProcessEntry *e = img->entry;
@@ -149,7 +139,7 @@ int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *
 	int fd;
 
 	if (!e->n_devices || !s->confine_kfd)
-		return open_kfd();
+		return kfd_node_open_task();
 	if (e->n_devices > KFD_CONFINE_MAX)
 		return -E2BIG;
 	for (i = 0; i < e->n_devices; i++) {
@@ -161,6 +151,9 @@ int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%srenderD%u", i ? "," : "",
 					minors[i]);
 	}
+	fd = kfd_node_prepare_task(); /* the node right first: the open makes the process */
+	if (fd)
+		return fd;
 	fd = kfd_open_confined(minors, e->n_devices, why, sizeof(why));
 	if (fd < 0) {
 		pr_err("pid %u: its restored task may use more GPUs than the %zu it is restored "

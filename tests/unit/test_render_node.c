@@ -5,9 +5,12 @@
  * (here /dev/null, as a /dev restored from a checkpoint may hold) is
  * -ENXIO, a missing one -ENOENT, each with its hint for the user. A
  * restored task creates a missing node as 226:<minor> with the mode and
- * owner of a render node already there (AMDGPU_CRIU_DEV_NODES decides).
+ * owner of a render node already there, and replaces a /dev/kfd that is not
+ * this host's KFD without opening it (plugin/dev_nodes.h; here /dev/zero's
+ * numbers stand for KFD's, /dev/null's for a stale node).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "plugin/dev_nodes.h"
 #include "plugin/render_fds.h"
 
 static void nodes_are_checked_by_number(void **state)
@@ -85,22 +89,82 @@ static void missing_nodes_are_created_like_their_siblings(void **state)
 	rmdir(dir);
 }
 
+static void stale_kfd_node_is_replaced_not_opened(void **state)
+{
+	const dev_t kfd = makedev(1, 5), stale = makedev(1, 3);
+	char dir[64], path[96];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test-kfd-node-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kfd", dir);
+	if (mknod(path, S_IFCHR | 0600, stale)) {
+		rmdir(dir);
+		skip(); /* no CAP_MKNOD here */
+	}
+	assert_int_equal(chmod(path, 0660), 0);
+	assert_int_equal(chown(path, 0, 44), 0);
+
+	/* keep: refused, the node left as it was */
+	assert_int_equal(kfd_node_open_at(path, kfd, false), -ENXIO);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(st.st_rdev == stale);
+
+	/* create: replaced (mode and owner kept), then opened */
+	fd = kfd_node_open_at(path, kfd, true);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(st.st_rdev == kfd);
+	close(fd);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISCHR(st.st_mode) && st.st_rdev == kfd);
+	assert_int_equal(st.st_mode & 07777, 0660);
+	assert_int_equal(st.st_gid, 44);
+
+	/* right already: opened as it is */
+	fd = kfd_node_open_at(path, kfd, false);
+	assert_true(fd >= 0);
+	close(fd);
+
+	/* missing: created 0666 (create), -ENOENT (keep) */
+	unlink(path);
+	assert_int_equal(kfd_node_open_at(path, kfd, false), -ENOENT);
+	fd = kfd_node_open_at(path, kfd, true);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0666);
+
+	/* not a character device: never replaced */
+	unlink(path);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(kfd_node_open_at(path, kfd, true), -ENXIO);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	unlink(path);
+	rmdir(dir);
+}
+
 static void node_policy_from_the_environment(void **state)
 {
 	bool create = false;
 
 	(void)state;
 	unsetenv(DEV_NODES_ENV);
-	assert_int_equal(render_node_policy(&create), 0);
+	assert_int_equal(dev_nodes_policy(&create), 0);
 	assert_true(create);
 	setenv(DEV_NODES_ENV, "keep", 1);
-	assert_int_equal(render_node_policy(&create), 0);
+	assert_int_equal(dev_nodes_policy(&create), 0);
 	assert_false(create);
 	setenv(DEV_NODES_ENV, "create", 1);
-	assert_int_equal(render_node_policy(&create), 0);
+	assert_int_equal(dev_nodes_policy(&create), 0);
 	assert_true(create);
 	setenv(DEV_NODES_ENV, "yes", 1);
-	assert_int_equal(render_node_policy(&create), -EINVAL);
+	assert_int_equal(dev_nodes_policy(&create), -EINVAL);
 	unsetenv(DEV_NODES_ENV);
 }
 
@@ -109,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nodes_are_checked_by_number),
 		cmocka_unit_test(missing_nodes_are_created_like_their_siblings),
+		cmocka_unit_test(stale_kfd_node_is_replaced_not_opened),
 		cmocka_unit_test(node_policy_from_the_environment),
 	};
 

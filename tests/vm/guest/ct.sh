@@ -220,6 +220,7 @@ ct_cases() {
 	ct_plugin_says "$img.work/dump.log"
 	check "$rt: the checkpointed container is gone, no KFD process left" ct_gone "$rt" "$name"
 	check "$rt: the plugin's images are in the image directory" eval 'ls "$img" | grep -q "^amdgpu-"'
+	check "$rt: the checkpoint's /dev made another host's (its kfd node 1:3)" ct_stale_kfd "$img"
 	sums=$(gpu_img_sums "$img")
 
 	# (c) too few GPUs
@@ -274,6 +275,27 @@ ct_crun_unnamed() {
 		eval 'ct_gone crun "$name" && gpu_no_strays && [ "$(gpu_img_sums "$img")" = "$sums" ]'
 }
 
+# ct_stale_kfd IMG: the checkpoint's /dev (the tmpfs-dev-*.tar.gz.img holding
+# ./kfd) rewritten with kfd as 1:3, as a checkpoint from a host whose KFD
+# got another (dynamic) major holds it: the restore must not open it, and
+# must leave the container a /dev/kfd that is this host's
+ct_stale_kfd() {
+	local t f
+	for f in "$1"/tmpfs-dev-*.tar.gz.img; do
+		/usr/bin/tar -tzf "$f" 2>/dev/null | grep -qx './kfd' && t=$f
+	done
+	if [ -z "${t:-}" ]; then
+		diag "no tmpfs-dev-*.tar.gz with ./kfd in $1: $(ls "$1" | grep -v '^amdgpu-' | tr '\n' ' ')"
+		for f in "$1"/tmpfs-dev-*.tar.gz.img; do diag "$f: $(/usr/bin/tar -tzf "$f" 2>&1 | head -5 | tr '\n' ' ')"; done
+		return 1
+	fi
+	rm -rf "$CT/devtar" && mkdir -p "$CT/devtar" &&
+		/usr/bin/tar -xzf "$t" -C "$CT/devtar" --numeric-owner &&
+		rm "$CT/devtar/kfd" && mknod -m 0666 "$CT/devtar/kfd" c 1 3 &&
+		/usr/bin/tar -czf "$t" -C "$CT/devtar" --numeric-owner . && rm -rf "$CT/devtar" &&
+		CT_STALE_KFD=1
+}
+
 # ct_restore_env "VAR=VALUE..." ARGS...: ct_restore ARGS with those variables
 ct_restore_env() {
 	local e=$1 rc
@@ -289,7 +311,7 @@ ct_restore_env() {
 # workload alive with exactly its fds, its render fds on these GPUs' nodes,
 # those nodes in its /dev with the right numbers, its KFD user ids kept
 ct_restored_checks() {
-	local what=$1 minors=$2 ids=$3 m
+	local what=$1 minors=$2 ids=$3 m kd
 	check "$what: the restored workload ($WL_PID) is alive" eval '[ -n "$WL_PID" ] && alive "$WL_PID"'
 	check "$what: it has exactly its own fds" gpu_fds_ok "$WL_PID" "$R.ready"
 	check "$what: its render fds are renderD$(echo "$minors" | sed 's/ /, renderD/')" \
@@ -299,6 +321,11 @@ ct_restored_checks() {
 			eval '[ "$(stat -c "%t:%T" "/proc/$WL_PID/root/dev/dri/renderD$m")" = "$(printf "e2:%x" "$m")" ]'
 	done
 	check "$what: its KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$WL_PID")" = "$ids" ]'
+	kd=$(cat /sys/class/kfd/kfd/dev)
+	[ "${CT_STALE_KFD:-0}" = 1 ] || return 0
+	check "$what: its /dev/kfd is this host's KFD again ($kd), as the plugin says" eval '
+		[ "$(stat -c "%t:%T" "/proc/$WL_PID/root/dev/kfd")" = "$(printf "%x:%x" "${kd%%:*}" "${kd##*:}")" ] &&
+		grep -q "amdgpu_plugin: replaced /dev/kfd (1:3" "$img.rwork/restore.log"'
 }
 
 # ct_finish WHAT RUNTIME NAME: the workload's self-check PASSes (GPU_TRIGGER_TEXT),
