@@ -168,7 +168,7 @@ ct_delete() {
 
 # ct_plugin_says LOG: the plugin's lines about GPUs, nodes and the restore, as diag
 ct_plugin_says() {
-	grep -aE "amdgpu_plugin: .*(GPU [0-9]+ \(node|created /dev|opened for|restored pid|not usable|checkpointed with)" "$1" 2>/dev/null |
+	grep -aE "amdgpu_plugin: .*(GPU [0-9]+ \(node|created /dev|replaced /dev|opened for|restored pid|not usable|checkpointed with)" "$1" 2>/dev/null |
 		sed 's/^([^)]*) *//; s/^[0-9]*: //; s/amdgpu_plugin: //' | cut -c1-400 | while read -r l; do diag "$l"; done
 }
 
