@@ -35,6 +35,8 @@ rm -rf "$DEST/debs" "$DEST/root"
 mkdir -p "$DEST/debs" "$DEST/root"
 # shellcheck source=scripts/apt-private.sh
 . "$HERE/apt-private.sh"
+# shellcheck source=scripts/unpack-debs.sh
+. "$HERE/unpack-debs.sh"
 apt_private "$DEST/apt" "$SUITE"
 "${APTP[@]}" update >/dev/null
 # Library packages the runtimes' or criu's closure already holds are not
@@ -60,34 +62,11 @@ while [ -n "$todo" ]; do
 		case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
 	done
 done
-# shellcheck disable=SC2046
-(cd "$DEST/debs" && "${APTP[@]}" download $(for p in $closure; do echo "$p/$SUITE"; done) >/dev/null)
-for d in "$DEST"/debs/*.deb; do dpkg -x "$d" "$DEST/root"; done
-# what the guest's dpkg database says is installed
-for d in "$DEST"/debs/*.deb; do
-	dpkg-deb -f "$d" Package Version Architecture Multi-Arch Provides Maintainer Description
-	echo
-done >"$DEST/root/.status-podman"
-LIBDIR=usr/lib/x86_64-linux-gnu
-rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/share/locale" \
-	"$DEST/root/usr/share/info" "$DEST/root/usr/share/lintian" "$DEST/root/usr/include" \
-	"$DEST/root/usr/share/zsh" "$DEST/root/usr/share/fish" "$DEST/root/usr/share/bash-completion" \
-	"$DEST/root/$LIBDIR/gconv"
+# shellcheck disable=SC2086
+debs_unpack "$DEST" .status-podman $closure
 # podman's own test helper (36 MB) and netavark's DHCP client: not for --network none
 rm -f "$DEST/root/usr/libexec/podman/podman-testing" "$DEST/root/usr/lib/podman/netavark-dhcp-proxy-client"
-missing=""
-while IFS= read -r elf; do
-	for so in $(readelf -d "$elf" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-		[ -e "$DEST/root/$LIBDIR/$so" ] || [ -e "$RUNTIMES_ROOT/$LIBDIR/$so" ] ||
-			[ -e "$CRIU_ROOT/$LIBDIR/$so" ] || [ -e "$CRIU_ROOT/usr/lib64/$so" ] ||
-			missing="$missing $so(${elf##*/})"
-	done
-done < <(find "$DEST/root" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
-	'head -c 4 "$1" | od -An -c | tr -d " " | grep -q "^177ELF$" && echo "$1"' _ {} \;)
-if [ -n "$missing" ]; then
-	echo "fetch-podman: unresolved libraries:$missing" >&2
-	exit 1
-fi
+debs_verify fetch-podman "$DEST" "$RUNTIMES_ROOT" "$CRIU_ROOT"
 echo "$WANT" >"$STAMP"
 echo "fetch-podman: $(ls "$DEST/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"
 echo "fetch-podman: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"

@@ -28,6 +28,8 @@ rm -rf "$DEST/debs" "$DEST/root"
 mkdir -p "$DEST/debs" "$DEST/root"
 # shellcheck source=scripts/apt-private.sh
 . "$HERE/apt-private.sh"
+# shellcheck source=scripts/unpack-debs.sh
+. "$HERE/unpack-debs.sh"
 apt_private "$DEST/apt" "$SUITE"
 "${APTP[@]}" update >/dev/null
 closure=$(for p in $WANT; do
@@ -36,29 +38,8 @@ closure=$(for p in $WANT; do
 		--no-breaks --no-replaces --no-enhances "$p/$SUITE" 2>/dev/null |
 		sed -n 's/^\([a-z0-9][a-z0-9.+-]*\)$/\1/p' | grep -E '^(lib|zlib1g$)' | grep -v -e '-dev$' -e '^libc6$'
 done | sort -u) # libc6: the criu closure's, which the guest runs everything with
-# shellcheck disable=SC2046
-(cd "$DEST/debs" && "${APTP[@]}" download $(for p in $closure; do echo "$p/$SUITE"; done) >/dev/null)
-for d in "$DEST"/debs/*.deb; do dpkg -x "$d" "$DEST/root"; done
-# what the guest's dpkg database says is installed (tests/vm/guest/ct/)
-for d in "$DEST"/debs/*.deb; do
-	dpkg-deb -f "$d" Package Version Architecture Multi-Arch Provides Maintainer Description
-	echo
-done >"$DEST/root/.status-runtimes"
-LIBDIR=usr/lib/x86_64-linux-gnu
-rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/share/locale" \
-	"$DEST/root/usr/share/info" "$DEST/root/usr/share/lintian" "$DEST/root/usr/include" \
-	"$DEST/root/$LIBDIR/gconv"
-missing=""
-while IFS= read -r elf; do
-	for so in $(readelf -d "$elf" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-		[ -e "$DEST/root/$LIBDIR/$so" ] || [ -e "$CRIU_ROOT/$LIBDIR/$so" ] ||
-			[ -e "$CRIU_ROOT/usr/lib64/$so" ] || missing="$missing $so(${elf##*/})"
-	done
-done < <(find "$DEST/root" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
-	'head -c 4 "$1" | od -An -c | tr -d " " | grep -q "^177ELF$" && echo "$1"' _ {} \;)
-if [ -n "$missing" ]; then
-	echo "fetch-runtimes: unresolved libraries:$missing" >&2
-	exit 1
-fi
+# shellcheck disable=SC2086
+debs_unpack "$DEST" .status-runtimes $closure
+debs_verify fetch-runtimes "$DEST" "$CRIU_ROOT"
 echo "$WANT" >"$STAMP"
 echo "fetch-runtimes: $(ls "$DEST/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"

@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# Sourced helper of fetch-runtimes.sh and fetch-podman.sh: Debian packages
+# downloaded with the private apt configuration (apt-private.sh, APTP set)
+# and unpacked into a root for the VM, never installed.
+#
+#   debs_unpack DEST STATUS PKG...   downloads PKG... (trixie) into DEST/debs,
+#                                    unpacks them into DEST/root, writes their
+#                                    dpkg status stanzas (without Status: and
+#                                    Depends, see vm-suite.sh) to DEST/root/STATUS,
+#                                    and drops docs, manuals, locales, headers
+#   debs_verify NAME DEST ROOT...    every DT_NEEDED of every ELF file in
+#                                    DEST/root resolves in DEST/root or a ROOT;
+#                                    else one line naming the missing ones
+DEBS_SUITE=trixie
+DEBS_LIBDIR=usr/lib/x86_64-linux-gnu
+
+debs_unpack() {
+	local dest=$1 status=$2 d
+	shift 2
+	# shellcheck disable=SC2046
+	(cd "$dest/debs" && "${APTP[@]}" download $(for d in "$@"; do echo "$d/$DEBS_SUITE"; done) >/dev/null)
+	for d in "$dest"/debs/*.deb; do dpkg -x "$d" "$dest/root"; done
+	for d in "$dest"/debs/*.deb; do
+		dpkg-deb -f "$d" Package Version Architecture Multi-Arch Provides Maintainer Description
+		echo
+	done >"$dest/root/$status"
+	rm -rf "$dest/root/usr/share/doc" "$dest/root/usr/share/man" "$dest/root/usr/share/locale" \
+		"$dest/root/usr/share/info" "$dest/root/usr/share/lintian" "$dest/root/usr/include" \
+		"$dest/root/usr/share/zsh" "$dest/root/usr/share/fish" "$dest/root/usr/share/bash-completion" \
+		"$dest/root/$DEBS_LIBDIR/gconv"
+}
+
+debs_verify() {
+	local name=$1 dest=$2 elf so r found missing=""
+	shift 2
+	while IFS= read -r elf; do
+		for so in $(readelf -d "$elf" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			found=0
+			for r in "$dest/root" "$@"; do
+				if [ -e "$r/$DEBS_LIBDIR/$so" ] || [ -e "$r/usr/lib64/$so" ]; then found=1; break; fi
+			done
+			[ "$found" = 1 ] || missing="$missing $so(${elf##*/})"
+		done
+	done < <(find "$dest/root" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
+		'head -c 4 "$1" | od -An -c | tr -d " " | grep -q "^177ELF$" && echo "$1"' _ {} \;)
+	if [ -n "$missing" ]; then
+		echo "$name: unresolved libraries:$missing" >&2
+		return 1
+	fi
+}
