@@ -32,6 +32,25 @@ int dev_nodes_policy(bool *create)
 	return -EINVAL;
 }
 
+/*
+ * dir_fd/name made character device rdev with tmpl's mode and owner (mknod
+ * applies the umask; the owner may be a render group); 0 or -errno, and
+ * nothing left on failure.
+ */
+static int mknod_as(int dir_fd, const char *name, dev_t rdev, const struct stat *tmpl)
+{
+	int ret;
+
+	if (mknodat(dir_fd, name, S_IFCHR | (tmpl->st_mode & 07777), rdev))
+		return -errno;
+	if (!fchmodat(dir_fd, name, tmpl->st_mode & 07777, 0) &&
+	    !fchownat(dir_fd, name, tmpl->st_uid, tmpl->st_gid, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	ret = -errno;
+	unlinkat(dir_fd, name, 0);
+	return ret;
+}
+
 /* Mode and owner of a render node in dir, to give a new one the same. */
 static void node_template(int dir_fd, struct stat *tmpl)
 {
@@ -69,17 +88,9 @@ int render_node_create_at(const char *dir, uint32_t minor)
 		return -errno;
 	node_template(dir_fd, &tmpl);
 	snprintf(name, sizeof(name), "renderD%u", minor);
-	if (mknodat(dir_fd, name, S_IFCHR | (tmpl.st_mode & 07777), makedev(DRM_MAJOR, minor))) {
-		ret = -errno;
+	ret = mknod_as(dir_fd, name, makedev(DRM_MAJOR, minor), &tmpl);
+	if (ret)
 		goto out;
-	}
-	/* mknod applies the umask; the owner may be a render group */
-	if (fchmodat(dir_fd, name, tmpl.st_mode & 07777, 0) ||
-	    fchownat(dir_fd, name, tmpl.st_uid, tmpl.st_gid, AT_SYMLINK_NOFOLLOW)) {
-		ret = -errno;
-		unlinkat(dir_fd, name, 0);
-		goto out;
-	}
 	pr_info("created %s/%s (character device %u:%u, mode %04o, owner %u:%u): this restored "
 		"/dev had no node for the GPU chosen (it holds the checkpoint's nodes)",
 		dir, name, DRM_MAJOR, minor, (unsigned int)(tmpl.st_mode & 07777),
@@ -122,16 +133,16 @@ static void kfd_node_template(const struct stat *old, bool exists, struct stat *
 static int kfd_node_replace(const char *path, dev_t rdev, const struct stat *tmpl)
 {
 	char tmp[PATH_MAX];
-	int ret = 0;
+	int ret;
 
 	snprintf(tmp, sizeof(tmp), "%s.amdgpu-criu-%d", path, (int)getpid());
-	if (mknod(tmp, S_IFCHR | (tmpl->st_mode & 07777), rdev))
-		return -errno;
-	if (chmod(tmp, tmpl->st_mode & 07777) || lchown(tmp, tmpl->st_uid, tmpl->st_gid) ||
-	    rename(tmp, path))
-		ret = -errno;
+	ret = mknod_as(AT_FDCWD, tmp, rdev, tmpl);
 	if (ret)
-		unlink(tmp);
+		return ret;
+	if (!rename(tmp, path))
+		return 0;
+	ret = -errno;
+	unlink(tmp);
 	return ret;
 }
 
@@ -176,6 +187,17 @@ int kfd_node_prepare_at(const char *path, dev_t kfd_rdev, bool create)
 	return 0;
 }
 
+static int kfd_node_open(const char *path)
+{
+	int fd = open(path, O_RDWR), ret;
+
+	if (fd >= 0)
+		return fd;
+	ret = -errno;
+	pr_err("cannot open %s in the restored task: %s", path, strerror(-ret));
+	return ret;
+}
+
 int kfd_node_open_at(const char *path, dev_t kfd_rdev, bool create)
 {
 	struct stat st;
@@ -183,12 +205,9 @@ int kfd_node_open_at(const char *path, dev_t kfd_rdev, bool create)
 
 	if (ret)
 		return ret;
-	fd = open(path, O_RDWR);
-	if (fd < 0) {
-		ret = -errno;
-		pr_err("cannot open %s in the restored task: %s", path, strerror(errno));
-		return ret;
-	}
+	fd = kfd_node_open(path);
+	if (fd < 0)
+		return fd;
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != kfd_rdev) {
 		close(fd);
 		pr_err("%s changed while it was opened; not this host's KFD", path);
@@ -214,34 +233,38 @@ static int kfd_sysfs_rdev(dev_t *rdev)
 	return 0;
 }
 
+/*
+ * What /dev/kfd must be here: 1 with this host's KFD number and the policy,
+ * 0 when sysfs has no KFD (a fake one: nothing to check the node against),
+ * or -errno (a bad policy).
+ */
+static int kfd_node_expected(dev_t *rdev, bool *create)
+{
+	int ret;
+
+	if (kfd_sysfs_rdev(rdev))
+		return 0;
+	ret = dev_nodes_policy(create);
+	return ret ? ret : 1;
+}
+
 int kfd_node_prepare_task(void)
 {
 	dev_t rdev = 0;
-	bool create;
-	int ret = kfd_sysfs_rdev(&rdev);
+	bool create = false;
+	int ret = kfd_node_expected(&rdev, &create);
 
-	if (ret) /* nothing to check the node against (a fake KFD without sysfs) */
-		return 0;
-	ret = dev_nodes_policy(&create);
-	return ret ? ret : kfd_node_prepare_at(KFD_DEVICE_PATH, rdev, create);
+	return ret <= 0 ? ret : kfd_node_prepare_at(KFD_DEVICE_PATH, rdev, create);
 }
 
 int kfd_node_open_task(void)
 {
 	dev_t rdev = 0;
-	bool create;
-	int ret = kfd_sysfs_rdev(&rdev), fd;
+	bool create = false;
+	int ret = kfd_node_expected(&rdev, &create);
 
-	if (ret) { /* nothing to check the node against (a fake KFD without sysfs) */
-		fd = open(KFD_DEVICE_PATH, O_RDWR);
-		if (fd < 0) {
-			ret = -errno;
-			pr_err("cannot open %s in the restored task: %s", KFD_DEVICE_PATH,
-			       strerror(errno));
-			return ret;
-		}
-		return fd;
-	}
-	ret = dev_nodes_policy(&create);
-	return ret ? ret : kfd_node_open_at(KFD_DEVICE_PATH, rdev, create);
+	if (ret < 0)
+		return ret;
+	return ret ? kfd_node_open_at(KFD_DEVICE_PATH, rdev, create)
+		   : kfd_node_open(KFD_DEVICE_PATH);
 }

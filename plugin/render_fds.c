@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <limits.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -13,7 +12,6 @@
 
 #include "file_holder.h"
 #include "kfd_dev.h"
-#include "log.h"
 #include "dev_nodes.h"
 #include "render_fds.h"
 
