@@ -185,9 +185,9 @@ out:
 	return ret;
 }
 
-/* Whether the GPU's render node opens here; why not, logged (it is not used then). */
 /*
- * In a restored task a missing node counts as usable when it may be created
+ * Whether the GPU's render node opens here; why not, logged (it is not used
+ * then). In a restored task a missing node counts when it may be created
  * (render_node_open_task() creates it for the GPUs chosen, not for all).
  */
 static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_task)
@@ -215,7 +215,7 @@ int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **n
 {
 	struct gpu_select sel;
 	char why[256];
-	size_t i, unnamed = 0;
+	size_t i, named, unnamed;
 	int ret;
 
 	*n = 0;
@@ -228,21 +228,13 @@ int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **n
 	*nodes = calloc(t->n_nodes + 1, sizeof(**nodes));
 	if (!*nodes)
 		return -ENOMEM;
-	for (i = 0; i < t->n_nodes; i++) {
-		const struct kfd_node *g = &t->nodes[i];
-		uint32_t minor;
+	named = gpu_select_nodes(&sel, t, *nodes, &unnamed);
+	for (i = 0; i < named; i++) {
+		const struct kfd_node *g = topo_node(t, (*nodes)[i]);
 
-		if (!g->accessible || !g->is_gpu || !g->gpu_id ||
-		    !kfd_prop_present(g, KFD_PROP_drm_render_minor))
-			continue;
-		minor = (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor);
-		if (!gpu_select_allows(&sel, g->gpu_id, minor)) {
-			unnamed++;
-			continue;
-		}
-		if (!render_node_opens(g, minor, in_task))
-			continue;
-		(*nodes)[(*n)++] = g->index;
+		if (render_node_opens(g, (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor),
+				      in_task))
+			(*nodes)[(*n)++] = g->index;
 	}
 	if (unnamed)
 		pr_info("%s=%s: %zu other GPUs %s not used", GPU_SELECT_ENV, getenv(GPU_SELECT_ENV),

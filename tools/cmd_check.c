@@ -168,7 +168,6 @@ static int nodes_from_env(struct check_inputs *in)
 {
 	struct gpu_select sel;
 	char err[256];
-	size_t i;
 
 	if (in->dst_nodes.n || !getenv(GPU_SELECT_ENV))
 		return 0;
@@ -179,14 +178,7 @@ static int nodes_from_env(struct check_inputs *in)
 	in->dst_nodes.nodes = calloc(in->dst.n_nodes + 1, sizeof(*in->dst_nodes.nodes));
 	if (!in->dst_nodes.nodes)
 		return -ENOMEM;
-	for (i = 0; i < in->dst.n_nodes; i++) {
-		const struct kfd_node *g = &in->dst.nodes[i];
-
-		if (g->accessible && g->is_gpu && kfd_prop_present(g, KFD_PROP_drm_render_minor) &&
-		    gpu_select_allows(&sel, g->gpu_id,
-				      (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
-			in->dst_nodes.nodes[in->dst_nodes.n++] = g->index;
-	}
+	in->dst_nodes.n = gpu_select_nodes(&sel, &in->dst, in->dst_nodes.nodes, NULL);
 	if (!in->dst_nodes.n && !gpu_select_all(&sel)) {
 		cli_err("check: %s=%s names no GPU of this topology", GPU_SELECT_ENV,
 			getenv(GPU_SELECT_ENV));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gpu_select.h"
+#include "topology.h"
 
 static bool parse_u32(const char *s, size_t len, int base, uint32_t *out)
 {
@@ -112,4 +113,26 @@ bool gpu_select_allows(const struct gpu_select *sel, uint32_t gpu_id, uint32_t r
 		if (sel->gpu_ids[i] == gpu_id)
 			return true;
 	return false;
+}
+
+size_t gpu_select_nodes(const struct gpu_select *sel, const struct kfd_topology *t, uint32_t *out,
+			size_t *unnamed)
+{
+	size_t i, n = 0, left_out = 0;
+
+	for (i = 0; i < t->n_nodes; i++) {
+		const struct kfd_node *g = &t->nodes[i];
+
+		if (!g->accessible || !g->is_gpu || !g->gpu_id ||
+		    !kfd_prop_present(g, KFD_PROP_drm_render_minor))
+			continue;
+		if (gpu_select_allows(sel, g->gpu_id,
+				      (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor)))
+			out[n++] = g->index;
+		else
+			left_out++;
+	}
+	if (unnamed)
+		*unnamed = left_out;
+	return n;
 }

@@ -39,4 +39,14 @@ bool gpu_select_all(const struct gpu_select *sel);
 /* May the GPU with this gpu_id and render minor be used? */
 bool gpu_select_allows(const struct gpu_select *sel, uint32_t gpu_id, uint32_t render_minor);
 
+/*
+ * The topology's GPUs sel allows: node indexes into out (room for
+ * t->n_nodes) of the accessible GPU nodes with a gpu_id and a render minor;
+ * their count. *unnamed (if not NULL) gets the number of such GPUs sel
+ * leaves out.
+ */
+struct kfd_topology;
+size_t gpu_select_nodes(const struct gpu_select *sel, const struct kfd_topology *t, uint32_t *out,
+			size_t *unnamed);
+
 #endif
