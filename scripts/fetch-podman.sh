@@ -25,20 +25,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DEST=$(mkdir -p "$1" && cd "$1" && pwd)
 CRIU_ROOT=$(cd "$2" && pwd)
 RUNTIMES_ROOT=$(cd "$3" && pwd)
-SUITE=trixie
 WANT="podman conmon golang-github-containers-common golang-github-containers-image netavark catatonit iproute2"
-STAMP="$DEST/root/.fetched"
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$DEST/root/usr/bin/podman" ]; then
-	exit 0
-fi
-rm -rf "$DEST/debs" "$DEST/root"
-mkdir -p "$DEST/debs" "$DEST/root"
 # shellcheck source=scripts/apt-private.sh
 . "$HERE/apt-private.sh"
 # shellcheck source=scripts/unpack-debs.sh
 . "$HERE/unpack-debs.sh"
-apt_private "$DEST/apt" "$SUITE"
-"${APTP[@]}" update >/dev/null
+debs_fresh "$DEST" "$WANT" usr/bin/podman && exit 0
 # Library packages the runtimes' or criu's closure already holds are not
 # fetched again (their files are in the guest).
 have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
@@ -46,7 +38,7 @@ have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null 
 # alternative; gpgme's gnupg|gpg is no library: podman needs no signatures)
 deps_of() {
 	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-		--no-replaces --no-enhances "$1/$SUITE" 2>/dev/null |
+		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
 		awk '/^ *\|Depends:/ { if (!alt) print $2; alt = 1; next }
 			/^ *Depends:/ { if (!alt) print $2; alt = 0 }' | tr -d '<>'
 }
@@ -67,6 +59,5 @@ debs_unpack "$DEST" .status-podman $closure
 # podman's own test helper (36 MB) and netavark's DHCP client: not for --network none
 rm -f "$DEST/root/usr/libexec/podman/podman-testing" "$DEST/root/usr/lib/podman/netavark-dhcp-proxy-client"
 debs_verify fetch-podman "$DEST" "$RUNTIMES_ROOT" "$CRIU_ROOT"
-echo "$WANT" >"$STAMP"
-echo "fetch-podman: $(ls "$DEST/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"
+debs_done fetch-podman "$DEST" "$WANT"
 echo "fetch-podman: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"

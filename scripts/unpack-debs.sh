@@ -3,6 +3,10 @@
 # downloaded with the private apt configuration (apt-private.sh, APTP set)
 # and unpacked into a root for the VM, never installed.
 #
+#   debs_fresh DEST WANT PROGRAM     true when DEST/root already holds WANT
+#                                    (its stamp) and PROGRAM; else empties DEST
+#                                    and sets APTP/APTC up for trixie there
+#   debs_done NAME DEST WANT         the stamp, and one line naming the packages
 #   debs_unpack DEST STATUS PKG...   downloads PKG... (trixie) into DEST/debs,
 #                                    unpacks them into DEST/root, writes their
 #                                    dpkg status stanzas (without Status: and
@@ -13,6 +17,24 @@
 #                                    else one line naming the missing ones
 DEBS_SUITE=trixie
 DEBS_LIBDIR=usr/lib/x86_64-linux-gnu
+
+debs_fresh() {
+	local dest=$1 want=$2 program=$3
+	if [ -f "$dest/root/.fetched" ] && [ "$(cat "$dest/root/.fetched")" = "$want" ] &&
+		[ -x "$dest/root/$program" ]; then
+		return 0
+	fi
+	rm -rf "$dest/debs" "$dest/root"
+	mkdir -p "$dest/debs" "$dest/root"
+	apt_private "$dest/apt" "$DEBS_SUITE"
+	"${APTP[@]}" update >/dev/null
+	return 1
+}
+
+debs_done() {
+	echo "$3" >"$2/root/.fetched"
+	echo "$1: $(ls "$2/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"
+}
 
 debs_unpack() {
 	local dest=$1 status=$2 d
