@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * CPU copy engine: BO contents through mmap(MAP_SHARED) of the dma-buf fd.
+ * CPU copy engine: BO contents through mmap(MAP_SHARED) of the dma-buf fd,
+ * copied to or from staging, or (view) read by the stream in place.
  *
  * Only one window (BO_COPY_CPU_WINDOW from the page of the first offset asked
  * for, or more if one access needs it) is mapped at a time, so a 64 GiB BO
@@ -108,7 +109,8 @@ static int window_get(struct cpu_bo *cb, uint64_t off, size_t len, uint8_t **p)
 			   (off_t)map_off);
 		if (map == MAP_FAILED)
 			return -errno;
-		*w = (struct cpu_window){.map = map, .map_len = (size_t)map_len, .map_off = map_off};
+		*w = (struct cpu_window){
+			.map = map, .map_len = (size_t)map_len, .map_off = map_off};
 	}
 	*p = w->map + (off - w->map_off);
 	return 0;
@@ -152,6 +154,28 @@ static int cpu_write(void *bo, uint64_t off, const void *buf, size_t len)
 	return cpu_copy(cb, off, (void *)buf, len);
 }
 
+/* The window's bytes in place, between the dma-buf's SYNC_START and SYNC_END. */
+static int cpu_view(void *bo, uint64_t off, size_t len, const void **p)
+{
+	struct cpu_bo *cb = bo;
+	uint8_t *map = NULL;
+	int ret;
+
+	if (cb->access != BO_ACCESS_READ)
+		return -EBADF;
+	ret = window_get(cb, off, len, &map);
+	if (!ret)
+		ret = dmabuf_sync(cb, DMA_BUF_SYNC_START);
+	if (!ret)
+		*p = map;
+	return ret;
+}
+
+static int cpu_view_end(void *bo)
+{
+	return dmabuf_sync(bo, DMA_BUF_SYNC_END);
+}
+
 static void cpu_close_bo(void *bo)
 {
 	struct cpu_bo *cb = bo;
@@ -164,6 +188,8 @@ static const struct bo_copy_engine_ops cpu_engine_ops = {
 	.open_bo = cpu_open_bo,
 	.read = cpu_read,
 	.write = cpu_write,
+	.view = cpu_view,
+	.view_end = cpu_view_end,
 	.close_bo = cpu_close_bo,
 };
 

@@ -90,9 +90,14 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 	for (i = 0; i < st->gpu_count; i++) {
 		job = &st->jobs[i];
 		st->gpus[i].parent_bytes = st->gpus[i].written_bytes = st->gpus[i].zero_bytes = 0;
+		st->gpus[i].in_place_bytes = 0;
 		st->gpus[i].parent_note[0] = 0;
 		if (ring_init(&job->ring))
 			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
+		if (pthread_mutex_init(&job->progress_lock, NULL)) {
+			ring_destroy(&job->ring);
+			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
+		}
 		st->jobs_ready++;
 		job->cfg = st->cfg;
 		job->gpu = &st->gpus[i];
@@ -139,11 +144,12 @@ static void stream_run(struct stream *st)
 		st->gpus[i].times =
 			(struct bo_stream_times){.wall_ns = end > start ? end - start : 0,
 						 .engine_ns = job->engine_ns,
-						 .file_ns = job->file_ns,
+						 .file_ns = job->file_ns + job->in_place_file_ns,
 						 .checksum_ns = job->checksum_ns};
 		st->gpus[i].parent_bytes = job->parent_bytes;
 		st->gpus[i].written_bytes = job->written_bytes;
 		st->gpus[i].zero_bytes = job->zero_bytes;
+		st->gpus[i].in_place_bytes = job->in_place_bytes;
 	}
 }
 
@@ -207,6 +213,7 @@ static void stream_teardown(struct stream *st, bool failed)
 		bo_job_close_fd(&job->index_fd);
 		bo_job_free(job);
 		ring_destroy(&job->ring);
+		pthread_mutex_destroy(&job->progress_lock);
 	}
 	free(st->jobs);
 }

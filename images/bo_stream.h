@@ -117,6 +117,15 @@ struct bo_copy_engine_ops {
 	 * the dump did not store). NULL: write() of a zeroed buffer.
 	 */
 	int (*zero)(void *bo, uint64_t off, size_t len);
+	/*
+	 * Optional, dump: the BO's bytes [off, off + len) where they are, for
+	 * the stream to checksum and write without a copy into staging (*p
+	 * valid until view_end(), which comes before any other call on the BO).
+	 * Asked only of BOs in host memory (bo_stream_bo.host_memory): reading
+	 * VRAM through the BAR twice would cost more than the copy saves.
+	 */
+	int (*view)(void *bo, uint64_t off, size_t len, const void **p);
+	int (*view_end)(void *bo);
 	/* Releases what open_bo set up (not the fd). */
 	void (*close_bo)(void *bo);
 	/*
@@ -150,6 +159,14 @@ struct bo_stream_bo {
 	uint64_t size;	 /* bytes of contents (the bucket's size) */
 	uint64_t gpu_va; /* its GPU address: the same BO in a parent image; 0: unknown */
 	int dmabuf_fd;	 /* owned by the stream from the call on; -1: none */
+	/*
+	 * Its pages are cacheable host memory (a GTT BO; the memfds standing in
+	 * for BOs in tests): a dump whose engine has a view op checksums and
+	 * writes them in place, on the copy thread, with no staging copy
+	 * (bo_stream_gpu.in_place_bytes). Not with O_DIRECT, which cannot read
+	 * a dma-buf's PFN mapping.
+	 */
+	bool host_memory;
 };
 
 /*
@@ -179,6 +196,9 @@ struct bo_stream_gpu {
 	/* out, dump: the data went to the device with O_DIRECT (no page-cache
 	 * copy): BO_STREAM_DIRECT_ENV=1 asked so and the file system took it */
 	bool direct_io;
+	/* out, dump: bytes checksummed and written from the BO in place
+	 * (host_memory above), not through the staging ring */
+	uint64_t in_place_bytes;
 };
 
 /*
@@ -208,7 +228,13 @@ struct bo_stream_config {
 	uint32_t image_id;   /* see file names above */
 	uint32_t chunk_size; /* 0: default; else a multiple of 4096 up to MAX */
 	uint32_t ring_depth; /* staging chunks per GPU, 0: default; 2..MAX */
-	bool sync;	     /* dump: fdatasync() both files before returning */
+	/*
+	 * Dump: fdatasync() both files before returning, and start each
+	 * chunk's writeback as soon as it is written (sync_file_range), so
+	 * that the device works while the next chunks are copied and the
+	 * final fdatasync() has little left to wait for.
+	 */
+	bool sync;
 	/*
 	 * Dump: write only what changed since the images in parent_dir_fd (a
 	 * directory fd; the stream reads it, never writes it). A GPU whose files

@@ -273,7 +273,7 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 	if (s->zero)
 		job->zero_bytes += s->len;
 	if (!job->parent || s->zero)
-		return 0;
+		goto written;
 	ret = bo_parent_lookup(job->parent, s->bo_index, bo->gpu_va, bo->size, s->bo_off, &pe);
 	if (ret == -EIO)
 		return bo_job_fail(job, -EIO,
@@ -281,13 +281,18 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 				   ": reading the parent's index failed",
 				   job->gpu->gpu_id, s->bo_index, s->bo_off);
 	if (ret || pe.crc != e->crc || memcmp(pe.digest, e->digest, BO_DIGEST_LEN))
-		return 0;
+		goto written;
 	e->level = pe.level;
 	s->level = pe.level;
 	e->offset = pe.offset;
 	if (pe.level > job->max_level)
 		job->max_level = pe.level;
 	job->parent_bytes += s->len;
+	return 0;
+written:
+	/* counted here, on the producer, which sees every chunk (in place or not) */
+	if (!s->zero)
+		job->written_bytes += s->len;
 	return 0;
 }
 
@@ -358,7 +363,6 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 
 	if (s->zero || s->level)
 		return 0;
-	job->written_bytes += s->len;
 	while (!ret && off < s->len) {
 		off += block_run(s, off, true);
 		len = block_run(s, off, false);
@@ -366,6 +370,9 @@ static int dump_drain(struct gpu_job *job, struct staging_slot *s)
 			ret = write_run(job, s->buf + off, len, s->file_off + off);
 		off += len;
 	}
+	/* a hint: a file system without it still gets the final fdatasync() */
+	if (!ret && job->cfg->sync)
+		sync_file_range(job->data_fd, (off_t)s->file_off, s->len, SYNC_FILE_RANGE_WRITE);
 	if (ret) {
 		bo_job_image_name(name, sizeof(name), job, "img");
 		return bo_job_fail(job, ret, "gpu %" PRIu32 ": writing %s at 0x%" PRIx64 ": %s",
@@ -501,22 +508,88 @@ static int restore_drain(struct gpu_job *job, struct staging_slot *s)
 	return 0;
 }
 
+/* Called by the consumer, and by a dump's producer for in-place chunks. */
 static void report_progress(struct gpu_job *job, uint32_t len)
 {
 	const struct bo_stream_config *cfg = job->cfg;
 	uint64_t step = cfg->progress_step ? cfg->progress_step : BO_STREAM_DEFAULT_PROGRESS_STEP;
+	uint64_t done;
+	bool due;
 
-	job->done_bytes += len;
 	if (!cfg->progress)
 		return;
-	if (job->done_bytes < job->next_progress && job->done_bytes != job->data_bytes)
-		return;
-	while (job->next_progress <= job->done_bytes && job->next_progress <= UINT64_MAX - step)
+	pthread_mutex_lock(&job->progress_lock);
+	done = job->done_bytes += len;
+	due = done >= job->next_progress || done == job->data_bytes;
+	while (due && job->next_progress <= done && job->next_progress <= UINT64_MAX - step)
 		job->next_progress += step;
-	cfg->progress(cfg->progress_arg, job->gpu->gpu_id, job->done_bytes, job->data_bytes);
+	pthread_mutex_unlock(&job->progress_lock);
+	if (due)
+		cfg->progress(cfg->progress_arg, job->gpu->gpu_id, done, job->data_bytes);
 }
 
 /* ---- threads ---------------------------------------------------------------------------- */
+
+/* "amdgpu-<side>-<gpu_id>" (15 bytes at most): what `top -H` and perf show. */
+static void name_thread(const struct gpu_job *job, bool producer)
+{
+	bool engine_side = producer == (job->dir == STREAM_DUMP);
+	char name[16];
+
+	snprintf(name, sizeof(name), "amdgpu-%s%" PRIu32, engine_side ? "cp" : "io",
+		 job->gpu->gpu_id);
+	pthread_setname_np(pthread_self(), name);
+}
+
+/*
+ * A dump's chunk of a BO in host memory, all on the producer: the engine's
+ * view of the BO in place, checksummed and written from there. Saves the
+ * staging copy and the hand-over to the other thread (the chunk is still
+ * in this core's cache when it is written); pwrite() copies from a dma-buf
+ * mapping as from any memory (O_DIRECT could not, hence not with it).
+ */
+static bool dump_in_place(const struct gpu_job *job, const struct staging_slot *pos)
+{
+	return job->in_place && job->direct_fd < 0 && job->gpu->bos[pos->bo_index].host_memory;
+}
+
+static int dump_chunk_in_place(struct gpu_job *job, struct staging_slot *s)
+{
+	const struct bo_copy_engine_ops *ops = job->engine->ops;
+	const void *p = NULL;
+	uint64_t start;
+	int ret, end;
+
+	ret = bo_switch(job, s->bo_index);
+	if (ret)
+		return ret;
+	ret = ops->view(job->cur.handle, s->bo_off, s->len, &p);
+	if (ret)
+		return bo_job_fail(job, ret,
+				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				   ": copy engine view: %s",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off,
+				   engine_error(job, ret));
+	s->buf = (uint8_t *)p; /* only read from here on */
+	s->zero = is_zero(s->buf, s->len);
+	ret = dump_entry(job, s);
+	if (!ret) {
+		start = bo_job_now_ns();
+		ret = dump_drain(job, s);
+		job->in_place_file_ns += bo_job_now_ns() - start;
+	}
+	end = ops->view_end(job->cur.handle);
+	if (!ret && end)
+		ret = bo_job_fail(job, end,
+				  "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+				  ": copy engine view end: %s",
+				  job->gpu->gpu_id, s->bo_index, s->bo_off, engine_error(job, end));
+	if (!ret) {
+		job->in_place_bytes += s->len;
+		report_progress(job, s->len);
+	}
+	return ret;
+}
 
 static void *producer_main(void *arg)
 {
@@ -528,7 +601,18 @@ static void *producer_main(void *arg)
 	int ret;
 
 	thread_own_fs(); /* common/thread_fs.h */
+	name_thread(job, true);
 	while (bo_job_cursor_next(job, &c, &pos)) {
+		if (job->dir == STREAM_DUMP && dump_in_place(job, &pos)) {
+			uint64_t file_before = job->in_place_file_ns;
+
+			start = bo_job_now_ns();
+			ret = dump_chunk_in_place(job, &pos);
+			*busy += bo_job_now_ns() - start - (job->in_place_file_ns - file_before);
+			if (ret || job_error(job))
+				break;
+			continue;
+		}
 		s = ring_claim(&job->ring);
 		if (!s)
 			break;
@@ -562,6 +646,7 @@ static void *consumer_main(void *arg)
 	int ret;
 
 	thread_own_fs(); /* common/thread_fs.h */
+	name_thread(job, false);
 	while ((s = ring_take(&job->ring))) {
 		start = bo_job_now_ns();
 		ret = job->dir == STREAM_DUMP ? dump_drain(job, s) : restore_drain(job, s);
@@ -763,6 +848,7 @@ static int job_prepare_dump(struct gpu_job *job)
 		return ret;
 	job->created_data = true;
 	open_direct(job);
+	job->in_place = job->engine->ops->view && job->engine->ops->view_end;
 	ret = open_image(job, "idx", &job->index_fd);
 	if (ret)
 		return ret;

@@ -6,7 +6,9 @@
  * A gpu_job streams one GPU's BOs between its copy engine and its two image
  * files through a staging ring, with a producer and a consumer thread:
  *   dump:    producer = copy engine read + CRC,   consumer = pwrite to .img
- *            (zero pages skipped: holes)
+ *            (zero pages skipped: holes); a BO in host memory, with an engine
+ *            that has a view op, is checksummed and written in place by the
+ *            producer alone (no staging copy, no hand-over)
  *   restore: producer = pread from .img + verify, consumer = copy engine write
  *            (a chunk that is a hole: no read; the engine's zero op, or a
  *            shared zero chunk)
@@ -50,6 +52,8 @@ struct gpu_job {
 		ancestors;  /* dump: the child's ancestor table; restore: the index's */
 	uint32_t max_level; /* dump: deepest level referred to */
 	uint64_t parent_bytes, written_bytes, zero_bytes;
+	uint64_t in_place_bytes;	/* dump: written from the BO in place, by the producer */
+	bool in_place;			/* dump: the engine can, and no O_DIRECT */
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
 	uint32_t zero_crc;		/* of chunk_size zero bytes, once zero_crc_known */
@@ -67,6 +71,8 @@ struct gpu_job {
 	/* dump: this call created the file (a name that existed is not ours to remove) */
 	bool created_data, created_index;
 	struct open_bo cur;
+	/* progress: both threads of a dump with in-place BOs report it */
+	pthread_mutex_t progress_lock;
 	uint64_t done_bytes;
 	uint64_t next_progress;
 	struct staging_ring ring;
@@ -74,6 +80,8 @@ struct gpu_job {
 	bool producer_running, consumer_running;
 	/* busy time of the engine side and of the file side (each one thread's) */
 	uint64_t engine_ns, file_ns, checksum_ns;
+	uint64_t
+		in_place_file_ns; /* the producer's writes of in-place chunks (part of file time) */
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 };
 

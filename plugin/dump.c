@@ -413,8 +413,14 @@ static int build_streams(const struct dump_session *s, struct checkpoint *c,
 			    c->shared_imports[i])
 				continue;
 			copy[n].invisible_bos += kfd_bo_maybe_invisible(b->alloc_flags);
+			/* KFD's GTT BOs are cached system memory (no USWC flag, 6.12
+			 * amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu): the CPU engine
+			 * lets the stream read them in place */
 			g->bos[g->bo_count++] = (struct bo_stream_bo){
-				.size = b->size, .gpu_va = b->addr, .dmabuf_fd = (int)b->dmabuf_fd};
+				.size = b->size,
+				.gpu_va = b->addr,
+				.dmabuf_fd = (int)b->dmabuf_fd,
+				.host_memory = !!(b->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT)};
 			b->dmabuf_fd = KFD_NO_DMABUF_FD;
 		}
 		if (g->bo_count)
