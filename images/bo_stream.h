@@ -118,13 +118,15 @@ struct bo_copy_engine_ops {
 	 */
 	int (*zero)(void *bo, uint64_t off, size_t len);
 	/*
-	 * Optional, dump: the BO's bytes [off, off + len) where they are, for
-	 * the stream to checksum and write without a copy into staging (*p
-	 * valid until view_end(), which comes before any other call on the BO).
-	 * Asked only of BOs in host memory (bo_stream_bo.host_memory): reading
-	 * VRAM through the BAR twice would cost more than the copy saves.
+	 * Optional: the BO's bytes [off, off + len) where they are, mapped for
+	 * the BO's access, for the stream to work on in place: a dump checksums
+	 * and writes them to the file, a restore reads the file into them and
+	 * checks them there, with no staging copy (*p valid until view_end(),
+	 * which comes before any other call on the BO). Asked only of BOs in
+	 * host memory (bo_stream_bo.host_memory): VRAM read through the BAR
+	 * twice would cost more than the copy saves.
 	 */
-	int (*view)(void *bo, uint64_t off, size_t len, const void **p);
+	int (*view)(void *bo, uint64_t off, size_t len, void **p);
 	int (*view_end)(void *bo);
 	/* Releases what open_bo set up (not the fd). */
 	void (*close_bo)(void *bo);
@@ -161,8 +163,8 @@ struct bo_stream_bo {
 	int dmabuf_fd;	 /* owned by the stream from the call on; -1: none */
 	/*
 	 * Its pages are cacheable host memory (a GTT BO; the memfds standing in
-	 * for BOs in tests): a dump whose engine has a view op checksums and
-	 * writes them in place, on the copy thread, with no staging copy
+	 * for BOs in tests): with an engine that has a view op, the stream's
+	 * producer thread does its chunks alone, in place, with no staging copy
 	 * (bo_stream_gpu.in_place_bytes). Not with O_DIRECT, which cannot read
 	 * a dma-buf's PFN mapping.
 	 */
@@ -196,8 +198,8 @@ struct bo_stream_gpu {
 	/* out, dump: the data went to the device with O_DIRECT (no page-cache
 	 * copy): BO_STREAM_DIRECT_ENV=1 asked so and the file system took it */
 	bool direct_io;
-	/* out, dump: bytes checksummed and written from the BO in place
-	 * (host_memory above), not through the staging ring */
+	/* out: bytes moved in place (host_memory above), not through the
+	 * staging ring */
 	uint64_t in_place_bytes;
 };
 

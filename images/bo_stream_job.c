@@ -105,15 +105,22 @@ static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
  * A slot's checksum, and (digest non-NULL, a dump) its CRC-64, their time
  * counted (bo_stream_times.checksum_ns).
  */
-static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
+static uint32_t slot_checksum_timed(struct gpu_job *job, const struct staging_slot *s,
+				    uint8_t *digest, uint64_t *ns)
 {
 	uint64_t start = bo_job_now_ns();
 	uint32_t crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
 
 	if (digest)
 		bo_index_digest(s->buf, s->len, digest);
-	job->checksum_ns += bo_job_now_ns() - start;
+	*ns += bo_job_now_ns() - start;
 	return crc;
+}
+
+/* On the thread that owns checksum_ns: the dump's producer, the restore's consumer. */
+static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
+{
+	return slot_checksum_timed(job, s, digest, &job->checksum_ns);
 }
 
 /* ---- the BO side ----------------------------------------------------------------------- */
@@ -133,38 +140,49 @@ static const char *engine_error(const struct gpu_job *job, int ret)
 	return why ? why : strerror(-ret);
 }
 
-static void bo_close(struct gpu_job *job)
+static void bo_close_slot(struct gpu_job *job, struct open_bo *slot)
 {
-	if (job->cur.handle) {
-		job->engine->ops->close_bo(job->cur.handle);
-		bo_job_close_fd(&job->gpu->bos[job->cur.index].dmabuf_fd);
+	if (slot->handle) {
+		job->engine->ops->close_bo(slot->handle);
+		bo_job_close_fd(&job->gpu->bos[slot->index].dmabuf_fd);
 	}
-	job->cur.handle = NULL;
+	slot->handle = NULL;
 }
 
-/* Makes BO `index` the open one (closing the previous one and its fd). */
-static int bo_switch(struct gpu_job *job, uint32_t index)
+/* Makes BO `index` the one open in slot (closing the previous one and its fd). */
+static int bo_switch_slot(struct gpu_job *job, struct open_bo *slot, uint32_t index)
 {
 	struct bo_stream_bo *bo = &job->gpu->bos[index];
 	enum bo_access access = job->dir == STREAM_DUMP ? BO_ACCESS_READ : BO_ACCESS_WRITE;
 	int ret;
 
-	if (job->cur.handle && job->cur.index == index)
+	if (slot->handle && slot->index == index)
 		return 0;
-	bo_close(job);
+	bo_close_slot(job, slot);
 	if (bo->dmabuf_fd < 0)
 		return bo_job_fail(job, -EBADF, "gpu %" PRIu32 ": BO %" PRIu32 " has no dma-buf fd",
 				   job->gpu->gpu_id, index);
 	ret = job->engine->ops->open_bo(job->engine, bo->dmabuf_fd, bo->size, access,
-					&job->cur.handle);
+					&slot->handle);
 	if (ret) {
-		job->cur.handle = NULL;
+		slot->handle = NULL;
 		return bo_job_fail(job, ret,
 				   "gpu %" PRIu32 ": BO %" PRIu32 ": copy engine open: %s",
 				   job->gpu->gpu_id, index, engine_error(job, ret));
 	}
-	job->cur.index = index;
+	slot->index = index;
 	return 0;
+}
+
+/* The BO open on the engine side (the dump's producer, the restore's consumer). */
+static void bo_close(struct gpu_job *job)
+{
+	bo_close_slot(job, &job->cur);
+}
+
+static int bo_switch(struct gpu_job *job, uint32_t index)
+{
+	return bo_switch_slot(job, &job->cur, index);
 }
 
 /* ---- files --------------------------------------------------------------------------- */
@@ -465,7 +483,7 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
  * measures), and the CRC-32 pass runs on the other thread, over data it is
  * about to copy anyway.
  */
-int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
+static int restore_verify_timed(struct gpu_job *job, const struct staging_slot *s, uint64_t *ns)
 {
 	uint32_t crc, expected = s->crc;
 	char name[96];
@@ -475,7 +493,7 @@ int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 			 job->chain.name[s->level - 1], s->level);
 	else
 		bo_job_image_name(name, sizeof(name), job, "img");
-	crc = slot_checksum(job, s, NULL);
+	crc = slot_checksum_timed(job, s, NULL, ns);
 	if (crc != expected)
 		return bo_job_fail(job, -EBADMSG,
 				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -484,6 +502,11 @@ int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off, crc,
 				   expected);
 	return 0;
+}
+
+int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
+{
+	return restore_verify_timed(job, s, &job->checksum_ns);
 }
 
 static int restore_drain(struct gpu_job *job, struct staging_slot *s)
@@ -542,43 +565,63 @@ static void name_thread(const struct gpu_job *job, bool producer)
 }
 
 /*
- * A dump's chunk of a BO in host memory, all on the producer: the engine's
- * view of the BO in place, checksummed and written from there. Saves the
- * staging copy and the hand-over to the other thread (the chunk is still
- * in this core's cache when it is written); pwrite() copies from a dma-buf
- * mapping as from any memory (O_DIRECT could not, hence not with it).
+ * A chunk of a BO in host memory, all on the producer, through the engine's
+ * view of the BO: a dump checksums and writes it from there, a restore reads
+ * the file straight into it and checks it there. Saves the staging copy and
+ * the hand-over to the other thread (the chunk is still in this core's
+ * cache); pwrite() and pread() reach a dma-buf mapping as any memory
+ * (O_DIRECT could not, hence not with it). The producer opens such BOs in a
+ * slot of its own, in_place_bo: a restore's consumer has `cur` meanwhile.
  */
-static bool dump_in_place(const struct gpu_job *job, const struct staging_slot *pos)
+static bool chunk_in_place(const struct gpu_job *job, const struct staging_slot *pos)
 {
 	return job->in_place && job->direct_fd < 0 && job->gpu->bos[pos->bo_index].host_memory;
 }
 
-static int dump_chunk_in_place(struct gpu_job *job, struct staging_slot *s)
+/* The chunk's work once in view: the dump's zero test, entry and write; the
+ * restore's read and check. The write and the check are the other side's work. */
+static int in_place_work(struct gpu_job *job, struct staging_slot *s)
+{
+	uint64_t start;
+	int ret;
+
+	if (job->dir == STREAM_DUMP) {
+		s->zero = is_zero(s->buf, s->len);
+		ret = dump_entry(job, s);
+		start = bo_job_now_ns();
+		if (!ret)
+			ret = dump_drain(job, s);
+	} else {
+		ret = bo_job_restore_fill(job, s);
+		start = bo_job_now_ns();
+		if (!ret && s->zero)
+			memset(s->buf, 0, s->len); /* a hole: zeros (their checksum is known) */
+		if (!ret) /* the producer's own counter: the consumer may be timing ring chunks */
+			ret = restore_verify_timed(job, s, &job->in_place_checksum_ns);
+	}
+	job->in_place_other_ns += bo_job_now_ns() - start;
+	return ret;
+}
+
+static int chunk_in_place_run(struct gpu_job *job, struct staging_slot *s)
 {
 	const struct bo_copy_engine_ops *ops = job->engine->ops;
-	const void *p = NULL;
-	uint64_t start;
+	void *p = NULL;
 	int ret, end;
 
-	ret = bo_switch(job, s->bo_index);
+	ret = bo_switch_slot(job, &job->in_place_bo, s->bo_index);
 	if (ret)
 		return ret;
-	ret = ops->view(job->cur.handle, s->bo_off, s->len, &p);
+	ret = ops->view(job->in_place_bo.handle, s->bo_off, s->len, &p);
 	if (ret)
 		return bo_job_fail(job, ret,
 				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				   ": copy engine view: %s",
 				   job->gpu->gpu_id, s->bo_index, s->bo_off,
 				   engine_error(job, ret));
-	s->buf = (uint8_t *)p; /* only read from here on */
-	s->zero = is_zero(s->buf, s->len);
-	ret = dump_entry(job, s);
-	if (!ret) {
-		start = bo_job_now_ns();
-		ret = dump_drain(job, s);
-		job->in_place_file_ns += bo_job_now_ns() - start;
-	}
-	end = ops->view_end(job->cur.handle);
+	s->buf = p;
+	ret = in_place_work(job, s);
+	end = ops->view_end(job->in_place_bo.handle);
 	if (!ret && end)
 		ret = bo_job_fail(job, end,
 				  "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
@@ -603,12 +646,12 @@ static void *producer_main(void *arg)
 	thread_own_fs(); /* common/thread_fs.h */
 	name_thread(job, true);
 	while (bo_job_cursor_next(job, &c, &pos)) {
-		if (job->dir == STREAM_DUMP && dump_in_place(job, &pos)) {
-			uint64_t file_before = job->in_place_file_ns;
+		if (chunk_in_place(job, &pos)) {
+			uint64_t other_before = job->in_place_other_ns;
 
 			start = bo_job_now_ns();
-			ret = dump_chunk_in_place(job, &pos);
-			*busy += bo_job_now_ns() - start - (job->in_place_file_ns - file_before);
+			ret = chunk_in_place_run(job, &pos);
+			*busy += bo_job_now_ns() - start - (job->in_place_other_ns - other_before);
 			if (ret || job_error(job))
 				break;
 			continue;
@@ -630,6 +673,7 @@ static void *producer_main(void *arg)
 	}
 	if (job->dir == STREAM_DUMP)
 		bo_close(job);
+	bo_close_slot(job, &job->in_place_bo);
 	ring_finish(&job->ring);
 	job->producer_end_ns = bo_job_now_ns();
 	return NULL;
@@ -848,7 +892,6 @@ static int job_prepare_dump(struct gpu_job *job)
 		return ret;
 	job->created_data = true;
 	open_direct(job);
-	job->in_place = job->engine->ops->view && job->engine->ops->view_end;
 	ret = open_image(job, "idx", &job->index_fd);
 	if (ret)
 		return ret;
@@ -882,6 +925,8 @@ int bo_job_prepare(struct gpu_job *job)
 
 	if (ret)
 		return ret;
+	job->in_place = job->engine->ops->view && job->engine->ops->view_end;
+	zero_checksum(job, job->chunk_size); /* known before both threads may ask */
 	if (ring_alloc(&job->ring, depth, job->chunk_size))
 		return bo_job_fail(job, -ENOMEM,
 				   "gpu %" PRIu32 ": no memory for %" PRIu32

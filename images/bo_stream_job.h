@@ -6,12 +6,14 @@
  * A gpu_job streams one GPU's BOs between its copy engine and its two image
  * files through a staging ring, with a producer and a consumer thread:
  *   dump:    producer = copy engine read + CRC,   consumer = pwrite to .img
- *            (zero pages skipped: holes); a BO in host memory, with an engine
- *            that has a view op, is checksummed and written in place by the
- *            producer alone (no staging copy, no hand-over)
+ *            (zero pages skipped: holes)
  *   restore: producer = pread from .img + verify, consumer = copy engine write
  *            (a chunk that is a hole: no read; the engine's zero op, or a
  *            shared zero chunk)
+ * A chunk of a BO in host memory, with an engine that has a view op, is
+ * done by the producer alone, in the BO's memory: no staging copy, no
+ * hand-over (dump: checksummed and written from there; restore: read into
+ * it and checked there).
  * bo_job_prepare() opens and checks the files, bo_job_start() runs both
  * threads, bo_job_join() waits for them; the first error is in job->ring.
  */
@@ -52,8 +54,8 @@ struct gpu_job {
 		ancestors;  /* dump: the child's ancestor table; restore: the index's */
 	uint32_t max_level; /* dump: deepest level referred to */
 	uint64_t parent_bytes, written_bytes, zero_bytes;
-	uint64_t in_place_bytes;	/* dump: written from the BO in place, by the producer */
-	bool in_place;			/* dump: the engine can, and no O_DIRECT */
+	uint64_t in_place_bytes;	/* moved through the engine's view, by the producer alone */
+	bool in_place;			/* the engine has a view op (used for host_memory BOs) */
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
 	uint32_t zero_crc;		/* of chunk_size zero bytes, once zero_crc_known */
@@ -70,7 +72,8 @@ struct gpu_job {
 	int index_fd;
 	/* dump: this call created the file (a name that existed is not ours to remove) */
 	bool created_data, created_index;
-	struct open_bo cur;
+	struct open_bo cur;	    /* the engine side's (dump: producer, restore: consumer) */
+	struct open_bo in_place_bo; /* the producer's, for in-place chunks */
 	/* progress: both threads of a dump with in-place BOs report it */
 	pthread_mutex_t progress_lock;
 	uint64_t done_bytes;
@@ -80,8 +83,9 @@ struct gpu_job {
 	bool producer_running, consumer_running;
 	/* busy time of the engine side and of the file side (each one thread's) */
 	uint64_t engine_ns, file_ns, checksum_ns;
-	uint64_t
-		in_place_file_ns; /* the producer's writes of in-place chunks (part of file time) */
+	uint64_t in_place_checksum_ns; /* a restore's producer checking in-place chunks */
+	uint64_t in_place_other_ns; /* the producer's share of the other side's work (dump: writes,
+				       restore: checks) */
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 };
 

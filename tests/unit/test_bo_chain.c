@@ -5,7 +5,9 @@
  * writing only the chunks that changed; restores of every link byte-exact;
  * BOs matched by GPU address when they move; a missing, replaced or damaged
  * parent refused with a line naming it, before any BO is written; a parent
- * that cannot be used makes a whole dump, saying why.
+ * that cannot be used makes a whole dump, saying why. All of it twice: BOs
+ * through staging, then BOs in host memory, dumped and restored in place
+ * (bo_stream_bo.host_memory).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +36,9 @@
 
 static const uint64_t bo_sizes[BOS] = {1024 * KIB, 256 * KIB + 4096, 64 * KIB};
 static const uint64_t bo_vas[BOS] = {0x7f0000000000ull, 0x7f0000200000ull, 0x7f0000400000ull};
+
+/* The BOs are host memory (worked on in place): the second run of every test. */
+static bool in_place;
 
 struct fixture {
 	char base[64];
@@ -149,8 +154,10 @@ static int dump_link(struct fixture *f, int k, const int *order, struct bo_strea
 	for (i = 0; i < BOS; i++) {
 		int b = order ? order[i] : i;
 
-		bos[i] = (struct bo_stream_bo){
-			.size = bo_sizes[b], .gpu_va = bo_vas[b], .dmabuf_fd = dup(f->src[b])};
+		bos[i] = (struct bo_stream_bo){.size = bo_sizes[b],
+					       .gpu_va = bo_vas[b],
+					       .dmabuf_fd = dup(f->src[b]),
+					       .host_memory = in_place};
 		copy_fd(f->src[b], f->snap[k][b], bo_sizes[b]);
 	}
 	if (k) {
@@ -182,9 +189,13 @@ static int restore_link(struct fixture *f, int k, const int *order, char *err, s
 		int b = order ? order[i] : i;
 
 		dst[i] = make_memfd(bo_sizes[b]);
-		bos[i] = (struct bo_stream_bo){.size = bo_sizes[b], .dmabuf_fd = dup(dst[i])};
+		bos[i] = (struct bo_stream_bo){
+			.size = bo_sizes[b], .dmabuf_fd = dup(dst[i]), .host_memory = in_place};
 	}
 	ret = bo_stream_restore(&cfg, &gpu, 1, err, errlen);
+	if (!ret)
+		assert_int_equal(gpu.in_place_bytes,
+				 in_place ? bo_sizes[0] + bo_sizes[1] + bo_sizes[2] : 0);
 	for (i = 0; i < BOS; i++) {
 		int b = order ? order[i] : i;
 		struct stat st;
@@ -366,5 +377,8 @@ int main(void)
 						teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed = cmocka_run_group_tests_name("through staging", tests, NULL, NULL);
+
+	in_place = true;
+	return failed + cmocka_run_group_tests_name("in place", tests, NULL, NULL);
 }
