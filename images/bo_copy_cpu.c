@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * CPU copy engine: BO contents through mmap(MAP_SHARED) of the dma-buf fd,
- * copied to or from staging, or (view) worked on by the stream in place.
+ * copied to or from staging, or (view) read by the stream in place.
  *
  * Only one window (BO_COPY_CPU_WINDOW from the page of the first offset asked
  * for, or more if one access needs it) is mapped at a time, so a 64 GiB BO
@@ -155,12 +155,14 @@ static int cpu_write(void *bo, uint64_t off, const void *buf, size_t len)
 }
 
 /* The window's bytes in place, between the dma-buf's SYNC_START and SYNC_END. */
-static int cpu_view(void *bo, uint64_t off, size_t len, void **p)
+static int cpu_view(void *bo, uint64_t off, size_t len, const void **p)
 {
 	struct cpu_bo *cb = bo;
 	uint8_t *map = NULL;
 	int ret;
 
+	if (cb->access != BO_ACCESS_READ)
+		return -EBADF;
 	ret = window_get(cb, off, len, &map);
 	if (!ret)
 		ret = dmabuf_sync(cb, DMA_BUF_SYNC_START);

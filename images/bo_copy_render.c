@@ -65,23 +65,6 @@ static int render_write(void *bo, uint64_t off, const void *buf, size_t len)
 	return 0;
 }
 
-/* The whole BO is mapped: a view is a pointer into it (no sync protocol on a render node). */
-static int render_view(void *bo, uint64_t off, size_t len, void **p)
-{
-	struct render_bo *rb = bo;
-
-	if (off > rb->size || len > rb->size - off)
-		return -EINVAL;
-	*p = rb->map + off;
-	return 0;
-}
-
-static int render_view_end(void *bo)
-{
-	(void)bo;
-	return 0;
-}
-
 static void render_close_bo(void *bo)
 {
 	struct render_bo *rb = bo;
@@ -94,8 +77,6 @@ static const struct bo_copy_engine_ops render_ops = {
 	.open_bo = render_open_bo,
 	.read = render_read,
 	.write = render_write,
-	.view = render_view,
-	.view_end = render_view_end,
 	.close_bo = render_close_bo,
 };
 

@@ -13,8 +13,6 @@
  *
  * The engine is given, per GPU, the table of its BOs keyed by the dma-buf fd
  * that bo_stream passes to open_bo (the fd itself is only a key here).
- * Its view op hands bo_stream a pointer into that mapping: GTT BOs (cached
- * host memory) are read from the image straight into it.
  */
 #ifndef AMDGPU_CRIU_BO_COPY_RENDER_H
 #define AMDGPU_CRIU_BO_COPY_RENDER_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-GPU pipeline of bo_stream.c (bo_stream_job.c), for bo_stream.c
+ * The per-GPU pipeline of bo_stream.c (threads, files, set-up in
+ * bo_stream_job.c; one chunk's stages in bo_stream_chunk.c), for bo_stream.c
  * only: not a contract for other modules (bo_stream.h is the module's).
  *
  * A gpu_job streams one GPU's BOs between its copy engine and its two image
@@ -10,10 +11,9 @@
  *   restore: producer = pread from .img + verify, consumer = copy engine write
  *            (a chunk that is a hole: no read; the engine's zero op, or a
  *            shared zero chunk)
- * A chunk of a BO in host memory, with an engine that has a view op, is
- * done by the producer alone, in the BO's memory: no staging copy, no
- * hand-over (dump: checksummed and written from there; restore: read into
- * it and checked there).
+ * A dump's chunk of a BO in host memory, with an engine that has a view op,
+ * is done by the producer alone: checksummed and written from the BO's own
+ * memory, with no staging copy and no hand-over.
  * bo_job_prepare() opens and checks the files, bo_job_start() runs both
  * threads, bo_job_join() waits for them; the first error is in job->ring.
  */
@@ -54,7 +54,7 @@ struct gpu_job {
 		ancestors;  /* dump: the child's ancestor table; restore: the index's */
 	uint32_t max_level; /* dump: deepest level referred to */
 	uint64_t parent_bytes, written_bytes, zero_bytes;
-	uint64_t in_place_bytes;	/* moved through the engine's view, by the producer alone */
+	uint64_t in_place_bytes;	/* dump: written from the BO in place, by the producer */
 	bool in_place;			/* the engine has a view op (used for host_memory BOs) */
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
@@ -72,8 +72,7 @@ struct gpu_job {
 	int index_fd;
 	/* dump: this call created the file (a name that existed is not ours to remove) */
 	bool created_data, created_index;
-	struct open_bo cur;	    /* the engine side's (dump: producer, restore: consumer) */
-	struct open_bo in_place_bo; /* the producer's, for in-place chunks */
+	struct open_bo cur;
 	/* progress: both threads of a dump with in-place BOs report it */
 	pthread_mutex_t progress_lock;
 	uint64_t done_bytes;
@@ -83,9 +82,7 @@ struct gpu_job {
 	bool producer_running, consumer_running;
 	/* busy time of the engine side and of the file side (each one thread's) */
 	uint64_t engine_ns, file_ns, checksum_ns;
-	uint64_t in_place_checksum_ns; /* a restore's producer checking in-place chunks */
-	uint64_t in_place_other_ns; /* the producer's share of the other side's work (dump: writes,
-				       restore: checks) */
+	uint64_t in_place_file_ns; /* the producer's writes of in-place chunks (file time) */
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 };
 
@@ -112,6 +109,25 @@ int bo_job_start(struct gpu_job *job);
 void bo_job_join(struct gpu_job *job);
 /* The next chunk's position fields into s; false after the last chunk. */
 bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struct staging_slot *s);
+/* ---- bo_stream_chunk.c: one chunk's stages ---- */
+
+/* The checksum of a chunk of zeros computed once, before the threads start. */
+void bo_job_checksums_prepare(struct gpu_job *job);
+/* Closes the open BO (job->cur) and its dma-buf fd. */
+void bo_job_close_bo(struct gpu_job *job);
+/* Progress after len more bytes (thread-safe: both threads of a job may call it). */
+void bo_job_report_progress(struct gpu_job *job, uint32_t len);
+/* Dump: the producer's stage (engine read, zero test, checksums, index
+ * entry) and the consumer's (the chunk's non-zero pages written). */
+int bo_chunk_dump_fill(struct gpu_job *job, struct staging_slot *s);
+int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s);
+/* Restore: the consumer's stage (checked, then written through the engine). */
+int bo_chunk_restore_drain(struct gpu_job *job, struct staging_slot *s);
+/* The dump's chunk (position fields set) is done in place, by the producer
+ * alone, with bo_chunk_in_place_run(): its BO is host memory and the engine
+ * has a view. */
+bool bo_chunk_in_place(const struct gpu_job *job, const struct staging_slot *pos);
+int bo_chunk_in_place_run(struct gpu_job *job, struct staging_slot *s);
 /* Restore's producer stage: reads the slot's chunk (or knows it is a hole). */
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s);
 /* Restore's consumer stage, first: the chunk's CRC-32 against the index's (-EBADMSG). */

@@ -145,7 +145,7 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 				what, gpu_id, st.early_waits);
 	} else if (stream && stream->in_place_bytes) {
 		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU, %" PRIu64
-			" KiB of GTT BOs in place (no staging copy)",
+			" KiB of GTT BOs read in place (no staging copy)",
 			what, gpu_id, stream->in_place_bytes >> 10);
 	} else {
 		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);

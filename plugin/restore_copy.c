@@ -125,8 +125,6 @@ struct manifest_bo {
 	uint64_t offset; /* restored mmap offset on the render-node file */
 	int32_t dmabuf_fd;
 	int32_t drm_fd;
-	uint32_t host_memory; /* bo_stream_bo.host_memory */
-	uint32_t pad;
 };
 
 /* The render map of the stream BO with dma-buf fd `fd` in engine e; NULL if none. */
@@ -163,8 +161,7 @@ static int manifest_write(int fd, const struct restore_copy_set *set)
 			struct manifest_bo mb = {.size = b->size,
 						 .offset = m ? m->offset : 0,
 						 .dmabuf_fd = b->dmabuf_fd,
-						 .drm_fd = m ? m->drm_fd : -1,
-						 .host_memory = b->host_memory};
+						 .drm_fd = m ? m->drm_fd : -1};
 
 			ret = m ? pwrite_full(fd, &mb, sizeof(mb), off) : -EINVAL;
 			off += sizeof(mb);
@@ -332,8 +329,7 @@ static int take_gpu(int pidfd, int manifest, uint64_t *off, struct copier_job *j
 		dmabuf = task_fd_take(pidfd, mb.dmabuf_fd);
 		if (dmabuf < 0)
 			return dmabuf;
-		g->bos[j] = (struct bo_stream_bo){
-			.size = mb.size, .dmabuf_fd = dmabuf, .host_memory = !!mb.host_memory};
+		g->bos[j] = (struct bo_stream_bo){.size = mb.size, .dmabuf_fd = dmabuf};
 		g->bo_count = j + 1;
 		drm = job_drm_fd(job, pidfd, mb.drm_fd);
 		if (drm < 0)

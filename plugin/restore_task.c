@@ -163,11 +163,8 @@ static int build_streams(struct kfd_restore *r, struct bo_stream_gpu *gpus,
 			maps[g->bo_count] = (struct bo_render_map){.dmabuf_fd = (int)b->dmabuf_fd,
 								   .drm_fd = r->drm_fds[d],
 								   .offset = b->restored_offset};
-			/* GTT: cached host memory, restored in place (dump.c) */
 			g->bos[g->bo_count++] = (struct bo_stream_bo){
-				.size = b->size,
-				.dmabuf_fd = (int)b->dmabuf_fd,
-				.host_memory = !!(b->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT)};
+				.size = b->size, .dmabuf_fd = (int)b->dmabuf_fd};
 			b->dmabuf_fd = KFD_NO_DMABUF_FD;
 			r->bytes += b->size;
 		}

@@ -7,19 +7,31 @@
  * dma-bufs, split over BENCH_GPUS GPUs (default 2, at most 8) x 2 BOs, stream
  * through the CPU copy engine into the image directory (argv[1], default
  * "."), and back into fresh memfds, which are compared with the originals
- * afterwards (not timed). BENCH_ROUNDS rounds (default 3) of
- *   write limit, dump, read limit, restore
- * interleaved, so that a drifting device or a busy neighbour hits a path and
- * its limit alike; the median of each is reported.
+ * afterwards (not timed). BENCH_ROUNDS rounds (default 9), each measuring
+ * the dump and its limit back to back, then the restore and its limit,
+ * the limit first in odd rounds and second in even ones, so that neither
+ * gains from its place. The images are read once, untimed, before the
+ * restore and its limit read them: both then find the device (and a
+ * virtual disk's host cache) in the same state.
+ *
+ * Each figure reported is the best of its rounds, and every round is shown.
+ * A busy neighbour, the host of a virtual machine taking back freed memory
+ * (free page reporting: the next use of such a page costs a fault in the
+ * host) or a virtual disk's host can only make a run slower, never faster;
+ * on this project's VMs they made single runs of the same path 2-3 times
+ * slower at random, which put a median at the mercy of a coin. The path and
+ * its limit get the same number of tries, side by side.
  *
  * The limits are the file I/O the path cannot avoid, done alone:
- *   dump     one thread per GPU writes one file of that GPU's bytes in
- *            chunk-sized pwrite()s, then fdatasync()s it: the path's streams,
- *            request sizes and sync (cfg.sync), without reading a BO or
- *            computing a checksum
- *   restore  one thread per GPU reads one such file, dropped from the page
- *            cache (fdatasync + POSIX_FADV_DONTNEED) as the path's images
- *            are, in chunk-sized pread()s
+ *   dump     one thread per GPU writes one file of that GPU's bytes as the
+ *            path writes its data file: sized first (ftruncate), chunk-sized
+ *            pwrite()s, each chunk's writeback started at once
+ *            (sync_file_range), fdatasync() at the end (cfg.sync); without
+ *            reading a BO or computing a checksum
+ *   restore  one thread per GPU reads the path's own data file of that GPU,
+ *            the one the restore reads, dropped from the page cache
+ *            (fdatasync + POSIX_FADV_DONTNEED) as it is for the restore, in
+ *            chunk-sized pread()s: the same blocks on the device
  * A path faster than its limit would mean the limit is wrong.
  *
  * Also measured, for reading the figures: N-thread memcpy, one-thread
@@ -47,7 +59,7 @@
 
 #define MAX_GPUS     8
 #define BOS_PER_GPU  2
-#define MAX_ROUNDS   9
+#define MAX_ROUNDS   15
 #define MIB	     (1ull << 20)
 #define GIB	     (1ull << 30)
 #define CHUNK	     BO_STREAM_DEFAULT_CHUNK
@@ -55,7 +67,8 @@
 
 struct bench {
 	int dir_fd;
-	bool direct; /* the dump writes with O_DIRECT, and so does its limit */
+	bool in_place; /* the BOs are host memory: the dump reads them in place */
+	bool direct;   /* the dump writes with O_DIRECT, and so does its limit */
 	int gpus;
 	uint64_t total;
 	uint64_t bo_size;
@@ -189,6 +202,7 @@ static void give_fds(struct bench *b, struct bo_stream_gpu *gpus,
 			.gpu_id = 1000 + (uint32_t)g, .bo_count = BOS_PER_GPU, .bos = bos[g]};
 		for (i = 0; i < BOS_PER_GPU; i++) {
 			bos[g][i].size = b->bo_size;
+			bos[g][i].host_memory = b->in_place; /* read in place by dumps only */
 			bos[g][i].dmabuf_fd = dup(restore ? b->dst[g][i] : b->src[g][i]);
 		}
 	}
@@ -245,6 +259,14 @@ static struct path_run run_stream(struct bench *b, bool restore)
 				b->direct ? "with O_DIRECT" : "buffered");
 			exit(1);
 		}
+		if (!restore && !b->direct &&
+		    gpus[g].in_place_bytes != (b->in_place ? b->bo_size * BOS_PER_GPU : 0)) {
+			fprintf(stderr,
+				"bo_bench: the dump's GPU %d read %" PRIu64
+				" bytes of its BOs in place, not %s\n",
+				g, gpus[g].in_place_bytes, b->in_place ? "all" : "none");
+			exit(1);
+		}
 		r.checksum_s += (double)gpus[g].times.checksum_ns * 1e-9;
 		r.engine_s += (double)gpus[g].times.engine_ns * 1e-9 / b->gpus;
 		r.file_s += (double)gpus[g].times.file_ns * 1e-9 / b->gpus;
@@ -258,12 +280,41 @@ struct io_job {
 	int dir_fd;
 	int gpu;
 	uint64_t bytes;
-	bool read;
+	bool read;		/* the GPU's image (the path's data file); else a limit file */
 	const uint8_t *pattern; /* write: what to write */
 	bool direct;		/* write with O_DIRECT */
 	pthread_barrier_t *start;
 	int err;
 };
+
+/* The dump's data file is sized up front (bo_stream_job.c), its writes'
+ * writeback started chunk by chunk when it syncs: the same here. */
+static int limit_write(int fd, const struct io_job *j)
+{
+	uint64_t off;
+
+	if (ftruncate(fd, (off_t)j->bytes))
+		return errno;
+	for (off = 0; off < j->bytes; off += CHUNK) {
+		if (pwrite(fd, j->pattern, CHUNK, (off_t)off) != (ssize_t)CHUNK)
+			return errno ? errno : EIO;
+		sync_file_range(fd, (off_t)off, CHUNK, SYNC_FILE_RANGE_WRITE);
+	}
+	return fdatasync(fd) ? errno : 0;
+}
+
+static int limit_read(int fd, const struct io_job *j)
+{
+	uint8_t *buf = xmalloc(CHUNK);
+	uint64_t off;
+	int err = 0;
+
+	for (off = 0; !err && off < j->bytes; off += CHUNK)
+		if (pread(fd, buf, CHUNK, (off_t)off) != (ssize_t)CHUNK)
+			err = errno ? errno : EIO;
+	free(buf);
+	return err;
+}
 
 static void limit_name(char *name, size_t len, int gpu)
 {
@@ -273,40 +324,30 @@ static void limit_name(char *name, size_t len, int gpu)
 static void *io_main(void *arg)
 {
 	struct io_job *j = arg;
-	uint8_t *buf = j->read ? xmalloc(CHUNK) : NULL;
 	char name[64];
-	uint64_t off;
-	ssize_t n;
 	int fd;
 
-	limit_name(name, sizeof(name), j->gpu);
-	fd = j->read ? openat(j->dir_fd, name, O_RDONLY | O_CLOEXEC)
-		     : openat(j->dir_fd, name,
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (j->direct ? O_DIRECT : 0),
-			      0600);
+	if (j->read) {
+		image_name(name, sizeof(name), j->gpu, "img");
+		fd = openat(j->dir_fd, name, O_RDONLY | O_CLOEXEC);
+	} else {
+		limit_name(name, sizeof(name), j->gpu);
+		fd = openat(j->dir_fd, name,
+			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (j->direct ? O_DIRECT : 0),
+			    0600);
+	}
 	pthread_barrier_wait(j->start);
 	if (fd < 0) {
 		j->err = errno;
-		goto out;
+		return NULL;
 	}
-	for (off = 0; off < j->bytes; off += CHUNK) {
-		n = j->read ? pread(fd, buf, CHUNK, (off_t)off)
-			    : pwrite(fd, j->pattern, CHUNK, (off_t)off);
-		if (n != (ssize_t)CHUNK) {
-			j->err = n < 0 ? errno : EIO;
-			goto out;
-		}
-	}
-	if (!j->read && fdatasync(fd))
-		j->err = errno;
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
+	j->err = j->read ? limit_read(fd, j) : limit_write(fd, j);
+	close(fd);
 	return NULL;
 }
 
-/* Seconds for one thread per GPU to write (or cold-read) its share of the bytes. */
+/* Seconds for one thread per GPU to write its share of the bytes (or to
+ * cold-read the GPU's image). */
 static double limit_run(struct bench *b, bool read, const uint8_t *pattern)
 {
 	struct io_job jobs[MAX_GPUS];
@@ -317,7 +358,7 @@ static double limit_run(struct bench *b, bool read, const uint8_t *pattern)
 	int g;
 
 	for (g = 0; read && g < b->gpus; g++) {
-		limit_name(name, sizeof(name), g);
+		image_name(name, sizeof(name), g, "img");
 		drop_cache(b->dir_fd, name);
 	}
 	pthread_barrier_init(&start, NULL, (unsigned int)b->gpus + 1);
@@ -501,17 +542,15 @@ static void verify(const struct bench *b)
 
 /* ---- main ---- */
 
-static int cmp_double(const void *a, const void *b)
+static double best(const double *v, int n)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double m = v[0];
+	int i;
 
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	for (i = 1; i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
 }
 
 static long env_long(const char *name, long def, long min, long max)
@@ -538,38 +577,71 @@ struct figures {
 	double cpu_s, checksum_s;
 };
 
+/* The path's run and its limit's: wall and CPU seconds, and the path's sides. */
+static void print_run(int round, const char *what, const struct path_run *r,
+		      const struct path_run *limit)
+{
+	fprintf(stderr,
+		"bo_bench: round %d: %s %.2f s, CPU %.2f s (limit %.2f s, CPU %.2f s): per GPU, "
+		"copy side busy %.2f s, file side %.2f s\n",
+		round, what, r->wall_s, r->cpu_s, limit->wall_s, limit->cpu_s, r->engine_s,
+		r->file_s);
+}
+
+static struct path_run timed_limit(struct bench *b, bool restore, const uint8_t *pattern)
+{
+	double c0 = cpu_now();
+	struct path_run l = {.wall_s = limit_run(b, restore, pattern)};
+
+	l.cpu_s = cpu_now() - c0;
+	return l;
+}
+
+/* One path and its limit, back to back, in the round's order; the path's run returned. */
+static struct path_run measure(struct bench *b, bool restore, bool limit_first,
+			       const uint8_t *pattern, double *path_gibps, double *limit_gibps,
+			       int round)
+{
+	struct path_run r, l = {0};
+
+	if (limit_first)
+		l = timed_limit(b, restore, pattern);
+	if (!restore)
+		remove_images(b);
+	r = run_stream(b, restore);
+	if (!limit_first)
+		l = timed_limit(b, restore, pattern);
+	*path_gibps = gibps(b->total, r.wall_s);
+	*limit_gibps = gibps(b->total, l.wall_s);
+	print_run(round, restore ? "restore" : "dump", &r, &l);
+	return r;
+}
+
 static void run_rounds(struct bench *b, int rounds, struct figures *f)
 {
 	uint8_t *pattern = xmalloc(CHUNK);
 	struct path_run r;
+	bool limit_first;
 	int k;
 
 	fill_pattern(pattern, CHUNK, 99);
 	for (k = 0; k < rounds; k++) {
-		f->dump_limit[k] = gibps(b->total, limit_run(b, false, pattern));
-		remove_images(b);
-		r = run_stream(b, false);
-		f->dump[k] = gibps(b->total, r.wall_s);
-		fprintf(stderr,
-			"bo_bench: round %d: dump %.2f s: per GPU, copy side busy %.2f s, "
-			"file side %.2f s\n",
-			k + 1, r.wall_s, r.engine_s, r.file_s);
+		limit_first = k % 2 == 0;
+		r = measure(b, false, limit_first, pattern, &f->dump[k], &f->dump_limit[k], k + 1);
 		f->cpu_s += r.cpu_s;
 		f->checksum_s += r.checksum_s;
-		f->restore_limit[k] = gibps(b->total, limit_run(b, true, NULL));
-		r = run_stream(b, true);
-		f->restore[k] = gibps(b->total, r.wall_s);
-		fprintf(stderr,
-			"bo_bench: round %d: restore %.2f s: per GPU, copy side busy %.2f s, "
-			"file side %.2f s\n",
-			k + 1, r.wall_s, r.engine_s, r.file_s);
+		limit_run(b, true, NULL); /* the untimed first read (top of file) */
+		r = measure(b, true, limit_first, NULL, &f->restore[k], &f->restore_limit[k],
+			    k + 1);
 		f->cpu_s += r.cpu_s;
 		f->checksum_s += r.checksum_s;
 		verify(b);
 		fprintf(stderr,
-			"bo_bench: round %d: dump %.2f (limit %.2f), restore %.2f (limit %.2f) "
-			"GiB/s\n",
-			k + 1, f->dump[k], f->dump_limit[k], f->restore[k], f->restore_limit[k]);
+			"bo_bench: round %d (limits %s): dump %.2f (limit %.2f, %.2f), restore "
+			"%.2f (limit %.2f, %.2f) GiB/s\n",
+			k + 1, limit_first ? "first" : "second", f->dump[k], f->dump_limit[k],
+			f->dump[k] / f->dump_limit[k], f->restore[k], f->restore_limit[k],
+			f->restore[k] / f->restore_limit[k]);
 	}
 	free(pattern);
 	remove_limit_files(b);
@@ -616,7 +688,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : ".";
 	struct bench b = {.total = (uint64_t)(env_gib() * GIB)};
-	int rounds = (int)env_long("BENCH_ROUNDS", 3, 1, MAX_ROUNDS);
+	int rounds = (int)env_long("BENCH_ROUNDS", 9, 1, MAX_ROUNDS);
 	double dump, dump_limit, restore, restore_limit, share;
 	struct figures f = {0};
 	struct path_run zd, zr;
@@ -624,6 +696,7 @@ int main(int argc, char **argv)
 	long rss0, peak;
 
 	b.gpus = (int)env_long("BENCH_GPUS", 2, 1, MAX_GPUS);
+	b.in_place = env_long("BENCH_IN_PLACE", 1, 0, 1);
 	b.dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b.dir_fd < 0)
 		die(dir);
@@ -636,16 +709,19 @@ int main(int argc, char **argv)
 	rss0 = rss_now_mib();
 	run_rounds(&b, rounds, &f);
 	peak = peak_rss_mib();
-	dump = median(f.dump, rounds);
-	dump_limit = median(f.dump_limit, rounds);
-	restore = median(f.restore, rounds);
-	restore_limit = median(f.restore_limit, rounds);
+	dump = best(f.dump, rounds);
+	dump_limit = best(f.dump_limit, rounds);
+	restore = best(f.restore, rounds);
+	restore_limit = best(f.restore_limit, rounds);
 	share = f.cpu_s > 0 ? f.checksum_s / f.cpu_s : 0;
 
-	printf("bo_bench: %.2f GiB in %d GPUs x %d BOs, CPU engine, chunk %u MiB x %u per GPU, "
-	       "images in %s, dump writes %s, median of %d rounds\n",
+	printf("bo_bench: %.2f GiB in %d GPUs x %d BOs (host memory), CPU engine, chunk %u MiB x "
+	       "%u per GPU, images in %s; %s; the dump writes %s; best of %d rounds\n",
 	       (double)b.total / GIB, b.gpus, BOS_PER_GPU, CHUNK >> 20, BO_STREAM_DEFAULT_DEPTH,
-	       dir, b.direct ? "with O_DIRECT (and so does its limit)" : "through the page cache",
+	       dir,
+	       b.in_place && !b.direct ? "the dump reads the BOs in place (no staging copy)"
+				       : "the dump copies the BOs through staging",
+	       b.direct ? "with O_DIRECT (and so does its limit)" : "through the page cache",
 	       rounds);
 	printf("  %-44s %6s  %-52s %6s  %s\n", "path", "GiB/s", "its limit, measured the same way",
 	       "GiB/s", "ratio");
@@ -655,6 +731,10 @@ int main(int argc, char **argv)
 	printf("  %-44s %6.2f  %-52s %6.2f  %.2f\n", "restore (cold read, CRC-32, write BO)",
 	       restore, "cold read, a file per GPU, chunk requests", restore_limit,
 	       restore / restore_limit);
+	if (dump > dump_limit || restore > restore_limit)
+		printf("  a path above its limit: noise if the rounds (on stderr) spread more than "
+		       "they differ; a limit that stays below over more rounds (BENCH_ROUNDS) is "
+		       "wrong\n");
 	printf("  peak RSS %ld MiB (%ld MiB before streaming; %.1f MiB per GPU of streaming)\n",
 	       peak, rss0, (double)(peak - rss0) / b.gpus);
 	printf("  checksums: %.1f %% of the paths' CPU time (%.2f of %.2f s)\n", share * 100,
@@ -678,9 +758,10 @@ int main(int argc, char **argv)
 	       "3f,"
 	       "\"dump_ratio\":%.3f,\"restore_gibps\":%.3f,\"restore_limit_gibps\":%.3f,"
 	       "\"restore_ratio\":%.3f,\"peak_rss_mib\":%ld,\"checksum_share\":%.4f,"
-	       "\"dump_direct_io\":%s}\n",
+	       "\"dump_direct_io\":%s,\"dump_in_place\":%s}\n",
 	       (double)b.total / GIB, b.gpus, rounds, dump, dump_limit, dump / dump_limit, restore,
-	       restore_limit, restore / restore_limit, peak, share, b.direct ? "true" : "false");
+	       restore_limit, restore / restore_limit, peak, share, b.direct ? "true" : "false",
+	       b.in_place && !b.direct ? "true" : "false");
 	close(b.dir_fd);
 	return 0;
 }

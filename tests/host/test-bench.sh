@@ -3,7 +3,9 @@
 # every restored byte itself (exit 1 otherwise), and prints each path next
 # to its limit with the ratio and a JSON line whose figures agree with the
 # table: ratios are path / limit, RSS within the bound the issue sets
-# (256 MiB per GPU), the checksum share a fraction. 2 and 8 GPUs; bad
+# (256 MiB per GPU), the checksum share a fraction. 2 and 8 GPUs, dumps
+# reading BOs in place and (BENCH_IN_PLACE=0) through staging (bo_bench
+# exits 1 if the stream did otherwise); bad
 # settings are refused in one line. Speeds are not judged here (a busy
 # machine): `make bench` is for that.
 # env: BUILD (absolute build dir holding bench/bo_bench)
@@ -42,9 +44,17 @@ for gpus in 2 8; do
 	check "$gpus GPUs: the table shows both paths next to their limits" \
 		eval 'grep -qE "^  dump .* [0-9.]+  write \+ fdatasync, a file per GPU.* [0-9.]+  [0-9.]+$" "$OUT" && grep -qE "^  restore .* [0-9.]+  cold read, a file per GPU.* [0-9.]+  [0-9.]+$" "$OUT"'
 	check "$gpus GPUs: a progress line per round with both paths and limits" \
-		test "$(grep -cE '^bo_bench: round [12]: dump [0-9.]+ \(limit [0-9.]+\), restore [0-9.]+ \(limit [0-9.]+\) GiB/s$' "$ERR")" -eq 2
+		test "$(grep -cE '^bo_bench: round [12] \(limits (first|second)\): dump [0-9.]+ \(limit [0-9.]+, [0-9.]+\), restore [0-9.]+ \(limit [0-9.]+, [0-9.]+\) GiB/s$' "$ERR")" -eq 2
+	check "$gpus GPUs: the limits go first in round 1, second in round 2" \
+		eval 'grep -q "^bo_bench: round 1 (limits first)" "$ERR" && grep -q "^bo_bench: round 2 (limits second)" "$ERR"'
+	check "$gpus GPUs: each figure is the best of its 2 rounds" grep -q "; best of 2 rounds$" "$OUT"
+	check "$gpus GPUs: the dump reads the BOs in place, said in the header and the JSON" \
+		eval 'grep -q "; the dump reads the BOs in place (no staging copy);" "$OUT" && jqt ".dump_in_place == true"'
 	check "$gpus GPUs: nothing left in the image directory" test -z "$(ls -A "$TMP/img")"
 done
+run BENCH_GIB=0.125 BENCH_ROUNDS=1 BENCH_IN_PLACE=0
+check "BENCH_IN_PLACE=0: exits 0, the dump through staging (status $RC)" \
+	eval '[ "$RC" -eq 0 ] && grep -q "; the dump copies the BOs through staging;" "$OUT" && jqt ".dump_in_place == false"'
 run BENCH_GPUS=9
 check "BENCH_GPUS=9: refused (status 2)" test "$RC" -eq 2
 check "BENCH_GPUS=9: in one line naming the setting" eval '[ "$(wc -l <"$ERR")" -eq 1 ] && grep -q "BENCH_GPUS=9" "$ERR"'
