@@ -87,6 +87,15 @@ static const char *engine_error(const struct gpu_job *job, int ret)
 	return why ? why : strerror(-ret);
 }
 
+/* A failed engine call on the slot's chunk: "gpu G: BO B offset 0xO: copy engine OP: why". */
+static int engine_fail(struct gpu_job *job, const struct staging_slot *s, const char *op, int err)
+{
+	return bo_job_fail(job, err,
+			   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
+			   ": copy engine %s: %s",
+			   job->gpu->gpu_id, s->bo_index, s->bo_off, op, engine_error(job, err));
+}
+
 void bo_job_close_bo(struct gpu_job *job)
 {
 	if (job->cur.handle) {
@@ -173,11 +182,7 @@ int bo_chunk_dump_fill(struct gpu_job *job, struct staging_slot *s)
 		return ret;
 	ret = job->engine->ops->read(job->cur.handle, s->bo_off, s->buf, s->len);
 	if (ret)
-		return bo_job_fail(job, ret,
-				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
-				   ": copy engine read: %s",
-				   job->gpu->gpu_id, s->bo_index, s->bo_off,
-				   engine_error(job, ret));
+		return engine_fail(job, s, "read", ret);
 	/* the zero test stops at the first non-zero byte: cheap for data */
 	s->zero = is_zero(s->buf, s->len);
 	return dump_entry(job, s);
@@ -369,11 +374,7 @@ int bo_chunk_restore_drain(struct gpu_job *job, struct staging_slot *s)
 		ret = job->engine->ops->write(job->cur.handle, s->bo_off,
 					      s->zero ? job->zeros : s->buf, s->len);
 	if (ret)
-		return bo_job_fail(job, ret,
-				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
-				   ": copy engine write: %s",
-				   job->gpu->gpu_id, s->bo_index, s->bo_off,
-				   engine_error(job, ret));
+		return engine_fail(job, s, "write", ret);
 	return 0;
 }
 
@@ -439,19 +440,12 @@ int bo_chunk_in_place_run(struct gpu_job *job, struct staging_slot *s)
 		return ret;
 	ret = ops->view(job->cur.handle, s->bo_off, s->len, &p);
 	if (ret)
-		return bo_job_fail(job, ret,
-				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
-				   ": copy engine view: %s",
-				   job->gpu->gpu_id, s->bo_index, s->bo_off,
-				   engine_error(job, ret));
+		return engine_fail(job, s, "view", ret);
 	s->buf = (uint8_t *)p; /* only read from here on */
 	ret = in_place_work(job, s);
 	end = ops->view_end(job->cur.handle);
 	if (!ret && end)
-		ret = bo_job_fail(job, end,
-				  "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
-				  ": copy engine view end: %s",
-				  job->gpu->gpu_id, s->bo_index, s->bo_off, engine_error(job, end));
+		ret = engine_fail(job, s, "view end", end);
 	if (!ret) {
 		job->in_place_bytes += s->len;
 		bo_job_report_progress(job, s->len);
