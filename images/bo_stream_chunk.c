@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * What happens to one chunk of a BO stream (see bo_stream_job.h): its
- * checksums, the BO side (engine open slots), the dump's and the restore's
- * stages on either thread, and chunks worked on in place.
+ * checksums, the BO side (the open BO, engine errors), the dump's and the
+ * restore's stages on either thread, and a dump's chunks read in place.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +43,8 @@ static bool is_zero(const uint8_t *p, size_t len)
 }
 
 /* The checksum of `len` zero bytes, without a buffer of that size (a full
- * chunk's is computed once per GPU): zero chunks cost no CRC pass. */
+ * chunk's is computed once per GPU): zero chunks cost no CRC pass. Only one
+ * thread of a job asks (the dump's producer, the restore's consumer). */
 static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
 {
 	uint32_t crc = 0;
@@ -409,7 +410,9 @@ void bo_job_report_progress(struct gpu_job *job, uint32_t len)
  */
 bool bo_chunk_in_place(const struct gpu_job *job, const struct staging_slot *pos)
 {
-	return job->dir == STREAM_DUMP && job->in_place && job->direct_fd < 0 &&
+	const struct bo_copy_engine_ops *ops = job->engine->ops;
+
+	return job->dir == STREAM_DUMP && ops->view && ops->view_end && job->direct_fd < 0 &&
 	       job->gpu->bos[pos->bo_index].host_memory;
 }
 
@@ -451,10 +454,4 @@ int bo_chunk_in_place_run(struct gpu_job *job, struct staging_slot *s)
 		bo_job_report_progress(job, s->len);
 	}
 	return ret;
-}
-
-/* The checksum of a chunk of zeros, computed before the threads start. */
-void bo_job_checksums_prepare(struct gpu_job *job)
-{
-	zero_checksum(job, job->chunk_size);
 }

@@ -456,8 +456,6 @@ int bo_job_prepare(struct gpu_job *job)
 
 	if (ret)
 		return ret;
-	job->in_place = job->engine->ops->view && job->engine->ops->view_end;
-	bo_job_checksums_prepare(job);
 	if (ring_alloc(&job->ring, depth, job->chunk_size))
 		return bo_job_fail(job, -ENOMEM,
 				   "gpu %" PRIu32 ": no memory for %" PRIu32

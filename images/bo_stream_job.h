@@ -55,7 +55,6 @@ struct gpu_job {
 	uint32_t max_level; /* dump: deepest level referred to */
 	uint64_t parent_bytes, written_bytes, zero_bytes;
 	uint64_t in_place_bytes;	/* dump: written from the BO in place, by the producer */
-	bool in_place;			/* the engine has a view op (used for host_memory BOs) */
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
 	uint32_t zero_crc;		/* of chunk_size zero bytes, once zero_crc_known */
@@ -111,8 +110,6 @@ void bo_job_join(struct gpu_job *job);
 bool bo_job_cursor_next(const struct gpu_job *job, struct chunk_cursor *c, struct staging_slot *s);
 /* ---- bo_stream_chunk.c: one chunk's stages ---- */
 
-/* The checksum of a chunk of zeros computed once, before the threads start. */
-void bo_job_checksums_prepare(struct gpu_job *job);
 /* Closes the open BO (job->cur) and its dma-buf fd. */
 void bo_job_close_bo(struct gpu_job *job);
 /* Progress after len more bytes (thread-safe: both threads of a job may call it). */

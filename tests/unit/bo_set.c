@@ -164,30 +164,31 @@ void assert_restored(const struct bo_set *s)
 			assert_same_bytes(s->src[g][b], s->dst[g][b], s->bos[g][b].size);
 }
 
-int run_dump(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
-	     const struct bo_copy_engine *engine, char *err, size_t errlen)
+/* A dump or restore of the set with dups of its memfds; every one closed after. */
+static int run_set(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
+		   const struct bo_copy_engine *engine, bool restore, char *err, size_t errlen)
 {
 	struct bo_stream_config cfg = *base;
 	int ret;
 
 	cfg.dir_fd = f->dir_fd;
-	set_give(s, false, engine);
-	ret = bo_stream_dump(&cfg, s->gpus, s->gpu_count, err, errlen);
+	set_give(s, restore, engine);
+	ret = restore ? bo_stream_restore(&cfg, s->gpus, s->gpu_count, err, errlen)
+		      : bo_stream_dump(&cfg, s->gpus, s->gpu_count, err, errlen);
 	assert_all_given_closed(s);
 	return ret;
+}
+
+int run_dump(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
+	     const struct bo_copy_engine *engine, char *err, size_t errlen)
+{
+	return run_set(f, s, base, engine, false, err, errlen);
 }
 
 int run_restore(struct fixture *f, struct bo_set *s, const struct bo_stream_config *base,
 		const struct bo_copy_engine *engine, char *err, size_t errlen)
 {
-	struct bo_stream_config cfg = *base;
-	int ret;
-
-	cfg.dir_fd = f->dir_fd;
-	set_give(s, true, engine);
-	ret = bo_stream_restore(&cfg, s->gpus, s->gpu_count, err, errlen);
-	assert_all_given_closed(s);
-	return ret;
+	return run_set(f, s, base, engine, true, err, errlen);
 }
 
 bool file_exists(struct fixture *f, const char *name)
