@@ -186,7 +186,10 @@ struct bo_stream_times {
 	uint64_t wall_ns;
 	uint64_t engine_ns;
 	uint64_t file_ns;
-	uint64_t checksum_ns; /* the CRC-32s, part of engine_ns (run on the copy side) */
+	/* the checksum passes (run on the copy side, within engine_ns), in the
+	 * thread's CPU time: a pass preempted by another GPU's thread does not
+	 * count the wait */
+	uint64_t checksum_ns;
 };
 
 struct bo_stream_gpu {

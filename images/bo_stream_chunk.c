@@ -64,17 +64,17 @@ static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
 }
 
 /*
- * A slot's checksum, and (digest non-NULL, a dump) its CRC-64, their time
- * counted (bo_stream_times.checksum_ns).
+ * A slot's checksum, and (digest non-NULL, a dump) its CRC-64, their CPU
+ * time counted (bo_stream_times.checksum_ns).
  */
 static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
 {
-	uint64_t start = bo_job_now_ns();
+	uint64_t start = bo_job_thread_cpu_ns();
 	uint32_t crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
 
 	if (digest)
 		bo_index_digest(s->buf, s->len, digest);
-	job->checksum_ns += bo_job_now_ns() - start;
+	job->checksum_ns += bo_job_thread_cpu_ns() - start;
 	return crc;
 }
 

@@ -97,6 +97,9 @@ struct chunk_cursor {
 __attribute__((format(printf, 3, 4))) int bo_job_fail(struct gpu_job *job, int err, const char *fmt,
 						      ...);
 uint64_t bo_job_now_ns(void);
+/* CPU time of the calling thread: what a pass cost, not how long it waited
+ * for a core (GPUs' threads outnumber the cores). */
+uint64_t bo_job_thread_cpu_ns(void);
 void bo_job_close_fd(int *fd);
 /* The name of the job's image file with extension ext ("img", "idx"). */
 void bo_job_image_name(char *buf, size_t len, const struct gpu_job *job, const char *ext);

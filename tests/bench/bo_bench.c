@@ -37,8 +37,10 @@
  * Also measured, for reading the figures: N-thread memcpy, one-thread
  * CRC-32 by ISA-L (what the images use) and by zlib, CRC-64 (the digest
  * incremental dumps compare chunks by), and the share of the
- * path's CPU time spent on checksums (bo_stream_times.checksum_ns against
- * getrusage()). The last line is JSON, for scripts.
+ * path's CPU time spent on checksums (bo_stream_times.checksum_ns, the
+ * checksumming threads' CPU time, against the process's from getrusage():
+ * CPU time on both sides, so threads waiting for a core do not inflate it).
+ * The last line is JSON, for scripts.
  */
 #include <errno.h>
 #include <fcntl.h>
