@@ -47,12 +47,22 @@ uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
  * first): with the chunk's CRC-32, the identity a child dump compares
  * chunks by.
  */
+uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len)
+{
+	return crc64_ecma_refl(crc, buf, len);
+}
+
+void bo_index_digest_set(uint8_t digest[BO_DIGEST_LEN], uint64_t crc64)
+{
+	uint64_t le = htole64(crc64);
+
+	memcpy(digest, &le, sizeof(le));
+	memset(digest + sizeof(le), 0, BO_DIGEST_LEN - sizeof(le));
+}
+
 void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN])
 {
-	uint64_t crc = htole64(crc64_ecma_refl(0, buf, len));
-
-	memcpy(digest, &crc, sizeof(crc));
-	memset(digest + sizeof(crc), 0, BO_DIGEST_LEN - sizeof(crc));
+	bo_index_digest_set(digest, bo_index_crc64(0, buf, len));
 }
 
 static void put16(uint8_t *p, uint16_t v)

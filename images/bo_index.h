@@ -78,7 +78,11 @@ struct bo_index_layout {
 
 /* CRC-32 (zlib's, as gzip and PNG) of len bytes, continuing crc (0 to start). */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len);
-/* The CRC-64/XZ of len bytes into digest (little-endian; the rest 0). */
+/* CRC-64/XZ of len bytes, continuing crc (0 to start), as bo_index_crc32(). */
+uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len);
+/* A digest holding that CRC-64 (little-endian; the rest 0). */
+void bo_index_digest_set(uint8_t digest[BO_DIGEST_LEN], uint64_t crc64);
+/* The CRC-64/XZ of len bytes into digest. */
 void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN]);
 
 /* data_bytes and chunk_count from the BO sizes; -EOVERFLOW on absurd sizes. */

@@ -42,25 +42,36 @@ static bool is_zero(const uint8_t *p, size_t len)
 	return true;
 }
 
-/* The checksum of `len` zero bytes, without a buffer of that size (a full
- * chunk's is computed once per GPU): zero chunks cost no CRC pass. Only one
- * thread of a job asks (the dump's producer, the restore's consumer). */
-static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
+/* The CRC-32 and (crc64 non-NULL) CRC-64 of `len` zero bytes, without a
+ * buffer of that size (a full chunk's are computed once per GPU): zero
+ * chunks cost no CRC pass. Only one thread of a job asks (the dump's
+ * producer, the restore's consumer). */
+static uint32_t zero_checksum(struct gpu_job *job, uint32_t len, uint64_t *crc64)
 {
-	uint32_t crc = 0;
-	uint32_t n, left;
+	bool full = len == job->chunk_size;
+	uint32_t crc = 0, n, left;
+	uint64_t crc64_sum = 0;
 
-	if (len == job->chunk_size && job->zero_crc_known)
-		return job->zero_crc;
+	if (full && job->zero_sums_known)
+		goto out;
 	for (left = len; left; left -= n) {
 		n = left < FILE_PAGE ? left : FILE_PAGE;
 		crc = bo_index_crc32(crc, zero_page, n);
+		if (crc64 || full)
+			crc64_sum = bo_index_crc64(crc64_sum, zero_page, n);
 	}
-	if (len == job->chunk_size) {
-		job->zero_crc = (uint32_t)crc;
-		job->zero_crc_known = true;
+	if (!full) {
+		if (crc64)
+			*crc64 = crc64_sum;
+		return crc;
 	}
-	return crc;
+	job->zero_crc = crc;
+	job->zero_crc64 = crc64_sum;
+	job->zero_sums_known = true;
+out:
+	if (crc64)
+		*crc64 = job->zero_crc64;
+	return job->zero_crc;
 }
 
 /*
@@ -69,11 +80,18 @@ static uint32_t zero_checksum(struct gpu_job *job, uint32_t len)
  */
 static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
 {
-	uint64_t start = bo_job_thread_cpu_ns();
-	uint32_t crc = s->zero ? zero_checksum(job, s->len) : checksum(s->buf, s->len);
+	uint64_t start = bo_job_thread_cpu_ns(), crc64;
+	uint32_t crc;
 
-	if (digest)
-		bo_index_digest(s->buf, s->len, digest);
+	if (s->zero) {
+		crc = zero_checksum(job, s->len, digest ? &crc64 : NULL);
+		if (digest)
+			bo_index_digest_set(digest, crc64);
+	} else {
+		crc = checksum(s->buf, s->len);
+		if (digest)
+			bo_index_digest(s->buf, s->len, digest);
+	}
 	job->checksum_ns += bo_job_thread_cpu_ns() - start;
 	return crc;
 }
@@ -416,20 +434,34 @@ bool bo_chunk_in_place(const struct gpu_job *job, const struct staging_slot *pos
 	       job->gpu->bos[pos->bo_index].host_memory;
 }
 
-/* The chunk once in view: zero test, checksums and entry, then (the file
- * side's work, timed apart) its write. */
+/* The in-place chunk's write (the file side's work, timed apart). */
+static int in_place_write(struct gpu_job *job, struct staging_slot *s)
+{
+	uint64_t start = bo_job_now_ns();
+	int ret = bo_chunk_dump_drain(job, s);
+
+	job->in_place_file_ns += bo_job_now_ns() - start;
+	return ret;
+}
+
+/*
+ * The chunk once in view: zero test, write, then checksums and entry, from
+ * the cache the write has just filled (the CRC passes no longer fetch from
+ * memory what the write fetches anyway). An incremental dump must know the
+ * checksums first: a chunk its parent holds is not written.
+ */
 static int in_place_work(struct gpu_job *job, struct staging_slot *s)
 {
-	uint64_t start;
 	int ret;
 
 	s->zero = is_zero(s->buf, s->len);
-	ret = dump_entry(job, s);
-	start = bo_job_now_ns();
-	if (!ret)
-		ret = bo_chunk_dump_drain(job, s);
-	job->in_place_file_ns += bo_job_now_ns() - start;
-	return ret;
+	if (job->parent) {
+		ret = dump_entry(job, s);
+		return ret ? ret : in_place_write(job, s);
+	}
+	s->level = 0;
+	ret = in_place_write(job, s);
+	return ret ? ret : dump_entry(job, s);
 }
 
 int bo_chunk_in_place_run(struct gpu_job *job, struct staging_slot *s)

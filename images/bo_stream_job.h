@@ -57,8 +57,10 @@ struct gpu_job {
 	uint64_t in_place_bytes;	/* dump: written from the BO in place, by the producer */
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
-	uint32_t zero_crc;		/* of chunk_size zero bytes, once zero_crc_known */
-	bool zero_crc_known;
+	/* of chunk_size zero bytes, once zero_sums_known */
+	uint32_t zero_crc;
+	uint64_t zero_crc64;
+	bool zero_sums_known;
 	/* restore: a chunk of zeros for holes (a read-only anonymous mapping,
 	 * page-aligned and never written: its pages stay the kernel's zero
 	 * page), NULL until the first hole; engines with a zero op need none */

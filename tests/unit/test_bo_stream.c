@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -869,6 +870,47 @@ static void test_cpu_engine_bounded_memory(void **state)
 }
 
 /*
+ * All-zero chunks get their checksums without a pass over them (a full
+ * chunk's computed once per GPU, a shorter last one's from a page of
+ * zeros): the index holds the true CRC-32 and CRC-64 of so many zeros, for
+ * full chunks and a short last one alike, as a child dump compares them.
+ */
+static void test_zero_chunk_checksums(void **state)
+{
+	static const uint64_t sizes[] = {3 * 64 * KIB + 5000};
+	struct bo_stream_config cfg = small_chunks;
+	struct fixture *f = *state;
+	uint8_t entry[32], digest[BO_DIGEST_LEN], *zeros = calloc(1, 64 * KIB);
+	uint32_t crc;
+	uint64_t len;
+	struct bo_set s;
+	char err[256];
+	int fd, i;
+
+	assert_non_null(zeros);
+	cfg.image_id = 6;
+	set_build(&s, 1, sizes, 1);
+	assert_int_equal(ftruncate(s.src[0][0], 0), 0);
+	assert_int_equal(ftruncate(s.src[0][0], (off_t)sizes[0]), 0);
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	fd = openat(f->dir_fd, "amdgpu-bo-6-4096.idx", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (i = 0; i < 4; i++) {
+		len = i < 3 ? 64 * KIB : 5000;
+		/* header 64, one BO 24, entries of 32: {crc32, level, flags, offset, crc64, 0} */
+		assert_int_equal(pread(fd, entry, sizeof(entry), 64 + 24 + 32 * i), sizeof(entry));
+		memcpy(&crc, entry, sizeof(crc));
+		assert_int_equal(le32toh(crc), bo_index_crc32(0, zeros, len));
+		assert_int_equal(entry[6] & BO_CHUNK_ZERO, BO_CHUNK_ZERO);
+		bo_index_digest(zeros, len, digest);
+		assert_memory_equal(entry + 16, digest, BO_DIGEST_LEN);
+	}
+	close(fd);
+	free(zeros);
+	set_free(&s);
+}
+
+/*
  * The image's CRC-32 is zlib's (bo_stream.h): ISA-L's must give the same
  * value for every length and alignment (its SIMD paths split at 16, 64 and
  * 256 bytes) and when chained, or images written before it would not verify.
@@ -937,6 +979,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fault_in_restore, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_zero_pages_are_holes, bo_fixture_setup,
+						bo_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_chunk_checksums, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_times, bo_fixture_setup, bo_fixture_teardown),
 		cmocka_unit_test(test_hidden_permille),
