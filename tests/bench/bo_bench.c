@@ -400,45 +400,6 @@ static void *io_main(void *arg)
 	return NULL;
 }
 
-static void remove_limit_files(struct bench *b)
-{
-	char name[64];
-	int g;
-
-	for (g = 0; g < MAX_GPUS; g++) {
-		limit_name(name, sizeof(name), g);
-		unlinkat(b->dir_fd, name, 0);
-	}
-}
-
-static void remove_images(struct bench *b)
-{
-	char name[64];
-	int g;
-
-	for (g = 0; g < MAX_GPUS; g++) {
-		image_name(name, sizeof(name), g, "img");
-		unlinkat(b->dir_fd, name, 0);
-		image_name(name, sizeof(name), g, "idx");
-		unlinkat(b->dir_fd, name, 0);
-	}
-}
-
-/*
- * Removes the files a write is about to replace, then waits for the file
- * system to have freed their blocks (syncfs: the journal commit that frees
- * them, and on a file system mounted with discard, as this host's root is,
- * their discards): otherwise whichever run comes next pays for the last
- * one's 2 GiB of discards inside its fdatasync(), and the second run of each
- * pair was up to 2x slower than the first.
- */
-static void settle_removal(struct bench *b, void (*remove)(struct bench *))
-{
-	remove(b);
-	if (syncfs(b->dir_fd))
-		die("syncfs");
-}
-
 /* Seconds for one thread per GPU to write its share of the bytes (or to
  * cold-read the GPU's image). */
 static double limit_run(struct bench *b, bool read)
@@ -454,8 +415,6 @@ static double limit_run(struct bench *b, bool read)
 		image_name(name, sizeof(name), g, "img");
 		drop_cache(b->dir_fd, name);
 	}
-	if (!read)
-		settle_removal(b, remove_limit_files);
 	pthread_barrier_init(&start, NULL, (unsigned int)b->gpus + 1);
 	for (g = 0; g < b->gpus; g++) {
 		jobs[g] = (struct io_job){.dir_fd = b->dir_fd,
@@ -479,6 +438,17 @@ static double limit_run(struct bench *b, bool read)
 			die(read ? "limit: reading its file" : "limit: writing its file");
 		}
 	return t0;
+}
+
+static void remove_limit_files(struct bench *b)
+{
+	char name[64];
+	int g;
+
+	for (g = 0; g < MAX_GPUS; g++) {
+		limit_name(name, sizeof(name), g);
+		unlinkat(b->dir_fd, name, 0);
+	}
 }
 
 /* ---- figures for reading the results ---- */
@@ -588,6 +558,19 @@ static uint64_t images_allocated(struct bench *b)
 	return bytes;
 }
 
+static void remove_images(struct bench *b)
+{
+	char name[64];
+	int g;
+
+	for (g = 0; g < MAX_GPUS; g++) {
+		image_name(name, sizeof(name), g, "img");
+		unlinkat(b->dir_fd, name, 0);
+		image_name(name, sizeof(name), g, "idx");
+		unlinkat(b->dir_fd, name, 0);
+	}
+}
+
 static void verify(const struct bench *b)
 {
 	uint8_t *x = xmalloc(CHUNK), *y = xmalloc(CHUNK);
@@ -677,7 +660,7 @@ static struct path_run measure(struct bench *b, bool restore, bool limit_first, 
 	if (limit_first)
 		l = timed_limit(b, restore);
 	if (!restore)
-		settle_removal(b, remove_images);
+		remove_images(b);
 	r = run_stream(b, restore);
 	if (!limit_first)
 		l = timed_limit(b, restore);
