@@ -17,8 +17,9 @@
  * Restore: the same pipeline in the other direction; every chunk's checksum
  * is verified before it is written into the BO.
  * A dump's BOs in host memory (bo_stream_bo.host_memory) skip the ring when
- * the engine has a view op: the copying thread checksums and writes their
- * chunks from the BO itself.
+ * the engine has a view op: the copying thread writes their chunks from the
+ * BO itself and checksums them after, from the cache the write filled (an
+ * incremental dump checksums first: what the parent holds is not written).
  * Dumps with cfg->sync start each chunk's writeback once it is written.
  *
  * Files, created 0600 with O_EXCL|O_NOFOLLOW inside cfg->dir_fd (openat), named
