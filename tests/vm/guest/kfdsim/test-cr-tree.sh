@@ -4,7 +4,9 @@
 # queues, events and its own render fds). CRIU dumps the tree by its root.
 # After the restore: both alive with their pids, each with exactly its own
 # fds and user gpu_ids; both self-checks PASS (RESULT: PASS, "parent PASS",
-# "child PASS").
+# "child PASS"); each process's BO contents were handed to the CRIU
+# master's copier and written by it (parallel restore, the default, for a
+# tree as for one process).
 #
 # EXPECT=ok: the plugin dumps and restores KFD processes (since 0a4fdd8).
 # EXPECT=fail: for a plugin that does not: each dump must then be refused
@@ -29,7 +31,21 @@ check "tree: two KFD processes" eval '[ "$(grep -c . /sys/kernel/debug/kfdsim/pr
 check "tree: parent's /proc/PID/fd is what it listed" gpu_fds_ok "$pid" "$R.ready"
 check "tree: child's /proc/PID/fd is what it listed" gpu_fds_ok "$child" "$R.ready.child"
 cids=$(kfd_user_ids "$child")
+
+# both processes' contents went through the master's copier (restore log)
+copier_wrote_both() {
+	local p
+	for p in "$pid" "$child"; do
+		grep -q "amdgpu_plugin: pid $p: BO contents handed to the master's copier" \
+			"$WORK/img/restore.log" || return 1
+		grep -qE "amdgpu_plugin: pid $p: the master's BO copier wrote [0-9]+ MiB" \
+			"$WORK/img/restore.log" || return 1
+	done
+}
+
 if gpu_dump_restore tree "$WORK/img" "$pid"; then
+	check "tree: the master's copier wrote the BO contents of both ($pid, $child)" \
+		copier_wrote_both
 	check "tree: the child's KFD process has its user gpu_ids ($cids)" \
 		eval '[ -n "$cids" ] && [ "$(kfd_user_ids "$child")" = "$cids" ]'
 	check "tree: probe of both PASS" gpu_probe 1
