@@ -211,7 +211,9 @@ struct copier_job {
 	uint32_t n_drm;
 };
 
-static void job_free(struct copier_job *job)
+/* Releases what the job holds (its copy set, its render-node fds); the job
+ * itself is its owner's to free, after its image_id and times are read. */
+static void job_release(struct copier_job *job)
 {
 	uint32_t i;
 
@@ -292,7 +294,7 @@ static int job_drm_fd(struct copier_job *job, int pidfd, int task_fd)
 
 /*
  * GPU i of the manifest at *off: its BOs' fds duplicated from the task. The
- * render engine owns its map table from the start, so that job_free()
+ * render engine owns its map table from the start, so that job_release()
  * releases it on every early return; maps are sorted once all are in.
  */
 static int take_gpu(int pidfd, int manifest, uint64_t *off, struct copier_job *job, uint32_t i)
@@ -390,7 +392,7 @@ static void take_offer(struct restore_copier *c, uint32_t id, uint32_t pid, int 
 			"writes them itself",
 			id, pid, strerror(-ret));
 		if (job)
-			job_free(job);
+			job_release(job);
 		free(job);
 		shared_handoff_answer(c->sh, id, 0, shared_deadline(SHARED_WAIT_MS));
 		return;
@@ -465,7 +467,7 @@ static void copy_job(struct restore_copier *c, struct copier_job *job, struct lo
 		pr_info("pid %u: the master's BO copier wrote %" PRIu64 " MiB in %" PRIu64
 			" ms while CRIU restored the task",
 			job->set.pid, bytes >> 20, (clock_usec() - job->taken_usec) / 1000);
-	job_free(job);
+	job_release(job);
 	flush_log(c, local);
 	shared_handoff_copied(c->sh, job->image_id, ret, bytes, clock_usec() - job->taken_usec,
 			      shared_deadline(SHARED_WAIT_MS));
@@ -494,7 +496,7 @@ static void *worker_main(void *arg)
 		if (!job)
 			break;
 		if (stopping(c)) { /* the restore has ended: nobody waits for it */
-			job_free(job);
+			job_release(job);
 			shared_handoff_copied(c->sh, job->image_id, -ECANCELED, 0, 0,
 					      shared_deadline(SHARED_WAIT_MS));
 		} else {
