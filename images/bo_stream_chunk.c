@@ -42,33 +42,33 @@ static bool is_zero(const uint8_t *p, size_t len)
 	return true;
 }
 
-/* The CRC-32 and (crc64 non-NULL) CRC-64 of `len` zero bytes, without a
- * buffer of that size (a full chunk's are computed once per GPU): zero
- * chunks cost no CRC pass. Only one thread of a job asks (the dump's
- * producer, the restore's consumer). */
-static uint32_t zero_checksum(struct gpu_job *job, uint32_t len, uint64_t *crc64)
+/* The CRC-32 and (crc64 non-NULL) CRC-64 of `len` zero bytes, from one page of zeros. */
+static uint32_t zeros_sums(uint32_t len, uint64_t *crc64)
 {
-	bool full = len == job->chunk_size;
 	uint32_t crc = 0, n, left;
-	uint64_t crc64_sum = 0;
 
-	if (full && job->zero_sums_known)
-		goto out;
+	if (crc64)
+		*crc64 = 0;
 	for (left = len; left; left -= n) {
 		n = left < FILE_PAGE ? left : FILE_PAGE;
 		crc = bo_index_crc32(crc, zero_page, n);
-		if (crc64 || full)
-			crc64_sum = bo_index_crc64(crc64_sum, zero_page, n);
-	}
-	if (!full) {
 		if (crc64)
-			*crc64 = crc64_sum;
-		return crc;
+			*crc64 = bo_index_crc64(*crc64, zero_page, n);
 	}
-	job->zero_crc = crc;
-	job->zero_crc64 = crc64_sum;
-	job->zero_sums_known = true;
-out:
+	return crc;
+}
+
+/* The same, without a pass over a zero chunk: a full chunk's sums are
+ * computed once per GPU. Only one thread of a job asks (the dump's
+ * producer, the restore's consumer). */
+static uint32_t zero_checksum(struct gpu_job *job, uint32_t len, uint64_t *crc64)
+{
+	if (len != job->chunk_size)
+		return zeros_sums(len, crc64);
+	if (!job->zero_sums_known) {
+		job->zero_crc = zeros_sums(len, &job->zero_crc64);
+		job->zero_sums_known = true;
+	}
 	if (crc64)
 		*crc64 = job->zero_crc64;
 	return job->zero_crc;
