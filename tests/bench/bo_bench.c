@@ -186,16 +186,24 @@ static void fill_pattern(uint8_t *buf, size_t len, uint64_t seed)
 	}
 }
 
+/* Writes the CHUNK bytes of pattern over and over, size bytes in all. */
+static void memfd_fill(int fd, uint64_t size, const uint8_t *pattern)
+{
+	uint64_t off;
+
+	for (off = 0; off < size; off += CHUNK)
+		if (pwrite(fd, pattern, CHUNK, (off_t)off) != (ssize_t)CHUNK)
+			die("filling a memfd");
+}
+
 static int memfd_of(uint64_t size, const uint8_t *pattern)
 {
 	int fd = memfd_create("bo", MFD_CLOEXEC);
-	uint64_t off;
 
 	if (fd < 0 || ftruncate(fd, (off_t)size))
 		die("memfd");
-	for (off = 0; pattern && off < size; off += CHUNK)
-		if (pwrite(fd, pattern, CHUNK, (off_t)off) != (ssize_t)CHUNK)
-			die("filling a memfd");
+	if (pattern)
+		memfd_fill(fd, size, pattern);
 	return fd;
 }
 
@@ -535,17 +543,13 @@ static double checksum_gibps(enum checksum_kind kind)
 static void zero_sources(struct bench *b)
 {
 	uint8_t *zeros = calloc(1, CHUNK);
-	uint64_t off;
 	int g, i;
 
 	if (!zeros)
 		die("calloc");
 	for (g = 0; g < b->gpus; g++)
 		for (i = 0; i < BOS_PER_GPU; i++)
-			for (off = 0; off < b->bo_size; off += CHUNK)
-				if (pwrite(b->src[g][i], zeros, CHUNK, (off_t)off) !=
-				    (ssize_t)CHUNK)
-					die("zeroing a memfd");
+			memfd_fill(b->src[g][i], b->bo_size, zeros);
 	free(zeros);
 }
 
