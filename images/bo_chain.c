@@ -85,7 +85,7 @@ static int load_index(struct bo_parent *p, uint32_t chunk_size, char *err, size_
 
 	if (!ret && l->version < 2)
 		ret = errmsg_set(err, errlen, -EPROTO,
-				 "%s: a version 1 index has no chunk digests to compare with",
+				 "%s: a version 1 index has no chunk CRC-64s to compare with",
 				 p->name);
 	if (!ret && l->chunk_size != chunk_size)
 		ret = errmsg_set(err, errlen, -EPROTO,

@@ -19,8 +19,9 @@
 #include "images/bo_index.h"
 
 #define INDEX_MAGIC_V1	    "AMDBOIX1"
-#define INDEX_MAGIC	    "AMDBOIX2"
-#define INDEX_VERSION	    2u
+#define INDEX_MAGIC_V2	    "AMDBOIX2"
+#define INDEX_MAGIC	    "AMDBOIX3"
+#define INDEX_VERSION	    3u
 #define INDEX_HEADER_SIZE   64u
 #define INDEX_BO_SIZE_V1    16u
 #define INDEX_BO_SIZE	    24u
@@ -34,7 +35,8 @@
  * ISA-L's crc32_gzip_refl is zlib's CRC-32 (same polynomial, reflected, same
  * pre- and post-inversion, so chaining works the same and older images
  * verify), about 6x faster than zlib's crc32_z on the machines measured
- * (issue 14: 25 GB/s against 2.8-4.0): the checksums are off the critical path.
+ * (issue 14: 25 GB/s against 2.8-4.0). Since version 3 it checks only the
+ * index itself and version 1 and 2 chunks.
  */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 {
@@ -44,25 +46,12 @@ uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 /*
  * CRC-64/XZ by ISA-L (crc64_ecma_refl, about as fast as its CRC-32: 25 GiB/s
  * here, against 5 GiB/s for Debian's libxxhash XXH3-128, which we tried
- * first): with the chunk's CRC-32, the identity a child dump compares
- * chunks by.
+ * first): since version 3 the chunks' only checksum. Version 2 also kept a
+ * CRC-32, which cost the dump a second pass over every byte (issue 14).
  */
 uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len)
 {
 	return crc64_ecma_refl(crc, buf, len);
-}
-
-void bo_index_digest_set(uint8_t digest[BO_DIGEST_LEN], uint64_t crc64)
-{
-	uint64_t le = htole64(crc64);
-
-	memcpy(digest, &le, sizeof(le));
-	memset(digest + sizeof(le), 0, BO_DIGEST_LEN - sizeof(le));
-}
-
-void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN])
-{
-	bo_index_digest_set(digest, bo_index_crc64(0, buf, len));
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -230,11 +219,12 @@ static int write_blocks(struct block_writer *w, const struct bo_index_layout *l,
 		ret = writer_put(w, item, INDEX_ANCESTOR_SIZE);
 	}
 	for (i = 0; !ret && i < l->chunk_count; i++) {
-		put32(item, entries[i].crc);
+		put32(item, 0); /* version 2's CRC-32 */
 		put16(item + 4, entries[i].level);
 		put16(item + 6, entries[i].flags);
 		put64(item + 8, entries[i].offset);
-		memcpy(item + 16, entries[i].digest, BO_DIGEST_LEN);
+		put64(item + 16, entries[i].crc64);
+		put64(item + 24, 0);
 		ret = writer_put(w, item, INDEX_ENTRY_SIZE);
 	}
 	ret = ret ?: writer_flush(w);
@@ -248,14 +238,14 @@ int bo_index_write(int fd, const struct bo_index_layout *l, const struct bo_chun
 		   char *err, size_t errlen)
 {
 	struct block_writer w = {.fd = fd, .buf = malloc(BO_INDEX_BLOCK)};
-	struct bo_index_layout v2 = *l;
+	struct bo_index_layout current = *l;
 	int ret;
 
 	if (!w.buf)
 		return errmsg_set(err, errlen, -ENOMEM, "gpu %" PRIu32 ": no memory for %s",
 				  l->gpu_id, l->name);
-	v2.version = INDEX_VERSION;
-	ret = write_blocks(&w, &v2, entries);
+	current.version = INDEX_VERSION;
+	ret = write_blocks(&w, &current, entries);
 	free(w.buf);
 	if (ret)
 		return errmsg_set(err, errlen, ret, "gpu %" PRIu32 ": writing %s: %s", l->gpu_id,
@@ -265,15 +255,24 @@ int bo_index_write(int fd, const struct bo_index_layout *l, const struct bo_chun
 
 /* ---- reading and checking ------------------------------------------------------------------ */
 
+/* The version of the header's magic and version fields (which must agree), 0: none. */
+static uint32_t header_version(const uint8_t *h)
+{
+	static const char *const magic[] = {INDEX_MAGIC_V1, INDEX_MAGIC_V2, INDEX_MAGIC};
+	uint32_t v = get32(h + 8);
+
+	return v >= 1 && v <= INDEX_VERSION && !memcmp(h, magic[v - 1], 8) ? v : 0;
+}
+
 static int check_header(const uint8_t *h, struct bo_index_layout *l, char *err, size_t errlen)
 {
-	uint32_t chunk = get32(h + 20);
-	bool v1 = !memcmp(h, INDEX_MAGIC_V1, 8) && get32(h + 8) == 1;
+	uint32_t chunk = get32(h + 20), version = header_version(h);
+	bool v1 = version == 1;
 
-	if (!v1 && (memcmp(h, INDEX_MAGIC, 8) || get32(h + 8) != INDEX_VERSION))
+	if (!version)
 		return errmsg_set(err, errlen, -EINVAL,
-				  "gpu %" PRIu32 ": %s: not a BO index (version 1 or 2)", l->gpu_id,
-				  l->name);
+				  "gpu %" PRIu32 ": %s: not a BO index (version 1, 2 or 3)",
+				  l->gpu_id, l->name);
 	if (get32(h + 12) != l->gpu_id || get32(h + 16) != l->image_id)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: recorded for gpu %" PRIu32
@@ -297,7 +296,7 @@ static int check_header(const uint8_t *h, struct bo_index_layout *l, char *err, 
 				  "gpu %" PRIu32 ": %s: %" PRIu32 " parent levels, at most %u",
 				  l->gpu_id, l->name, get32(h + 28), BO_STREAM_MAX_CHAIN);
 	l->chunk_size = chunk;
-	l->version = v1 ? 1 : INDEX_VERSION;
+	l->version = version;
 	l->ancestor_count = v1 ? 0 : get32(h + 28);
 	if (!l->bos) { /* any BOs: the sizes as recorded, checked with the BO table */
 		l->bo_count = get32(h + 24);
@@ -438,6 +437,13 @@ static int check_entries(int fd, struct bo_index_layout *l, char *err, size_t er
 			limit = e.level && e.level <= l->ancestor_count
 					? l->ancestors[e.level - 1].data_bytes
 					: 0;
+			if (bo_index_verifies_crc64(l->version) && e.crc32) {
+				free(r);
+				return errmsg_set(err, errlen, -EINVAL,
+						  "gpu %" PRIu32 ": %s: chunk %" PRIu64
+						  ": reserved field set (0x%08" PRIx32 ")",
+						  l->gpu_id, l->name, chunk, e.crc32);
+			}
 			if (e.level > l->ancestor_count || (e.flags & ~BO_CHUNK_ZERO) ||
 			    ((e.flags & BO_CHUNK_ZERO) && e.level) ||
 			    (!e.level && !is_v1(l) && e.offset != pos) ||
@@ -543,13 +549,13 @@ static void decode_entry(const struct bo_index_reader *r, const uint8_t *p,
 			 struct bo_chunk_entry *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->crc = get32(p);
+	e->crc32 = get32(p); /* version 3: reserved, checked to be 0 */
 	if (r->version == 1)
 		return;
 	e->level = get16(p + 4);
 	e->flags = get16(p + 6);
 	e->offset = get64(p + 8);
-	memcpy(e->digest, p + 16, BO_DIGEST_LEN);
+	e->crc64 = get64(p + 16);
 }
 
 int bo_index_entry_get(struct bo_index_reader *r, uint64_t chunk, struct bo_chunk_entry *e)

@@ -16,6 +16,7 @@
 #ifndef AMDGPU_CRIU_BO_INDEX_H
 #define AMDGPU_CRIU_BO_INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,24 +24,30 @@
 
 #define BO_INDEX_BLOCK	(64u << 10)
 #define BO_INDEX_WINDOW 1024u
-#define BO_DIGEST_LEN	16u /* CRC-64/XZ, little-endian, then 8 bytes 0 */
-
 /*
  * Where a chunk's bytes are: level 0, this image's data file at the chunk's
  * own position; level k >= 1, the data file of ancestor k (1: the parent
- * image directory) at `offset`. crc is the chunk's CRC-32 (what a restore
- * verifies, wherever the bytes are), digest its CRC-64 (what a child dump
- * compares, with the CRC-32: 32 bits alone are too few to call two chunks
- * equal; the two polynomials together leave about 2^-96 for two different
- * chunks to pass as one).
+ * image directory) at `offset`. crc64 is the chunk's CRC-64/XZ, one checksum
+ * for both jobs since version 3: what a restore verifies, wherever the bytes
+ * are, and what a child dump compares with its parent's (a changed chunk
+ * passes for the parent's with a chance of about 2^-64; 0 in version 1).
+ * crc32 is what version 1 and 2 images are verified by (zlib's CRC-32;
+ * 0 in version 3).
  */
 struct bo_chunk_entry {
-	uint32_t crc;
+	uint64_t offset;
+	uint64_t crc64;
+	uint32_t crc32;
 	uint16_t level;
 	uint16_t flags; /* BO_CHUNK_ZERO */
-	uint64_t offset;
-	uint8_t digest[BO_DIGEST_LEN];
 };
+
+/* Whether a restore verifies the chunks of an index of this version by their
+ * CRC-64 (version 3 on) or by their CRC-32. */
+static inline bool bo_index_verifies_crc64(uint32_t version)
+{
+	return version >= 3;
+}
 
 /* The chunk is all zero: a hole of this image's data file (level 0 only). */
 #define BO_CHUNK_ZERO 0x1u
@@ -64,9 +71,9 @@ struct bo_index_layout {
 	/* from bo_layout(): */
 	uint64_t data_bytes;  /* sum of the BO sizes */
 	uint64_t chunk_count; /* chunks of chunk_size cut from each BO */
-	/* version 2: the ancestors whose data files chunks refer to (written
+	/* version 2 on: the ancestors whose data files chunks refer to (written
 	 * by the caller, read from the header and the ancestor table) */
-	uint32_t version; /* read: 1 or 2 */
+	uint32_t version; /* read: 1, 2 or 3 */
 	uint32_t ancestor_count;
 	struct bo_index_ancestor ancestors[BO_STREAM_MAX_CHAIN];
 	/* from bo_index_check(): bytes of chunks each level holds, and the
@@ -80,10 +87,6 @@ struct bo_index_layout {
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len);
 /* CRC-64/XZ of len bytes, continuing crc (0 to start), as bo_index_crc32(). */
 uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len);
-/* A digest holding that CRC-64 (little-endian; the rest 0). */
-void bo_index_digest_set(uint8_t digest[BO_DIGEST_LEN], uint64_t crc64);
-/* The CRC-64/XZ of len bytes into digest. */
-void bo_index_digest(const void *buf, size_t len, uint8_t digest[BO_DIGEST_LEN]);
 
 /* data_bytes and chunk_count from the BO sizes; -EOVERFLOW on absurd sizes. */
 int bo_index_layout(struct bo_index_layout *l, char *err, size_t errlen);
@@ -92,7 +95,7 @@ int bo_index_layout(struct bo_index_layout *l, char *err, size_t errlen);
 uint64_t bo_index_size(const struct bo_index_layout *l);
 
 /*
- * Writes the whole index, version 2 (entries: chunk_count of them, with
+ * Writes the whole index, version 3 (entries: chunk_count of them, with
  * l->ancestors[0..ancestor_count-1] as the levels they refer to), to fd from
  * offset 0.
  */
@@ -136,7 +139,7 @@ struct bo_index_reader {
 void bo_index_reader_init(struct bo_index_reader *r, int fd, const struct bo_index_layout *l);
 /*
  * The entry of chunk `chunk` (< count); -errno when the index cannot be read.
- * Version 1 entries are level 0 with no digest.
+ * Version 1 entries are level 0 with no CRC-64.
  */
 int bo_index_entry_get(struct bo_index_reader *r, uint64_t chunk, struct bo_chunk_entry *e);
 

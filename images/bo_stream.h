@@ -12,7 +12,7 @@
  * copy engine into a ring of `ring_depth` staging chunks of `chunk_size`
  * bytes, and a second thread drains the ring into the GPU's data file. GPUs
  * run in parallel. Host memory is ring_depth * chunk_size per GPU, whatever
- * the BO sizes. Every chunk gets a CRC-32 (zlib's) and a CRC-64, kept in a per-GPU index
+ * the BO sizes. Every chunk gets a CRC-64 (CRC-64/XZ), kept in a per-GPU index
  * file written once the data is complete.
  * Restore: the same pipeline in the other direction; every chunk's checksum
  * is verified before it is written into the BO.
@@ -29,9 +29,10 @@
  *                                       all-zero pages of a chunk are not written
  *                                       (holes read as zeros; checksums as usual)
  *   amdgpu-bo-<image_id>-<gpu_id>.idx   the index, all integers little-endian
- *                                       (version 2; version 1 is still read):
- *     off  0  char[8] magic "AMDBOIX2" ("AMDBOIX1": version 1)
- *          8  u32 version (2)
+ *                                       (version 3; versions 1 and 2 are still
+ *                                       read):
+ *     off  0  char[8] magic "AMDBOIX3" ("AMDBOIX2", "AMDBOIX1": versions 2, 1)
+ *          8  u32 version (3)
  *         12  u32 gpu_id
  *         16  u32 image_id
  *         20  u32 chunk_size (a multiple of 4096, at most BO_STREAM_MAX_CHUNK)
@@ -47,23 +48,25 @@
  *             (k = 1, 2, ...) is the same GPU's files in the image directory
  *             reached by following the link "parent" k times (CRIU's
  *             --prev-images-dir); index_crc is that index's last 4 bytes
- *          .  chunk_count x { u32 CRC-32 (zlib crc32) of the chunk; u16 level;
- *                             u16 flags (bit 0: all zero, a hole; level 0
- *                             only); u64 offset; u64 CRC-64/XZ of the
- *                             chunk; u64 reserved (0) }
- *             (version 1: u32 CRC-32 only). Chunks cut each BO from its start
+ *          .  chunk_count x { u32 reserved (0); u16 level; u16 flags (bit 0:
+ *                             all zero, a hole; level 0 only); u64 offset;
+ *                             u64 CRC-64/XZ of the chunk; u64 reserved (0) }
+ *             (version 2: the first u32 is the chunk's CRC-32, zlib's crc32,
+ *             which a restore verifies instead of the CRC-64; version 1:
+ *             u32 CRC-32 only). Chunks cut each BO from its start
  *             in chunk_size pieces (the last one may be shorter); a chunk never
  *             spans two BOs; zero-size BOs have none. Level 0: the bytes are in
  *             this .img at offset (the chunk's own position); level k: in
  *             ancestor k's .img at offset, and this .img has a hole there.
  *          .  u32 CRC-32 of all the preceding bytes of the index
- * Incremental dumps (cfg->has_parent): a chunk whose CRC-32 and CRC-64 equal
- * those of the parent's chunk at the same offset of the same BO (same gpu_va
+ * Incremental dumps (cfg->has_parent): a chunk whose CRC-64 equals that of
+ * the parent's chunk at the same offset of the same BO (same gpu_va
  * and size; BOs without gpu_va: same index and size) is not written; its
  * entry refers to where the parent has it. All-zero chunks are holes of
  * their own image, never references. A restore or verify opens the
  * ancestors its index names (each identity checked: index_crc, data size)
- * and reads every chunk where it is, checking its CRC-32 as usual.
+ * and reads every chunk where it is, checking it against its own index's
+ * checksum as usual (a version 2 index: the CRC-32).
  * Restore refuses an index or data file that does not match the BO sizes the
  * caller passes (from its own metadata), exactly, before touching any BO.
  * Both files are checked in bounded memory whatever their size: the sizes
@@ -282,7 +285,7 @@ struct bo_stream_fault {
 /*
  * Checks the images of one GPU without touching any BO: the index against
  * bo_sizes[0..bo_count-1] (the caller's metadata, e.g. the VRAM/GTT BOs of
- * that GPU in order), the data file's size, and every chunk's CRC-32.
+ * that GPU in order), the data file's size, and every chunk's checksum.
  * Returns 0, or a negative errno with one line in err naming the GPU and,
  * for a checksum mismatch or a short read, the BO index and byte offset
  * (also in *fault when fault != NULL). Memory: one chunk.

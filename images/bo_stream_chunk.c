@@ -22,12 +22,6 @@
 
 /* ---- checksums ---------------------------------------------------------------------- */
 
-/* zlib's CRC-32 (the same polynomial as gzip and PNG; ISA-L computes it), one per chunk. */
-static uint32_t checksum(const void *buf, size_t len)
-{
-	return bo_index_crc32(0, buf, len);
-}
-
 static const uint8_t zero_page[FILE_PAGE];
 
 static bool is_zero(const uint8_t *p, size_t len)
@@ -42,58 +36,52 @@ static bool is_zero(const uint8_t *p, size_t len)
 	return true;
 }
 
-/* The CRC-32 and (crc64 non-NULL) CRC-64 of `len` zero bytes, from one page of zeros. */
-static uint32_t zeros_sums(uint32_t len, uint64_t *crc64)
+/*
+ * The job's checksum of len bytes: the CRC-64 where the index (or, for a
+ * dump, the index written) verifies by it, else the CRC-32 of a version 1
+ * or 2 image being restored.
+ */
+static uint64_t job_sum(const struct gpu_job *job, uint64_t sum, const void *buf, size_t len)
 {
-	uint32_t crc = 0, n, left;
+	return job->sum_crc64 ? bo_index_crc64(sum, buf, len)
+			      : bo_index_crc32((uint32_t)sum, buf, len);
+}
 
-	if (crc64)
-		*crc64 = 0;
+/* The checksum of `len` zero bytes, from one page of zeros. */
+static uint64_t zeros_sum(const struct gpu_job *job, uint32_t len)
+{
+	uint64_t sum = 0;
+	uint32_t n, left;
+
 	for (left = len; left; left -= n) {
 		n = left < FILE_PAGE ? left : FILE_PAGE;
-		crc = bo_index_crc32(crc, zero_page, n);
-		if (crc64)
-			*crc64 = bo_index_crc64(*crc64, zero_page, n);
+		sum = job_sum(job, sum, zero_page, n);
 	}
-	return crc;
+	return sum;
 }
 
-/* The same, without a pass over a zero chunk: a full chunk's sums are
+/* The same, without a pass over a zero chunk: a full chunk's sum is
  * computed once per GPU. Only one thread of a job asks (the dump's
  * producer, the restore's consumer). */
-static uint32_t zero_checksum(struct gpu_job *job, uint32_t len, uint64_t *crc64)
+static uint64_t zero_checksum(struct gpu_job *job, uint32_t len)
 {
 	if (len != job->chunk_size)
-		return zeros_sums(len, crc64);
-	if (!job->zero_sums_known) {
-		job->zero_crc = zeros_sums(len, &job->zero_crc64);
-		job->zero_sums_known = true;
+		return zeros_sum(job, len);
+	if (!job->zero_sum_known) {
+		job->zero_sum = zeros_sum(job, len);
+		job->zero_sum_known = true;
 	}
-	if (crc64)
-		*crc64 = job->zero_crc64;
-	return job->zero_crc;
+	return job->zero_sum;
 }
 
-/*
- * A slot's checksum, and (digest non-NULL, a dump) its CRC-64, their CPU
- * time counted (bo_stream_times.checksum_ns).
- */
-static uint32_t slot_checksum(struct gpu_job *job, const struct staging_slot *s, uint8_t *digest)
+/* A slot's checksum, its CPU time counted (bo_stream_times.checksum_ns). */
+static uint64_t slot_checksum(struct gpu_job *job, const struct staging_slot *s)
 {
-	uint64_t start = bo_job_thread_cpu_ns(), crc64;
-	uint32_t crc;
+	uint64_t start = bo_job_thread_cpu_ns(), sum;
 
-	if (s->zero) {
-		crc = zero_checksum(job, s->len, digest ? &crc64 : NULL);
-		if (digest)
-			bo_index_digest_set(digest, crc64);
-	} else {
-		crc = checksum(s->buf, s->len);
-		if (digest)
-			bo_index_digest(s->buf, s->len, digest);
-	}
+	sum = s->zero ? zero_checksum(job, s->len) : job_sum(job, 0, s->buf, s->len);
 	job->checksum_ns += bo_job_thread_cpu_ns() - start;
-	return crc;
+	return sum;
 }
 
 /* ---- the BO side ----------------------------------------------------------------------- */
@@ -153,8 +141,8 @@ static int bo_switch(struct gpu_job *job, uint32_t index)
 
 /*
  * The chunk's index entry: here, or (incremental) where the parent has the
- * same bytes: same CRC-32 and CRC-64 at the same offset of the same BO.
- * Zero chunks stay here: a hole costs nothing.
+ * same bytes: the same CRC-64 at the same offset of the same BO. Zero
+ * chunks stay here: a hole costs nothing.
  */
 static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 {
@@ -162,7 +150,8 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 	const struct bo_stream_bo *bo = &job->gpu->bos[s->bo_index];
 	int ret;
 
-	e->crc = slot_checksum(job, s, e->digest);
+	e->crc64 = slot_checksum(job, s);
+	e->crc32 = 0;
 	e->level = 0;
 	s->level = 0;
 	e->flags = s->zero ? BO_CHUNK_ZERO : 0;
@@ -177,7 +166,7 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				   ": reading the parent's index failed",
 				   job->gpu->gpu_id, s->bo_index, s->bo_off);
-	if (ret || pe.crc != e->crc || memcmp(pe.digest, e->digest, BO_DIGEST_LEN))
+	if (ret || pe.crc64 != e->crc64)
 		goto written;
 	e->level = pe.level;
 	s->level = pe.level;
@@ -327,7 +316,7 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 				   "gpu %" PRIu32 ": reading the entry of chunk %" PRIu64
 				   " from the index: %s",
 				   job->gpu->gpu_id, s->chunk_index, strerror(-ret));
-	s->crc = e.crc;
+	s->sum = job->sum_crc64 ? e.crc64 : e.crc32;
 	s->level = e.level;
 	s->src_off = e.offset;
 	if (s->level)
@@ -355,12 +344,12 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 /*
  * Checked by the consumer, before the chunk reaches the BO: the reading
  * thread only reads, as fast as the file allows (what make bench's limit
- * measures), and the CRC-32 pass runs on the other thread, over data it is
+ * measures), and the checksum pass runs on the other thread, over data it is
  * about to copy anyway.
  */
 int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 {
-	uint32_t crc, expected = s->crc;
+	uint64_t sum, expected = s->sum;
 	char name[96];
 
 	if (s->level)
@@ -368,14 +357,15 @@ int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 			 job->chain.name[s->level - 1], s->level);
 	else
 		bo_job_image_name(name, sizeof(name), job, "img");
-	crc = slot_checksum(job, s, NULL);
-	if (crc != expected)
+	sum = slot_checksum(job, s);
+	if (sum != expected)
 		return bo_job_fail(job, -EBADMSG,
 				   "gpu %" PRIu32 ": BO %" PRIu32 " offset 0x%" PRIx64
 				   ": checksum mismatch in %s (chunk at 0x%" PRIx64
-				   ", crc32 0x%08" PRIx32 ", expected 0x%08" PRIx32 ")",
-				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off, crc,
-				   expected);
+				   ", %s 0x%0*" PRIx64 ", expected 0x%0*" PRIx64 ")",
+				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
+				   job->sum_crc64 ? "crc64" : "crc32", job->sum_crc64 ? 16 : 8, sum,
+				   job->sum_crc64 ? 16 : 8, expected);
 	return 0;
 }
 

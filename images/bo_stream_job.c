@@ -342,6 +342,7 @@ static int index_check(struct gpu_job *job)
 	if (!job->reader)
 		return bo_job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);
 	bo_index_reader_init(job->reader, job->index_fd, &l);
+	job->sum_crc64 = bo_index_verifies_crc64(l.version);
 	return 0;
 }
 
@@ -423,6 +424,7 @@ static int job_prepare_dump(struct gpu_job *job)
 
 	if (ret)
 		return ret;
+	job->sum_crc64 = true; /* the index written is version 3 */
 	job->entries = calloc(job->chunk_count ? job->chunk_count : 1, sizeof(*job->entries));
 	if (!job->entries)
 		return bo_job_fail(job, -ENOMEM, "gpu %" PRIu32 ": no memory", job->gpu->gpu_id);

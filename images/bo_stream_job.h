@@ -6,7 +6,7 @@
  *
  * A gpu_job streams one GPU's BOs between its copy engine and its two image
  * files through a staging ring, with a producer and a consumer thread:
- *   dump:    producer = copy engine read + CRC,   consumer = pwrite to .img
+ *   dump:    producer = copy engine read + CRC-64, consumer = pwrite to .img
  *            (zero pages skipped: holes)
  *   restore: producer = pread from .img + verify, consumer = copy engine write
  *            (a chunk that is a hole: no read; the engine's zero op, or a
@@ -57,10 +57,12 @@ struct gpu_job {
 	uint64_t in_place_bytes;	/* dump: written from the BO in place, by the producer */
 	struct bo_index_reader *reader; /* restore: the index's entries, read on demand */
 	struct bo_chain chain;		/* restore: the ancestors' data files */
-	/* of chunk_size zero bytes, once zero_sums_known */
-	uint32_t zero_crc;
-	uint64_t zero_crc64;
-	bool zero_sums_known;
+	/* the checksum of every chunk: CRC-64 (dumps; restores of version 3
+	 * indexes), else CRC-32 (restores of version 1 and 2 indexes) */
+	bool sum_crc64;
+	/* of chunk_size zero bytes, once zero_sum_known */
+	uint64_t zero_sum;
+	bool zero_sum_known;
 	/* restore: a chunk of zeros for holes (a read-only anonymous mapping,
 	 * page-aligned and never written: its pages stay the kernel's zero
 	 * page), NULL until the first hole; engines with a zero op need none */
@@ -132,7 +134,7 @@ bool bo_chunk_in_place(const struct gpu_job *job, const struct staging_slot *pos
 int bo_chunk_in_place_run(struct gpu_job *job, struct staging_slot *s);
 /* Restore's producer stage: reads the slot's chunk (or knows it is a hole). */
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s);
-/* Restore's consumer stage, first: the chunk's CRC-32 against the index's (-EBADMSG). */
+/* Restore's consumer stage, first: the chunk's checksum against the index's (-EBADMSG). */
 int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s);
 void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size);
 /* Frees what prepare and the run allocated (not the ring, not the fds). */

@@ -32,9 +32,9 @@ struct staging_slot {
 	bool zero; /* all bytes zero (dump: nothing to write) */
 	/* where the chunk's bytes are (bo_chain.h): level 0 here at file_off,
 	 * else ancestor `level` at src_off (dump: in the parent, nothing to
-	 * write); restore: the CRC-32 the index expects */
+	 * write); restore: the checksum the index expects (gpu_job.sum_crc64) */
 	uint32_t level;
-	uint32_t crc;
+	uint64_t sum;
 	uint64_t src_off;
 };
 

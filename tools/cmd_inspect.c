@@ -31,8 +31,8 @@ void cmd_inspect_usage(FILE *out)
 		"events and SVM ranges; then the amdgpu-render-<id>.img files.\n\n"
 		"options:\n"
 		"  -j, --json    print one JSON object\n"
-		"  -v, --verify  read every BO content file and check each chunk's CRC-32 and\n"
-		"                the sizes against the metadata; report per GPU\n"
+		"  -v, --verify  read every BO content file and check each chunk's checksum\n"
+		"                and the sizes against the metadata; report per GPU\n"
 		"  -h, --help    show this help\n\n"
 		"exit status: 0 success (with --verify: all contents intact), 1 damaged\n"
 		"contents (--verify), 2 usage error or unusable images\n");

@@ -2,7 +2,7 @@
 /*
  * What inspect reports per GPU of each process image: BOs by type, the bytes
  * of contents, and (with --verify) whether the GPU's content files are
- * intact (bo_stream_verify: index, sizes, every chunk's CRC-32).
+ * intact (bo_stream_verify: index, sizes, every chunk's checksum).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -26,6 +26,7 @@
 
 #include "fd_compare.h"
 #include "images/bo_stream.h"
+#include "index_v2.h"
 
 #define KIB   1024ull
 #define CHUNK (64 * KIB)
@@ -265,6 +266,31 @@ static void test_three_dumps_write_what_changed(void **state)
 	}
 }
 
+/*
+ * A parent written before index version 3 (a CRC-32 and a CRC-64 per
+ * chunk): the child compares the CRC-64s, refers to what did not change,
+ * and both restore byte-exact, the parent verified by its CRC-32s, the
+ * child (its parent's chunks too) by its own CRC-64s.
+ */
+static void test_version2_parent(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_stream_gpu g;
+	char err[512] = "";
+
+	assert_int_equal(dump_link(f, 0, NULL, NULL, err, sizeof(err)), 0);
+	index_to_version2(f->dir[0], ID, GPU);
+	change_chunks(f, 0, 3, 2, 7);
+	assert_int_equal(dump_link(f, 1, NULL, &g, err, sizeof(err)), 0);
+	assert_string_equal(g.parent_note, "");
+	assert_int_equal(g.written_bytes, 2 * CHUNK);
+	assert_int_equal(g.parent_bytes, TOTAL - 2 * CHUNK);
+	assert_int_equal(restore_link(f, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(restore_link(f, 1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+		bo_stream_verify(f->dir[1], ID, GPU, bo_sizes, BOS, NULL, err, sizeof(err)), 0);
+}
+
 /* A BO freed and the others listed in another order: matched by GPU address. */
 static void test_bos_matched_by_address(void **state)
 {
@@ -323,7 +349,7 @@ static void test_replaced_parent_is_refused(void **state)
 	assert_non_null(strstr(err, "not the image it was dumped against"));
 }
 
-/* A byte of the parent's data flipped: the chunk's CRC-32 names the parent's file. */
+/* A byte of the parent's data flipped: the chunk's checksum names the parent's file. */
 static void test_damaged_parent_data_is_named(void **state)
 {
 	struct fixture *f = *state;
@@ -370,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_three_dumps_write_what_changed, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_version2_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bos_matched_by_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_parent_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replaced_parent_is_refused, setup, teardown),

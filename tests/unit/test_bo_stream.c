@@ -32,6 +32,7 @@
 #include "fd_compare.h"
 #include "images/bo_index.h"
 #include "images/bo_stream.h"
+#include "index_v2.h"
 
 /*
  * Peak RSS growth allowed while streaming 2 GPUs with the default ring (2 x 4 x
@@ -185,6 +186,30 @@ static void flip_byte(struct fixture *f, const char *name, uint64_t off)
 	close(fd);
 }
 
+/* Makes the index's own CRC-32 (its last 4 bytes) match its bytes again, after a change. */
+static void fix_index_crc(struct fixture *f, const char *name)
+{
+	int fd = openat(f->dir_fd, name, O_RDWR | O_CLOEXEC);
+	uint8_t buf[4096];
+	uint32_t crc = 0;
+	struct stat st;
+	off_t off, end;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	end = st.st_size - 4;
+	for (off = 0; off < end; off += n) {
+		n = pread(fd, buf,
+			  end - off < (off_t)sizeof(buf) ? (size_t)(end - off) : sizeof(buf), off);
+		assert_true(n > 0);
+		crc = (uint32_t)crc32_z(crc, buf, (size_t)n);
+	}
+	crc = htole32(crc);
+	assert_int_equal(pwrite(fd, &crc, 4, end), 4);
+	close(fd);
+}
+
 /* Changes the file's size by delta, down to 10 bytes at least. */
 static void truncate_file(struct fixture *f, const char *name, int64_t delta)
 {
@@ -228,7 +253,59 @@ static void test_corrupt_chunk_is_named(void **state)
 	flip_byte(f, "amdgpu-bo-3-4097.img", bo3 + 2 * 64 * KIB + 17);
 	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "gpu 4097: BO 3 offset 0x20000: checksum mismatch"));
+	assert_non_null(strstr(err, ", crc64 0x"));
 	assert_null(strchr(err, '\n'));
+	set_free(&s);
+}
+
+/*
+ * Images written before index version 3 (a CRC-32 per chunk, which their
+ * restore verifies, beside the CRC-64) still restore and verify, and a
+ * damaged chunk of one is still found, by its CRC-32.
+ */
+static void test_version2_images(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256];
+	uint64_t bo3 = (64 * KIB + 4096) + 4096 + (4096 + 4096) + 4096, sizes[MIXED_COUNT];
+	int i;
+
+	dump_mixed(f, &s);
+	index_to_version2(f->dir_fd, 3, 0x1000);
+	index_to_version2(f->dir_fd, 3, 0x1001);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), 0);
+	assert_restored(&s);
+	for (i = 0; i < MIXED_COUNT; i++)
+		sizes[i] = s.bos[1][i].size;
+	assert_int_equal(
+		bo_stream_verify(f->dir_fd, 3, 0x1001, sizes, MIXED_COUNT, NULL, err, sizeof(err)),
+		0);
+	flip_byte(f, "amdgpu-bo-3-4097.img", bo3 + 2 * 64 * KIB + 17);
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "gpu 4097: BO 3 offset 0x20000: checksum mismatch"));
+	assert_non_null(strstr(err, ", crc32 0x"));
+	set_free(&s);
+}
+
+/* A version 3 index with the field version 2 kept its CRC-32 in set: refused. */
+static void test_version3_reserved_field(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256];
+	uint8_t one = 1;
+	int fd;
+
+	dump_mixed(f, &s);
+	fd = openat(f->dir_fd, "amdgpu-bo-3-4096.idx", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* the first entry, after the header and 6 BO records */
+	assert_int_equal(pwrite(fd, &one, 1, 64 + 6 * 24), 1);
+	close(fd);
+	fix_index_crc(f, "amdgpu-bo-3-4096.idx");
+	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpu 4096: amdgpu-bo-3-4096.idx: chunk 0: reserved field set"));
 	set_free(&s);
 }
 
@@ -563,7 +640,7 @@ static void test_times(void **state)
 	assert_true(t->engine_ns >= 8 * 10 * 1000000ull);
 	assert_true(t->file_ns > 0);
 	assert_true(t->wall_ns >= t->engine_ns && t->wall_ns >= t->file_ns);
-	/* the dump's CRC-32s run on the engine side, between its 10 ms reads */
+	/* the dump's CRC-64s run on the engine side, between its 10 ms reads */
 	assert_true(t->checksum_ns > 0 && t->checksum_ns < t->engine_ns);
 	set_free(&s);
 }
@@ -870,19 +947,20 @@ static void test_cpu_engine_bounded_memory(void **state)
 }
 
 /*
- * All-zero chunks get their checksums without a pass over them (a full
+ * All-zero chunks get their checksum without a pass over them (a full
  * chunk's computed once per GPU, a shorter last one's from a page of
- * zeros): the index holds the true CRC-32 and CRC-64 of so many zeros, for
- * full chunks and a short last one alike, as a child dump compares them.
+ * zeros): the index (version 3) holds the true CRC-64 of so many zeros, for
+ * full chunks and a short last one alike, as a restore verifies and a child
+ * dump compares them, and 0 where version 2 had a CRC-32.
  */
 static void test_zero_chunk_checksums(void **state)
 {
 	static const uint64_t sizes[] = {3 * 64 * KIB + 5000};
 	struct bo_stream_config cfg = small_chunks;
 	struct fixture *f = *state;
-	uint8_t entry[32], digest[BO_DIGEST_LEN], *zeros = calloc(1, 64 * KIB);
-	uint32_t crc;
-	uint64_t len;
+	uint8_t entry[32], *zeros = calloc(1, 64 * KIB);
+	uint64_t len, crc64, reserved;
+	uint32_t crc32;
 	struct bo_set s;
 	char err[256];
 	int fd, i;
@@ -897,13 +975,15 @@ static void test_zero_chunk_checksums(void **state)
 	assert_true(fd >= 0);
 	for (i = 0; i < 4; i++) {
 		len = i < 3 ? 64 * KIB : 5000;
-		/* header 64, one BO 24, entries of 32: {crc32, level, flags, offset, crc64, 0} */
+		/* header 64, one BO 24, entries of 32: {0, level, flags, offset, crc64, 0} */
 		assert_int_equal(pread(fd, entry, sizeof(entry), 64 + 24 + 32 * i), sizeof(entry));
-		memcpy(&crc, entry, sizeof(crc));
-		assert_int_equal(le32toh(crc), bo_index_crc32(0, zeros, len));
+		memcpy(&crc32, entry, sizeof(crc32));
+		assert_int_equal(crc32, 0);
 		assert_int_equal(entry[6] & BO_CHUNK_ZERO, BO_CHUNK_ZERO);
-		bo_index_digest(zeros, len, digest);
-		assert_memory_equal(entry + 16, digest, BO_DIGEST_LEN);
+		memcpy(&crc64, entry + 16, sizeof(crc64));
+		assert_int_equal(le64toh(crc64), bo_index_crc64(0, zeros, len));
+		memcpy(&reserved, entry + 24, sizeof(reserved));
+		assert_int_equal(reserved, 0);
 	}
 	close(fd);
 	free(zeros);
@@ -940,15 +1020,10 @@ static void test_crc32_is_zlibs(void **state)
 	}
 	/* the check value of the standard CRC-32 */
 	assert_int_equal(bo_index_crc32(0, "123456789", 9), 0xcbf43926u);
-	/* the digest: CRC-64/XZ (its check value), little-endian, then zeros */
-	{
-		static const uint8_t want[BO_DIGEST_LEN] = {0xfa, 0x39, 0x19, 0xdf,
-							    0xbb, 0xc9, 0x5d, 0x99};
-		uint8_t digest[BO_DIGEST_LEN];
-
-		bo_index_digest("123456789", 9, digest);
-		assert_memory_equal(digest, want, BO_DIGEST_LEN);
-	}
+	/* the chunks' CRC-64 is CRC-64/XZ (its check value), and chains the same way */
+	assert_int_equal(bo_index_crc64(0, "123456789", 9), 0x995dc9bbdf1939faull);
+	assert_int_equal(bo_index_crc64(bo_index_crc64(0, "1234", 4), "56789", 5),
+			 0x995dc9bbdf1939faull);
 	free(buf);
 }
 
@@ -963,6 +1038,10 @@ int main(void)
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_no_bos, bo_fixture_setup, bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_chunk_is_named, bo_fixture_setup,
+						bo_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_version2_images, bo_fixture_setup,
+						bo_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_version3_reserved_field, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_data, bo_fixture_setup,
 						bo_fixture_teardown),

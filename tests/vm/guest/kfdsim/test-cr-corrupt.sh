@@ -7,7 +7,7 @@
 # restore, the master's copier found it and the plugin killed the still
 # stopped task at that hook), the plugin's
 # error must name the file, the BO, the chunk holding that byte and both
-# CRC-32s, and nothing may be left (process, KFD process, kfdsim file).
+# CRC-64s, and nothing may be left (process, KFD process, kfdsim file).
 # A byte of its index (amdgpu-bo-*.idx): refused by the CRIU master before
 # any task exists ("index checksum mismatch"). Each byte flipped back, the
 # images are as dumped (sha256), the restore succeeds, the restored
@@ -61,7 +61,7 @@ check "data: restore refused (status $rc)" test "$rc" -ne 0
 line=$(grep -E "amdgpu_plugin: Error: .*checksum mismatch in $bo" "$log" | head -1)
 diag "${line:-no checksum error in the log}"
 check "data: the plugin names the file, the BO and both checksums" eval \
-	'echo "$line" | grep -qE "gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: checksum mismatch in $bo \(chunk at 0x[0-9a-f]+, crc32 0x[0-9a-f]{8}, expected 0x[0-9a-f]{8}\)"'
+	'echo "$line" | grep -qE "gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: checksum mismatch in $bo \(chunk at 0x[0-9a-f]+, crc64 0x[0-9a-f]{16}, expected 0x[0-9a-f]{16}\)"'
 chunk=$(echo "$line" | sed -n 's/.*(chunk at 0x\([0-9a-f]*\),.*/\1/p')
 check "data: the chunk it names holds byte $off (chunk at 0x${chunk:-?})" \
 	eval '[ -n "$chunk" ] && [ $((0x$chunk)) -le "$off" ] && [ "$off" -lt $((0x$chunk + 4194304)) ]'

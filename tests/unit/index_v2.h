@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Images as the plugin wrote them before index version 3, for the tests
+ * that old images still restore and serve as parents. Include after
+ * <cmocka.h>: the helper fails the running test.
+ */
+#ifndef AMDGPU_CRIU_TESTS_INDEX_V2_H
+#define AMDGPU_CRIU_TESTS_INDEX_V2_H
+
+#include <stdint.h>
+
+/*
+ * Rewrites the version 3 index amdgpu-bo-<image_id>-<gpu_id>.idx in dir_fd
+ * as version 2 wrote it: magic "AMDBOIX2", version 2, each chunk's CRC-32
+ * (zlib's, of its bytes in the data file beside it) in the entry's first
+ * field, and the index's own CRC-32 over the result. Every chunk must be in
+ * that data file (a dump without a parent).
+ */
+void index_to_version2(int dir_fd, uint32_t image_id, uint32_t gpu_id);
+
+#endif
