@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "file_read.h"
 #include "index_v2.h"
 
 #define HEADER	 64u
@@ -47,23 +47,6 @@ static void le32_put(uint8_t *p, uint32_t v)
 {
 	v = htole32(v);
 	memcpy(p, &v, sizeof(v));
-}
-
-/* Reads a whole (test-sized) file of dir_fd into memory. */
-static uint8_t *slurp(int dir_fd, const char *name, size_t *len)
-{
-	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	uint8_t *buf;
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	*len = (size_t)st.st_size;
-	buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	assert_int_equal(pread(fd, buf, *len, 0), (ssize_t)*len);
-	close(fd);
-	return buf;
 }
 
 /* Each entry's CRC-32 of its chunk (all level 0) into its first field. */
@@ -94,8 +77,8 @@ void index_to_version2(int dir_fd, uint32_t image_id, uint32_t gpu_id)
 
 	snprintf(idx_name, sizeof(idx_name), "amdgpu-bo-%u-%u.idx", image_id, gpu_id);
 	snprintf(img_name, sizeof(img_name), "amdgpu-bo-%u-%u.img", image_id, gpu_id);
-	idx = slurp(dir_fd, idx_name, &idx_len);
-	data = slurp(dir_fd, img_name, &data_len);
+	idx = file_read_all(dir_fd, idx_name, &idx_len);
+	data = file_read_all(dir_fd, img_name, &data_len);
 	assert_true(idx_len > HEADER + TAIL_CRC);
 	assert_memory_equal(idx, "AMDBOIX3", 8);
 	assert_int_equal(le32_at(idx + 28), 0); /* no ancestors */

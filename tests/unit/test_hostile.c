@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/escape.h"
+#include "file_read.h"
 #include "fixtures.h"
 #include "images/bo_stream.h"
 #include "images/kfd_image.h"
@@ -539,22 +540,6 @@ static void count_free(void *data, void *ptr)
 	free(p - 1);
 }
 
-static uint8_t *slurp_image(int dir_fd, const char *name, size_t *len)
-{
-	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	uint8_t *buf;
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
-
 /* pb_precheck's figure is what protobuf-c keeps allocated for the message, at least. */
 static void expect_estimate_holds(int dir_fd, const char *name, const ProtobufCMessageDescriptor *d)
 {
@@ -562,7 +547,7 @@ static void expect_estimate_holds(int dir_fd, const char *name, const ProtobufCM
 	ProtobufCAllocator a = {.alloc = count_alloc, .free = count_free, .allocator_data = &c};
 	uint64_t estimate = 0;
 	size_t len;
-	uint8_t *buf = slurp_image(dir_fd, name, &len);
+	uint8_t *buf = file_read_all(dir_fd, name, &len);
 	char why[256];
 	ProtobufCMessage *m;
 
