@@ -85,7 +85,32 @@ struct path_run {
 	double checksum_s;
 	double engine_s, file_s; /* per GPU, on average: its copy side and file side busy */
 	long peak_rss_mib;	 /* during the run */
+	double machine_s;	 /* the whole machine's busy CPU time during the run */
 };
+
+/*
+ * CPU seconds the whole machine has been busy, all cores together: every
+ * process, the kernel's threads and interrupts (/proc/stat's first line,
+ * in clock ticks). Next to the process's CPU time it tells whether
+ * a run was short of cores (busy time near 2 cores x wall time) or waited
+ * for something else with cores idle. 0 where /proc/stat cannot be read.
+ */
+static double machine_busy_s(void)
+{
+	unsigned long long v[8];
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n != 8)
+		return 0;
+	/* user, nice, system, irq, softirq, steal: all but idle and iowait */
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
 
 static double now(void)
 {
@@ -280,11 +305,13 @@ static struct path_run run_stream(struct bench *b, bool restore)
 	give_fds(b, gpus, bos, restore);
 	peak_rss_reset();
 	c0 = cpu_now();
+	r.machine_s = machine_busy_s();
 	t0 = now();
 	ret = restore ? bo_stream_restore(&cfg, gpus, (uint32_t)b->gpus, err, sizeof(err))
 		      : bo_stream_dump(&cfg, gpus, (uint32_t)b->gpus, err, sizeof(err));
 	r.wall_s = now() - t0;
 	r.cpu_s = cpu_now() - c0;
+	r.machine_s = machine_busy_s() - r.machine_s;
 	r.peak_rss_mib = peak_rss_mib();
 	if (ret) {
 		fprintf(stderr, "bo_bench: %s: %s\n", restore ? "restore" : "dump", err);
@@ -646,18 +673,19 @@ static void print_run(int round, const char *what, const struct path_run *r,
 		      const struct path_run *limit)
 {
 	fprintf(stderr,
-		"bo_bench: round %d: %s %.2f s, CPU %.2f s (limit %.2f s, CPU %.2f s): per GPU, "
-		"copy side busy %.2f s, file side %.2f s\n",
-		round, what, r->wall_s, r->cpu_s, limit->wall_s, limit->cpu_s, r->engine_s,
-		r->file_s);
+		"bo_bench: round %d: %s %.2f s, CPU %.2f s, machine busy %.2f s (limit %.2f s, CPU "
+		"%.2f s, machine busy %.2f s): per GPU, copy side busy %.2f s, file side %.2f s\n",
+		round, what, r->wall_s, r->cpu_s, r->machine_s, limit->wall_s, limit->cpu_s,
+		limit->machine_s, r->engine_s, r->file_s);
 }
 
 static struct path_run timed_limit(struct bench *b, bool restore)
 {
-	double c0 = cpu_now();
+	double c0 = cpu_now(), m0 = machine_busy_s();
 	struct path_run l = {.wall_s = limit_run(b, restore)};
 
 	l.cpu_s = cpu_now() - c0;
+	l.machine_s = machine_busy_s() - m0;
 	return l;
 }
 
