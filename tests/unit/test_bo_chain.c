@@ -26,7 +26,7 @@
 
 #include "fd_compare.h"
 #include "images/bo_stream.h"
-#include "index_v2.h"
+#include "index_old.h"
 
 #define KIB   1024ull
 #define CHUNK (64 * KIB)
@@ -291,6 +291,25 @@ static void test_version2_parent(void **state)
 		bo_stream_verify(f->dir[1], ID, GPU, bo_sizes, BOS, NULL, err, sizeof(err)), 0);
 }
 
+/* A version 1 parent (a CRC-32 alone per chunk): nothing to compare by, the child written whole. */
+static void test_version1_parent_means_whole_dump(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_stream_gpu g;
+	char err[512] = "";
+
+	assert_int_equal(dump_link(f, 0, NULL, NULL, err, sizeof(err)), 0);
+	index_to_version1(f->dir[0], ID, GPU);
+	change_chunks(f, 0, 3, 2, 7);
+	assert_int_equal(dump_link(f, 1, NULL, &g, err, sizeof(err)), 0);
+	assert_non_null(
+		strstr(g.parent_note, "a version 1 index has no chunk CRC-64s to compare with"));
+	assert_int_equal(g.written_bytes, TOTAL);
+	assert_int_equal(g.parent_bytes, 0);
+	assert_int_equal(restore_link(f, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(restore_link(f, 1, NULL, err, sizeof(err)), 0);
+}
+
 /* A BO freed and the others listed in another order: matched by GPU address. */
 static void test_bos_matched_by_address(void **state)
 {
@@ -397,6 +416,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_three_dumps_write_what_changed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_version2_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version1_parent_means_whole_dump, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_bos_matched_by_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_parent_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replaced_parent_is_refused, setup, teardown),

@@ -32,7 +32,7 @@
 #include "fd_compare.h"
 #include "images/bo_index.h"
 #include "images/bo_stream.h"
-#include "index_v2.h"
+#include "index_old.h"
 
 /*
  * Peak RSS growth allowed while streaming 2 GPUs with the default ring (2 x 4 x
@@ -260,20 +260,19 @@ static void test_corrupt_chunk_is_named(void **state)
 
 /*
  * Images written before index version 3 (a CRC-32 per chunk, which their
- * restore verifies, beside the CRC-64) still restore and verify, and a
- * damaged chunk of one is still found, by its CRC-32.
+ * restore verifies; version 2 with a CRC-64 beside it) still restore and
+ * verify, and a damaged chunk of one is still found, by its CRC-32.
  */
-static void test_version2_images(void **state)
+static void old_images_restore(struct fixture *f, void (*to_old)(int, uint32_t, uint32_t))
 {
-	struct fixture *f = *state;
 	struct bo_set s;
 	char err[256];
 	uint64_t bo3 = (64 * KIB + 4096) + 4096 + (4096 + 4096) + 4096, sizes[MIXED_COUNT];
 	int i;
 
 	dump_mixed(f, &s);
-	index_to_version2(f->dir_fd, 3, 0x1000);
-	index_to_version2(f->dir_fd, 3, 0x1001);
+	to_old(f->dir_fd, 3, 0x1000);
+	to_old(f->dir_fd, 3, 0x1001);
 	assert_int_equal(restore_mixed(f, &s, err, sizeof(err)), 0);
 	assert_restored(&s);
 	for (i = 0; i < MIXED_COUNT; i++)
@@ -286,6 +285,16 @@ static void test_version2_images(void **state)
 	assert_non_null(strstr(err, "gpu 4097: BO 3 offset 0x20000: checksum mismatch"));
 	assert_non_null(strstr(err, ", crc32 0x"));
 	set_free(&s);
+}
+
+static void test_version2_images(void **state)
+{
+	old_images_restore(*state, index_to_version2);
+}
+
+static void test_version1_images(void **state)
+{
+	old_images_restore(*state, index_to_version1);
 }
 
 /* A version 3 index with the field version 2 kept its CRC-32 in set: refused. */
@@ -1040,6 +1049,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_chunk_is_named, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_version2_images, bo_fixture_setup,
+						bo_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_version1_images, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_version3_reserved_field, bo_fixture_setup,
 						bo_fixture_teardown),

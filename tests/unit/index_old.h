@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Images as the plugin wrote them before index version 3, for the tests
- * that old images still restore and serve as parents. Include after
- * <cmocka.h>: the helper fails the running test.
+ * that old images still restore and what they can be as parents. Include
+ * after <cmocka.h>: the helpers fail the running test.
  */
-#ifndef AMDGPU_CRIU_TESTS_INDEX_V2_H
-#define AMDGPU_CRIU_TESTS_INDEX_V2_H
+#ifndef AMDGPU_CRIU_TESTS_INDEX_OLD_H
+#define AMDGPU_CRIU_TESTS_INDEX_OLD_H
 
 #include <stdint.h>
 
@@ -17,5 +17,11 @@
  * that data file (a dump without a parent).
  */
 void index_to_version2(int dir_fd, uint32_t image_id, uint32_t gpu_id);
+
+/*
+ * The same index as version 1 wrote it: magic "AMDBOIX1", version 1, BO
+ * records of { size, offset }, and a CRC-32 alone per chunk.
+ */
+void index_to_version1(int dir_fd, uint32_t image_id, uint32_t gpu_id);
 
 #endif
