@@ -150,8 +150,7 @@ static int dump_entry(struct gpu_job *job, struct staging_slot *s)
 	const struct bo_stream_bo *bo = &job->gpu->bos[s->bo_index];
 	int ret;
 
-	e->crc64 = slot_checksum(job, s);
-	e->crc32 = 0;
+	e->crc64 = slot_checksum(job, s); /* version 3: no CRC-32 (the writer puts 0) */
 	e->level = 0;
 	s->level = 0;
 	e->flags = s->zero ? BO_CHUNK_ZERO : 0;
@@ -350,6 +349,8 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 {
 	uint64_t sum, expected = s->sum;
+	const char *kind = job->sum_crc64 ? "crc64" : "crc32";
+	int digits = job->sum_crc64 ? 16 : 8;
 	char name[96];
 
 	if (s->level)
@@ -364,8 +365,7 @@ int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 				   ": checksum mismatch in %s (chunk at 0x%" PRIx64
 				   ", %s 0x%0*" PRIx64 ", expected 0x%0*" PRIx64 ")",
 				   job->gpu->gpu_id, s->bo_index, s->bo_off, name, s->file_off,
-				   job->sum_crc64 ? "crc64" : "crc32", job->sum_crc64 ? 16 : 8, sum,
-				   job->sum_crc64 ? 16 : 8, expected);
+				   kind, digits, sum, digits, expected);
 	return 0;
 }
 

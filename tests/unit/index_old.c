@@ -100,8 +100,7 @@ static void v3_read(struct v3_image *im, int dir_fd, uint32_t image_id, uint32_t
 	chunk_crcs(im);
 }
 
-/* Writes buf as the index, its own CRC-32 (the last 4 bytes) computed here. */
-static void index_replace(int dir_fd, const char *name, uint8_t *buf, size_t len)
+void index_write_sealed(int dir_fd, const char *name, uint8_t *buf, size_t len)
 {
 	int fd;
 
@@ -131,7 +130,7 @@ void index_to_version2(int dir_fd, uint32_t image_id, uint32_t gpu_id)
 	entry = im.idx + HEADER + (size_t)im.bo_count * BO_REC;
 	for (k = 0; k < im.chunk_count; k++, entry += ENTRY)
 		le32_put(entry, im.crc32[k]);
-	index_replace(dir_fd, im.idx_name, im.idx, im.idx_len);
+	index_write_sealed(dir_fd, im.idx_name, im.idx, im.idx_len);
 	v3_free(&im);
 }
 
@@ -155,7 +154,7 @@ void index_to_version1(int dir_fd, uint32_t image_id, uint32_t gpu_id)
 		memcpy(p, im.idx + HEADER + (size_t)b * BO_REC, BO_REC_V1);
 	for (k = 0; k < im.chunk_count; k++, p += 4)
 		le32_put(p, im.crc32[k]);
-	index_replace(dir_fd, im.idx_name, v1, len);
+	index_write_sealed(dir_fd, im.idx_name, v1, len);
 	free(v1);
 	v3_free(&im);
 }

@@ -7,6 +7,7 @@
 #ifndef AMDGPU_CRIU_TESTS_INDEX_OLD_H
 #define AMDGPU_CRIU_TESTS_INDEX_OLD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -23,5 +24,12 @@ void index_to_version2(int dir_fd, uint32_t image_id, uint32_t gpu_id);
  * records of { size, offset }, and a CRC-32 alone per chunk.
  */
 void index_to_version1(int dir_fd, uint32_t image_id, uint32_t gpu_id);
+
+/*
+ * Replaces the index `name` in dir_fd with the len bytes of buf, after
+ * setting their last 4 bytes to the CRC-32 (zlib's) of the rest: an index
+ * changed on purpose that still passes its own checksum.
+ */
+void index_write_sealed(int dir_fd, const char *name, uint8_t *buf, size_t len);
 
 #endif
