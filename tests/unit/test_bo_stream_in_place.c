@@ -2,7 +2,8 @@
 /*
  * Dumps of BOs in host memory (bo_stream_bo.host_memory) read in place
  * through the engine's view op: the images are byte for byte those of a
- * dump through the staging ring (holes included), mixed GPUs round-trip
+ * dump through the staging ring (holes included; 64 KiB chunks, and 2.5
+ * MiB ones across the CPU engine's window, with their indexes), mixed GPUs round-trip
  * (restores go through staging, whatever host_memory says), progress and
  * byte counts add up across both threads, an engine without a view and
  * O_DIRECT fall back to staging, and a failing view fails the dump with its
@@ -25,6 +26,7 @@
 
 #include "bo_set.h"
 #include "fd_compare.h"
+#include "file_read.h"
 
 /* BO b of GPU g is in host memory: every one of GPU 1, every other one of GPU 0. */
 static void mark_host_memory(struct bo_set *s, bool all)
@@ -154,6 +156,71 @@ static void test_in_place_equals_staging(void **state)
 	set_free(&s);
 }
 
+/* The index of image_id for gpu_id, which must equal `other` but for the
+ * image id (offset 16) and the index's own CRC-32 (its last 4 bytes). */
+static void assert_same_index(struct fixture *f, uint32_t image_id, uint32_t other, uint32_t gpu_id)
+{
+	uint8_t *a, *b;
+	size_t len_a, len_b;
+	char name[64];
+
+	snprintf(name, sizeof(name), "amdgpu-bo-%u-%u.idx", image_id, gpu_id);
+	a = file_read_all(f->dir_fd, name, &len_a);
+	snprintf(name, sizeof(name), "amdgpu-bo-%u-%u.idx", other, gpu_id);
+	b = file_read_all(f->dir_fd, name, &len_b);
+	assert_int_equal(len_a, len_b);
+	assert_true(len_a > 24);
+	assert_memory_equal(a, b, 16);
+	assert_memory_equal(a + 20, b + 20, len_a - 24);
+	free(a);
+	free(b);
+}
+
+/*
+ * Chunks of 2.5 MiB (not a power of two; the other tests' are 64 KiB), with
+ * stretches of zeros inside and across chunks, BOs ending mid-chunk, a BO
+ * of zeros only, and one whose chunk 12 straddles the CPU engine's first 32
+ * MiB window: an in-place dump's data file (holes included) and index
+ * (every chunk's CRC-64, flags and offset) equal a staging dump's, and the
+ * restore verifies and rebuilds every byte.
+ */
+static void test_in_place_large_chunks(void **state)
+{
+	static const uint64_t sizes[] = {6 * MIB + 8192, 2 * MIB + 4096, 3 * MIB, 33 * MIB + 4096};
+	struct bo_stream_config cfg = {.chunk_size = 2560 * KIB, .ring_depth = 2};
+	struct fixture *f = *state;
+	struct bo_set s;
+	char err[256] = "";
+
+	set_build(&s, 1, sizes, 4);
+	assert_int_equal(fallocate(s.src[0][0], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(896 * KIB), (off_t)(1280 * KIB)),
+			 0);
+	assert_int_equal(fallocate(s.src[0][0], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(4 * MIB), (off_t)(12 * KIB)),
+			 0);
+	/* BO 3's chunk 1 zero but for its last 1.25 MiB - 4 KiB */
+	assert_int_equal(fallocate(s.src[0][3], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   (off_t)(2560 * KIB), (off_t)(1284 * KIB)),
+			 0);
+	assert_int_equal(fallocate(s.src[0][2], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+				   (off_t)(3 * MIB)),
+			 0);
+	cfg.image_id = 1;
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	mark_host_memory(&s, true);
+	cfg.image_id = 2;
+	assert_int_equal(run_dump(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(s.gpus[0].in_place_bytes, all_bytes(&s, 0));
+	assert_int_equal(s.gpus[0].zero_bytes, 3 * MIB); /* BO 2: whole chunks of zeros */
+	assert_same_image(f, 1, 2, s.gpus[0].gpu_id);
+	assert_same_index(f, 1, 2, s.gpus[0].gpu_id);
+	assert_int_equal(run_restore(f, &s, &cfg, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+}
+
 /* An engine without a view (the SDMA engine has none) copies through staging. */
 static int plain_read(void *bo, uint64_t off, void *buf, size_t len)
 {
@@ -252,6 +319,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_in_place_equals_staging, bo_fixture_setup,
+						bo_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_in_place_large_chunks, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_engine_without_view, bo_fixture_setup,
 						bo_fixture_teardown),
