@@ -8,7 +8,7 @@
  * files through a staging ring, with a producer and a consumer thread:
  *   dump:    producer = copy engine read + CRC-64, consumer = pwrite to .img
  *            (zero pages skipped: holes)
- *   restore: producer = pread from .img + verify, consumer = copy engine write
+ *   restore: producer = pread from .img, consumer = verify + copy engine write
  *            (a chunk that is a hole: no read; the engine's zero op, or a
  *            shared zero chunk)
  * A dump's chunk of a BO in host memory, with an engine that has a view op,

@@ -4,13 +4,13 @@
 # test (tests/host/test-bench.sh runs it small). Included by the top-level
 # Makefile (`-include tests/bench/bench.mk`).
 #
-#   make bench [BENCH_GIB=2] [BENCH_GPUS=2] [BENCH_ROUNDS=9] [BENCH_IN_PLACE=1] [BENCH_DIR=$(BUILD)/bench-images]
+#   make bench [BENCH_GIB=2] [BENCH_GPUS=2] [BENCH_ROUNDS=10] [BENCH_IN_PLACE=1] [BENCH_DIR=$(BUILD)/bench-images]
 #
 # BENCH_DIR is the image directory: put it on the filesystem to measure.
 
 BENCH_GIB ?= 2
 BENCH_GPUS ?= 2
-BENCH_ROUNDS ?= 9
+BENCH_ROUNDS ?= 10
 BENCH_DIR ?= $(BUILD)/bench-images
 
 .PHONY: bench

@@ -3,11 +3,11 @@
  * Dumps of BOs in host memory (bo_stream_bo.host_memory) read in place
  * through the engine's view op: the images are byte for byte those of a
  * dump through the staging ring (holes included; 64 KiB chunks, and 2.5
- * MiB ones across the CPU engine's window, with their indexes), mixed GPUs round-trip
- * (restores go through staging, whatever host_memory says), progress and
- * byte counts add up across both threads, an engine without a view and
- * O_DIRECT fall back to staging, and a failing view fails the dump with its
- * line and leaves no file.
+ * MiB ones across the CPU engine's window, with their indexes), mixed GPUs
+ * round-trip (restores go through staging, whatever host_memory says),
+ * progress and byte counts add up across both threads, an engine without a
+ * view and O_DIRECT fall back to staging, and a failing view fails the dump
+ * with its line and leaves no file.
  */
 #include <stdarg.h>
 #include <stddef.h>
