@@ -79,6 +79,7 @@ struct bench {
 	uint64_t bo_size;
 	int src[MAX_GPUS][BOS_PER_GPU];
 	int dst[MAX_GPUS][BOS_PER_GPU];
+	int limit_src[MAX_GPUS]; /* the write limit's data (limit_sources()) */
 };
 
 /* One path run: wall time, CPU time of this process, checksum time. */
@@ -351,8 +352,9 @@ struct io_job {
 	int gpu;
 	uint64_t bytes;
 	bool read; /* the GPU's image (the path's data file); else a limit file */
-	/* write: what it writes, LIMIT_SOURCE bytes cycled through */
+	/* write: what it writes, LIMIT_SOURCE bytes cycled through, mapped from source_fd */
 	const uint8_t *source;
+	int source_fd;
 	bool direct; /* write with O_DIRECT */
 	pthread_barrier_t *start;
 	int err;
@@ -367,9 +369,38 @@ struct io_job {
  */
 #define LIMIT_SOURCE (128 * MIB)
 
+static size_t limit_source_len(uint64_t bytes)
+{
+	return bytes < LIMIT_SOURCE ? (size_t)bytes : LIMIT_SOURCE;
+}
+
 static size_t source_len(const struct io_job *j)
 {
-	return j->bytes < LIMIT_SOURCE ? (size_t)j->bytes : LIMIT_SOURCE;
+	return limit_source_len(j->bytes);
+}
+
+/*
+ * The write limit's data, made once like the BOs and kept in memfds like
+ * them, so that each run finds the same memory for the path and its limit
+ * (release_files()). Allocated per run, the sources (128 MiB a GPU, 1 GiB
+ * for 8 GPUs) took part of the memory just freed, which the limit's writes
+ * then lacked and the path's did not.
+ */
+static void limit_sources(struct bench *b)
+{
+	size_t len = limit_source_len(b->bo_size * BOS_PER_GPU), off;
+	uint8_t *chunk = xmalloc(CHUNK);
+	int g;
+
+	for (g = 0; g < b->gpus; g++) {
+		b->limit_src[g] = memfd_of(len, NULL);
+		for (off = 0; off < len; off += CHUNK) {
+			fill_pattern(chunk, CHUNK, 99 + (uint64_t)g * 64 + off / CHUNK);
+			if (pwrite(b->limit_src[g], chunk, CHUNK, (off_t)off) != (ssize_t)CHUNK)
+				die("filling a memfd");
+		}
+	}
+	free(chunk);
 }
 
 /* The dump's data file is sized up front (bo_stream_job.c), its writes'
@@ -422,9 +453,11 @@ static void *io_main(void *arg)
 		fd = openat(j->dir_fd, name,
 			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (j->direct ? O_DIRECT : 0),
 			    0600);
-		/* filled before the clock starts; gone before the path's peak RSS */
-		source = xmalloc(source_len(j));
-		fill_pattern(source, source_len(j), 99 + (uint64_t)j->gpu);
+		/* mapped before the clock starts; unmapped before the path's peak RSS */
+		source = mmap(NULL, source_len(j), PROT_READ, MAP_SHARED | MAP_POPULATE,
+			      j->source_fd, 0);
+		if (source == MAP_FAILED)
+			die("mapping the limit's source");
 		j->source = source;
 	}
 	pthread_barrier_wait(j->start);
@@ -434,7 +467,8 @@ static void *io_main(void *arg)
 		j->err = j->read ? limit_read(fd, j) : limit_write(fd, j);
 	if (fd >= 0)
 		close(fd);
-	free(source);
+	if (source)
+		munmap(source, source_len(j));
 	return NULL;
 }
 
@@ -460,6 +494,7 @@ static double limit_run(struct bench *b, bool read)
 					  .bytes = b->bo_size * BOS_PER_GPU,
 					  .read = read,
 					  .direct = b->direct,
+					  .source_fd = b->limit_src[g],
 					  .start = &start};
 		if (pthread_create(&th[g], NULL, io_main, &jobs[g]))
 			die("pthread_create");
@@ -829,6 +864,7 @@ int main(int argc, char **argv)
 	remove_limit_files(&b);
 	b.direct = direct_io_here(b.dir_fd);
 	bench_setup(&b);
+	limit_sources(&b);
 	rss0 = rss_now_mib();
 	run_rounds(&b, rounds, &f);
 	peak = f.peak_rss_mib;
