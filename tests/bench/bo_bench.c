@@ -380,27 +380,22 @@ static size_t source_len(const struct io_job *j)
 }
 
 /*
- * The write limit's data, made once like the BOs and kept in memfds like
- * them, so that each run finds the same memory for the path and its limit
- * (release_files()). Allocated per run, the sources (128 MiB a GPU, 1 GiB
- * for 8 GPUs) took part of the memory just freed, which the limit's writes
- * then lacked and the path's did not.
+ * The write limit's data, made once as the BOs are (memfd_of(), a chunk's
+ * pattern over and over), so that each run finds the same memory for the
+ * path and its limit (release_files()). Allocated per run, the sources
+ * (128 MiB a GPU, 1 GiB for 8 GPUs) took part of the memory just freed,
+ * which the limit's writes then lacked and the path's did not.
  */
 static void limit_sources(struct bench *b)
 {
-	size_t len = limit_source_len(b->bo_size * BOS_PER_GPU), off;
-	uint8_t *chunk = xmalloc(CHUNK);
+	uint8_t *pattern = xmalloc(CHUNK);
 	int g;
 
 	for (g = 0; g < b->gpus; g++) {
-		b->limit_src[g] = memfd_of(len, NULL);
-		for (off = 0; off < len; off += CHUNK) {
-			fill_pattern(chunk, CHUNK, 99 + (uint64_t)g * 64 + off / CHUNK);
-			if (pwrite(b->limit_src[g], chunk, CHUNK, (off_t)off) != (ssize_t)CHUNK)
-				die("filling a memfd");
-		}
+		fill_pattern(pattern, CHUNK, 99 + (uint64_t)g);
+		b->limit_src[g] = memfd_of(limit_source_len(b->bo_size * BOS_PER_GPU), pattern);
 	}
-	free(chunk);
+	free(pattern);
 }
 
 /* The dump's data file is sized up front (bo_stream_job.c), its writes'
