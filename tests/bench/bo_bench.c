@@ -729,9 +729,9 @@ static struct path_run timed_limit(struct bench *b, bool restore)
  * this project's VMs (free page reporting) memory the guest did not free a
  * moment before costs a fault in the host at its first touch: 1 GiB
  * written beside a file just written took 2.0-2.6 s, the same into memory
- * just freed 0.3-0.5 s. Without this, a round's second run (path or limit)
- * was often 2-3 times slower than its first: the first ran into the memory
- * its own old files had held, the second into memory the host had taken.
+ * just freed 0.3-0.7 s. Without this, a round's second run (path or limit)
+ * was often 2-3 times slower than its first, most likely because it found
+ * part of its memory taken by the host (README, session 18).
  */
 static void release_files(struct bench *b)
 {
