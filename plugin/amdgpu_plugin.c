@@ -8,8 +8,23 @@
  * else in the plugin is global except the shared /dev/kfd handle (kfd_dev.h).
  * Files and mappings that are not ours get -ENOTSUP, so other plugins (and
  * CRIU's own error for unsupported files) still apply.
+ *
+ * Installed in /usr/lib/criu, the plugin is loaded for every CRIU run on the
+ * host. For a task without a GPU (no /dev/kfd or render node of a KFD GPU
+ * open or mapped, task_gpu.h) every hook does nothing and fails nothing:
+ *   PAUSE_DEVICES, CHECKPOINT_DEVICES  0 (also for a task that exited
+ *                                      meanwhile: CRIU finds it gone too)
+ *   DUMP_EXT_FILE, HANDLE_DEVICE_VMA   -ENOTSUP (not our file)
+ *   init, restore                      no GPU files in the images: inactive
+ *   RESTORE_EXT_FILE, UPDATE_VMA_MAP,
+ *   RESUME_DEVICES_LATE                inactive: -ENOTSUP; in a checkpoint
+ *                                      with GPUs, a task without: -ENOTSUP,
+ *                                      resp. 0 (KFD has no process of it)
+ * Options that mean nothing (the options file, the environment) are read at
+ * init and refuse the first GPU met; a run without GPUs logs one warning.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "criu-plugin.h"
@@ -39,38 +54,38 @@ static const char *stage_name(int stage)
 	}
 }
 
-/* The options file, before any option is read (options_file.h). */
-static int apply_options_file(void)
+/*
+ * The options file, before any option is read (options_file.h). Its error is
+ * not the run's: the session refuses the first GPU with it (a CRIU run
+ * without GPUs goes on), so it is handed down, not logged here.
+ */
+static void apply_options_file(char *error, size_t len)
 {
 	char path[256], why[512];
 	unsigned int applied;
-	int ret = options_file_apply(path, sizeof(path), &applied, why, sizeof(why));
 
-	if (ret)
-		pr_err("options file %s", why);
+	error[0] = '\0';
+	if (options_file_apply(path, sizeof(path), &applied, why, sizeof(why)))
+		snprintf(error, len, "options file %s", why);
 	else if (path[0])
 		pr_info("options file %s: %u option%s set (the environment's own win)", path,
 			applied, applied == 1 ? "" : "s");
-	return ret;
 }
 
 static int amdgpu_plugin_init(int stage)
 {
+	char options_error[600];
 	int ret;
 
 	plugin.stage = stage;
-	ret = apply_options_file();
-	if (ret) {
-		pr_info("initialised for %s (failed)", stage_name(stage));
-		return -1;
-	}
+	apply_options_file(options_error, sizeof(options_error));
 	if (stage == CR_PLUGIN_STAGE__RESTORE) {
-		ret = restore_session_init(&plugin.restore, criu_get_image_dir());
+		ret = restore_session_init(&plugin.restore, criu_get_image_dir(), options_error);
 		plugin.restore_ready = !ret;
 		if (ret)
 			restore_session_fini(&plugin.restore, ret);
 	} else {
-		ret = dump_session_init(&plugin.dump);
+		ret = dump_session_init(&plugin.dump, options_error);
 		plugin.dump_ready = !ret;
 	}
 	pr_info("initialised for %s%s", stage_name(stage), ret ? " (failed)" : "");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "copy_engines.h"
 #include "topology.h"
 #include "log.h"
@@ -13,7 +14,7 @@
 #define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
 #define ENV_TIMEOUT "AMDGPU_CRIU_SDMA_TIMEOUT_MS"
 
-static int mode_get(enum copy_engine_mode *mode)
+static int mode_get(enum copy_engine_mode *mode, char *why, size_t len)
 {
 	const char *v = getenv(ENV_ENGINE);
 
@@ -24,14 +25,15 @@ static int mode_get(enum copy_engine_mode *mode)
 	else if (!strcmp(v, "cpu"))
 		*mode = COPY_ENGINE_CPU;
 	else {
-		pr_err("%s=%s: unknown copy engine; use auto, sdma or cpu", ENV_ENGINE, v);
-		return -EINVAL;
+		return errmsg_set(why, len, -EINVAL,
+				  "%s=%.32s: unknown copy engine; use auto, sdma or cpu",
+				  ENV_ENGINE, v);
 	}
 	return 0;
 }
 
-/* 0 (the engine's default) when unset; -EINVAL (logged) when not a number of ms. */
-static int timeout_ms_get(uint32_t *ms)
+/* 0 (the engine's default) when unset; -EINVAL when not a number of ms. */
+static int timeout_ms_get(uint32_t *ms, char *why, size_t len)
 {
 	const char *v = getenv(ENV_TIMEOUT);
 	unsigned long n;
@@ -43,9 +45,9 @@ static int timeout_ms_get(uint32_t *ms)
 	errno = 0;
 	n = strtoul(v, &end, 10);
 	if (errno || *end || !n || n > UINT32_MAX) {
-		pr_err("%s=%s: not a time in milliseconds (1 to %" PRIu32 ")", ENV_TIMEOUT, v,
-		       UINT32_MAX);
-		return -EINVAL;
+		return errmsg_set(why, len, -EINVAL,
+				  "%s=%.32s: not a time in milliseconds (1 to %" PRIu32 ")",
+				  ENV_TIMEOUT, v, UINT32_MAX);
 	}
 	*ms = (uint32_t)n;
 	return 0;
@@ -63,11 +65,11 @@ static int cpu_allowed(const struct copy_gpu *g, const char *why_not_sdma)
 	return -EOPNOTSUPP;
 }
 
-int copy_engine_opts_get(struct copy_engine_opts *opts)
+int copy_engine_opts_get(struct copy_engine_opts *opts, char *why, size_t len)
 {
-	int ret = mode_get(&opts->mode);
+	int ret = mode_get(&opts->mode, why, len);
 
-	return ret ? ret : timeout_ms_get(&opts->sdma_timeout_ms);
+	return ret ? ret : timeout_ms_get(&opts->sdma_timeout_ms, why, len);
 }
 
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,

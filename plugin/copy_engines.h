@@ -40,9 +40,9 @@ struct copy_engine_opts {
 /*
  * The options asked for in the environment, read once when the plugin
  * starts a dump or restore (so a bad value fails it before anything is
- * touched); -EINVAL, logged, for a value that means nothing.
+ * touched); -EINVAL, with one line in why, for a value that means nothing.
  */
-int copy_engine_opts_get(struct copy_engine_opts *opts);
+int copy_engine_opts_get(struct copy_engine_opts *opts, char *why, size_t len);
 
 struct copy_gpu {
 	uint32_t gpu_id;	     /* for messages (the checkpointed id) */

@@ -10,12 +10,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "dev_nodes.h"
 #include "kfd_dev.h"
 #include "log.h"
 #include "render_fds.h"
 
-int dev_nodes_policy(bool *create)
+int dev_nodes_policy(bool *create, char *why, size_t len)
 {
 	const char *v = getenv(DEV_NODES_ENV);
 
@@ -26,10 +27,10 @@ int dev_nodes_policy(bool *create)
 		*create = false;
 		return 0;
 	}
-	pr_err("%s=%s: use create (the default: a restored /dev gets the nodes the restore "
-	       "needs) or keep",
-	       DEV_NODES_ENV, v);
-	return -EINVAL;
+	return errmsg_set(why, len, -EINVAL,
+			  "%s=%.32s: use create (the default: a restored /dev gets the nodes the "
+			  "restore needs) or keep",
+			  DEV_NODES_ENV, v);
 }
 
 /*
@@ -105,7 +106,7 @@ int render_node_open_task(uint32_t minor)
 	bool create;
 	int fd = render_node_open(minor), ret;
 
-	if (fd != -ENOENT || dev_nodes_policy(&create) || !create)
+	if (fd != -ENOENT || dev_nodes_policy(&create, NULL, 0) || !create)
 		return fd;
 	ret = render_node_create_at("/dev/dri", minor);
 	if (ret) {
@@ -244,7 +245,7 @@ static int kfd_node_expected(dev_t *rdev, bool *create)
 
 	if (kfd_sysfs_rdev(rdev))
 		return 0;
-	ret = dev_nodes_policy(create);
+	ret = dev_nodes_policy(create, NULL, 0); /* checked by the master already */
 	return ret ? ret : 1;
 }
 

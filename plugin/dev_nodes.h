@@ -30,8 +30,8 @@
 #define DEV_NODES_ENV "AMDGPU_CRIU_DEV_NODES"
 #define KFD_SYSFS_DEV "/sys/class/kfd/kfd/dev" /* "MAJOR:MINOR" of this host's KFD */
 
-/* The policy from the environment: 0 and *create, or -EINVAL (one line logged). */
-int dev_nodes_policy(bool *create);
+/* The policy from the environment: 0 and *create, or -EINVAL with one line in why. */
+int dev_nodes_policy(bool *create, char *why, size_t len);
 
 /* render_node_open(), creating a missing node when the policy says so. fd or -errno. */
 int render_node_open_task(uint32_t minor);

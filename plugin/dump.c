@@ -4,6 +4,7 @@
  * returned sizes, metadata image, BO contents) and of render-node files.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "bo_stream.h"
 #include "copy_engines.h"
 #include "clock.h"
@@ -23,6 +25,9 @@
 #include "kfd_ioctl.h"
 #include "log.h"
 #include "priv_blob.h"
+#include "task_gpu.h"
+
+#define TASK_PROC "/proc"
 #include "topology_image.h"
 
 /* What CHECKPOINT handed over, with the dma-buf fds we now own. */
@@ -39,43 +44,79 @@ struct checkpoint {
 };
 
 /* AMDGPU_CRIU_DIRECT_IO, which bo_stream reads: unset, empty, 0 or 1. */
-static bool dump_direct_io_valid(void)
+static int direct_io_check(char *why, size_t len)
 {
 	const char *v = getenv(BO_STREAM_DIRECT_ENV);
 
-	return !v || !*v || !strcmp(v, "0") || !strcmp(v, "1");
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
+		return 0;
+	return errmsg_set(why, len, -EINVAL, "%s=%.32s means nothing: 0 (default) or 1",
+			  BO_STREAM_DIRECT_ENV, v);
 }
 
-int dump_session_init(struct dump_session *s)
+/* The dump's options, read once: -EINVAL with one line in why for one that means nothing. */
+static int read_options(struct dump_session *s, char *why, size_t len)
+{
+	int ret = copy_engine_opts_get(&s->engine_opts, why, len);
+
+	if (!ret)
+		ret = bo_share_policy_get(&s->share_policy, why, len);
+	if (!ret)
+		ret = direct_io_check(why, len);
+	if (!ret)
+		ret = render_audit_init(&s->audit, why, len);
+	return ret;
+}
+
+int dump_session_init(struct dump_session *s, const char *options_error)
 {
 	struct utsname u;
-	char why[256];
 
 	memset(s, 0, sizeof(*s));
 	s->dir_fd = -1;
 	s->has_kfd = !kfd_dev_rdev(&s->kfd_rdev);
 	if (!uname(&u))
 		snprintf(s->release, sizeof(s->release), "%s", u.release);
-	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the dump here, before anything is paused */
-	if (copy_engine_opts_get(&s->engine_opts))
-		return -EINVAL;
-	if (bo_share_policy_get(&s->share_policy, why, sizeof(why))) {
-		pr_err("%s", why);
-		return -EINVAL;
-	}
 	bo_share_init(&s->shares);
 	bo_share_init(&s->gem_dmabufs);
-	if (!dump_direct_io_valid()) {
-		pr_err("%s=%.32s means nothing: 0 (default) or 1", BO_STREAM_DIRECT_ENV,
-		       getenv(BO_STREAM_DIRECT_ENV));
-		return -EINVAL;
-	}
-	if (render_audit_init(&s->audit, why, sizeof(why))) {
-		pr_err("%s", why);
-		return -EINVAL;
-	}
+	if (options_error && *options_error)
+		snprintf(s->gpu_refusal, sizeof(s->gpu_refusal), "%s", options_error);
+	else
+		read_options(s, s->gpu_refusal, sizeof(s->gpu_refusal));
+	if (s->gpu_refusal[0])
+		pr_warn("%s; a dump without GPUs goes on, one with a GPU fails", s->gpu_refusal);
 	s->paused = pause_list_new();
 	return s->paused ? 0 : -ENOMEM;
+}
+
+int dump_gpu_allowed(const struct dump_session *s)
+{
+	if (!s->gpu_refusal[0])
+		return 0;
+	pr_err("%s: the dump has a GPU in it; refused before anything was paused", s->gpu_refusal);
+	return -EINVAL;
+}
+
+static bool task_file_is_gpu(void *arg, dev_t rdev)
+{
+	struct stat st = {.st_mode = S_IFCHR, .st_rdev = rdev};
+
+	return dump_classify(arg, &st) != GPU_FILE_NONE;
+}
+
+int dump_task_uses_gpu(struct dump_session *s, int pid)
+{
+	char why[512];
+	int ret;
+
+	if (!s->has_kfd)
+		return 0;
+	ret = task_gpu_probe(TASK_PROC, pid, task_file_is_gpu, s, why, sizeof(why));
+	if (ret < 0) {
+		pr_err("%s", why);
+		return ret;
+	}
+	return ret == TASK_GPU_USES;
 }
 
 void dump_session_fini(struct dump_session *s)
@@ -556,7 +597,9 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	uint64_t start = clock_usec(), bytes = 0, usec;
 	int ret;
 
-	ret = check_kfd(s);
+	ret = dump_gpu_allowed(s);
+	if (!ret)
+		ret = check_kfd(s);
 	if (!ret)
 		ret = dump_load_topology(s);
 	if (ret)
@@ -654,8 +697,17 @@ int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid)
 	char why[512];
 	int ret;
 
-	(void)s;
+	ret = dump_task_uses_gpu(s, pid);
+	if (ret <= 0)
+		return ret;
+	ret = dump_gpu_allowed(s);
+	if (ret)
+		return ret;
 	ret = hsakmt_files_dump(&hsakmt_paths_default, pid, dir_fd, &res, why, sizeof(why));
+	if (ret && task_gpu_gone(TASK_PROC, pid)) {
+		pr_info("pid %d exited during the dump: none of libhsakmt's files to record", pid);
+		return 0;
+	}
 	if (ret) {
 		pr_err("%s", why);
 		return ret;

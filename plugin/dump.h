@@ -36,6 +36,8 @@ struct dump_session {
 	 * GEM handle */
 	struct bo_share_table gem_dmabufs;
 	enum bo_share_policy share_policy;
+	/* non-empty: an option means nothing (this line); every GPU the dump meets is refused */
+	char gpu_refusal[512];
 };
 
 enum gpu_file_kind {
@@ -44,7 +46,20 @@ enum gpu_file_kind {
 	GPU_FILE_RENDER, /* the render node of a KFD GPU */
 };
 
-int dump_session_init(struct dump_session *s);
+/*
+ * options_error: the options file's one-line error, or "" / NULL. The options
+ * are read here, once; one that means nothing does not fail the session (a
+ * dump without GPUs goes on, with one warning) but refuses the first GPU the
+ * dump meets (dump_gpu_allowed()). -ENOMEM only.
+ */
+int dump_session_init(struct dump_session *s, const char *options_error);
+/* 0, or -EINVAL (logged) when the options meant nothing: for every hook that meets a GPU. */
+int dump_gpu_allowed(const struct dump_session *s);
+/*
+ * 1 if task pid has a GPU file of ours open or mapped (task_gpu.h); 0 if not,
+ * or if it exited meanwhile; -errno, logged, if it could not be looked at.
+ */
+int dump_task_uses_gpu(struct dump_session *s, int pid);
 /* Unpauses everything paused, frees the session. */
 void dump_session_fini(struct dump_session *s);
 
@@ -53,14 +68,16 @@ enum gpu_file_kind dump_classify(struct dump_session *s, const struct stat *st);
 
 /*
  * PAUSE_DEVICES, for every process of the tree before CRIU reads its
- * mappings: libhsakmt's shared files (hsakmt_files.h). 0 or -errno, logged.
+ * mappings: libhsakmt's shared files (hsakmt_files.h). A task without a GPU
+ * file, or one that exited meanwhile, is left alone: 0. 0 or -errno, logged.
  */
 int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid);
 
 /*
  * CHECKPOINT_DEVICES, for every task of the frozen tree before any file is
  * dumped: refuses a task whose render-node files hold GPU memory that the
- * dump would lose (render_audit.h). 0 or -errno, logged.
+ * dump would lose (render_audit.h). A task without a GPU file, or one that
+ * exited meanwhile, is left alone: 0. 0 or -errno, logged.
  */
 int dump_render_audit(struct dump_session *s, int pid);
 

@@ -15,6 +15,7 @@
 
 #include "bo_stream.h"
 #include "dump.h"
+#include "task_gpu.h"
 #include "gem_bos.h"
 #include "kfd_image.h"
 #include "kfd_ioctl.h"
@@ -44,9 +45,15 @@ int dump_render_audit(struct dump_session *s, int pid)
 	char why[768];
 	int ret;
 
-	if (!s->has_kfd)
-		return 0;
+	ret = dump_task_uses_gpu(s, pid);
+	if (ret <= 0)
+		return ret;
+	ret = dump_gpu_allowed(s);
+	if (ret)
+		return ret;
 	ret = render_audit_task(&s->audit, pid, audit_classify, s, why, sizeof(why));
+	if (ret && task_gpu_gone(s->audit.proc, pid))
+		return 0; /* killed while frozen: CRIU finds it gone too */
 	if (ret)
 		pr_err("%s", why);
 	return ret;
@@ -139,7 +146,9 @@ int dump_render_file(struct dump_session *s, int fd, const struct stat *st, uint
 	char why[256];
 	int ret;
 
-	ret = dump_load_topology(s);
+	ret = dump_gpu_allowed(s);
+	if (!ret)
+		ret = dump_load_topology(s);
 	if (ret)
 		return ret;
 	n = dump_gpu_by_minor(&s->topo, minor(st->st_rdev));

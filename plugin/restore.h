@@ -70,8 +70,12 @@ struct restore_session {
 	struct vma_map gem_vmas;	 /* its render files' GEM BOs (gem_bos.h) */
 };
 
-/* Master, init hook. 0 also when there is nothing to do (active false). */
-int restore_session_init(struct restore_session *s, int dir_fd);
+/*
+ * Master, init hook. 0 also when there is nothing to do (active false).
+ * options_error: the options file's one-line error ("" or NULL: none); it
+ * and an option that means nothing fail a restore with GPU files only.
+ */
+int restore_session_init(struct restore_session *s, int dir_fd, const char *options_error);
 /* Master, exit hook: reports the tasks' outcomes and frees everything. */
 void restore_session_fini(struct restore_session *s, int criu_ret);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "clock.h"
 #include "file_holder.h"
 #include "common/fullio.h"
@@ -25,7 +26,7 @@
 #define MANIFEST_MAGIC	  0x4d434741u /* "AGCM" */
 #define MANIFEST_MAX_GPUS 64u
 
-int restore_copy_parallel_get(bool *on)
+int restore_copy_parallel_get(bool *on, char *why, size_t len)
 {
 	const char *v = getenv(ENV_PARALLEL);
 
@@ -36,9 +37,10 @@ int restore_copy_parallel_get(bool *on)
 		*on = false;
 		return 0;
 	}
-	pr_err("%s=%s: use 1 (the master writes BO contents while CRIU restores memory) or 0",
-	       ENV_PARALLEL, v);
-	return -EINVAL;
+	return errmsg_set(why, len, -EINVAL,
+			  "%s=%.32s: use 1 (the master writes BO contents while CRIU restores "
+			  "memory) or 0",
+			  ENV_PARALLEL, v);
 }
 
 /* ---- writing the contents (task or copier) ---------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "bo_stream.h"
 #include "common/escape.h"
 #include "ckpt_complete.h"
@@ -195,7 +196,7 @@ static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_
 	int fd = render_node_open(minor);
 	bool create;
 
-	if (in_task && fd == -ENOENT && !dev_nodes_policy(&create) && create)
+	if (in_task && fd == -ENOENT && !dev_nodes_policy(&create, NULL, 0) && create)
 		return true;
 	if (fd < 0) {
 		pr_info("GPU %u (node %u) is not usable here: /dev/dri/renderD%u: %s%s", g->gpu_id,
@@ -559,31 +560,54 @@ static int restore_hsakmt(int dir_fd)
 	return ret;
 }
 
-int restore_session_init(struct restore_session *s, int dir_fd)
+/*
+ * The restore's options, read once, before any task exists. An options file
+ * that failed (options_error) or an option that means nothing refuses a
+ * checkpoint with GPU files in one line; one without is restored as usual,
+ * with one warning.
+ */
+static int read_options(struct restore_session *s, const char *options_error)
+{
+	char why[512];
+	bool create_nodes;
+	int ret = 0;
+
+	if (options_error && *options_error)
+		ret = errmsg_set(why, sizeof(why), -EINVAL, "%s", options_error);
+	if (!ret)
+		ret = copy_engine_opts_get(&s->engine_opts, why, sizeof(why));
+	if (!ret)
+		ret = restore_copy_parallel_get(&s->parallel, why, sizeof(why));
+	if (!ret)
+		ret = dev_nodes_policy(&create_nodes, why, sizeof(why));
+	if (!ret)
+		return 0;
+	if (s->active)
+		pr_err("%s: the checkpoint has GPU files; the images are unchanged", why);
+	else
+		pr_warn("%s; a restore without GPUs goes on, one with a GPU fails", why);
+	return s->active ? ret : 0;
+}
+
+int restore_session_init(struct restore_session *s, int dir_fd, const char *options_error)
 {
 	uint32_t *usable = NULL;
 	size_t n_usable = 0;
-	bool create_nodes;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
 	s->guard = GUARDIAN_NONE;
-	/* a bad AMDGPU_CRIU_COPY_ENGINE fails the restore here, before any task exists */
-	ret = copy_engine_opts_get(&s->engine_opts);
-	if (!ret)
-		ret = restore_copy_parallel_get(&s->parallel);
-	if (!ret)
-		ret = dev_nodes_policy(&create_nodes);
-	if (!ret)
-		ret = check_complete(dir_fd);
+	ret = check_complete(dir_fd);
 	if (!ret)
 		ret = load_images(s, dir_fd);
 	if (ret)
 		return ret;
-	if (!s->n_procs && !s->n_renders)
-		return 0;
-	s->active = true;
+	s->active = s->n_procs || s->n_renders;
+	/* a bad AMDGPU_CRIU_COPY_ENGINE fails a GPU restore here, before any task exists */
+	ret = read_options(s, options_error);
+	if (ret || !s->active)
+		return ret;
 	ret = build_source(s);
 	if (!ret)
 		ret = check_contents(s, dir_fd);
