@@ -124,10 +124,14 @@ LIB_OBJ_N   = $(call obj,n,$(LIB_SRC)) $(BUILD)/n/gen/amdgpu_plugin.pb-c.o
 LIB_OBJ_SAN = $(call obj,san,$(LIB_SRC)) $(BUILD)/san/gen/amdgpu_plugin.pb-c.o
 
 # ---- products -----------------------------------------------------------------
+# The GPU libraries (common/gpu_libs.h) are dlopen()ed at first use, so the
+# plugin does not link them (--as-needed drops them); the tool links them
+# all the same, so that the package's Depends (dpkg-shlibdeps) names them.
+GPU_LIBS := -ldrm -ldrm_amdgpu -lisal
 $(BUILD)/amdgpu_plugin.so: $(call obj,n,$(PLUGIN_SRC)) $(LIB_OBJ_N) plugin/exports.map
 	$(CC) -shared $(HARDEN_LDFLAGS) -Wl,--version-script=plugin/exports.map -o $@ $(filter %.o,$^) -Wl,--as-needed $(PKG_LIBS) -lpthread
 $(BUILD)/amdgpu-criu: $(call obj,n,$(TOOLS_SRC)) $(LIB_OBJ_N)
-	$(CC) $(HARDEN_LDFLAGS) -o $@ $^ -Wl,--as-needed $(PKG_LIBS) -lpthread
+	$(CC) $(HARDEN_LDFLAGS) -o $@ $^ -Wl,--as-needed $(PKG_LIBS) -Wl,--no-as-needed $(GPU_LIBS) -Wl,--as-needed -lpthread
 
 # ---- tests --------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/n/tests/unit/%.o $(call obj,n,$(UNIT_HELPERS) $(PLUGIN_LIB_SRC)) $(LIB_OBJ_N)

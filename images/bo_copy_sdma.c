@@ -14,6 +14,7 @@
 #include <amdgpu_drm.h>
 
 #include "common/errmsg.h"
+#include "common/gpu_libs.h"
 #include "common/stderr_capture.h"
 #include "images/bo_copy_sdma.h"
 #include "images/sdma_ib.h"
@@ -77,15 +78,15 @@ static int vm_map_bo(amdgpu_device_handle dev, amdgpu_bo_handle bo, uint64_t siz
 
 	m->bo = bo;
 	m->size = round_page(size);
-	ret = amdgpu_va_range_alloc(dev, amdgpu_gpu_va_range_general, m->size, GPU_PAGE, 0, &m->va,
-				    &m->va_handle, 0);
+	ret = gpu_libs()->amdgpu_va_range_alloc(dev, amdgpu_gpu_va_range_general, m->size, GPU_PAGE,
+						0, &m->va, &m->va_handle, 0);
 	if (ret) {
 		m->va_handle = NULL;
 		return ret;
 	}
-	ret = amdgpu_bo_va_op(bo, 0, m->size, m->va, 0, AMDGPU_VA_OP_MAP);
+	ret = gpu_libs()->amdgpu_bo_va_op(bo, 0, m->size, m->va, 0, AMDGPU_VA_OP_MAP);
 	if (ret) {
-		amdgpu_va_range_free(m->va_handle);
+		gpu_libs()->amdgpu_va_range_free(m->va_handle);
 		m->va_handle = NULL;
 	}
 	return ret;
@@ -95,11 +96,11 @@ static int vm_map_bo(amdgpu_device_handle dev, amdgpu_bo_handle bo, uint64_t siz
 static void vm_unmap_bo(struct vm_map *m)
 {
 	if (m->va_handle) {
-		amdgpu_bo_va_op(m->bo, 0, m->size, m->va, 0, AMDGPU_VA_OP_UNMAP);
-		amdgpu_va_range_free(m->va_handle);
+		gpu_libs()->amdgpu_bo_va_op(m->bo, 0, m->size, m->va, 0, AMDGPU_VA_OP_UNMAP);
+		gpu_libs()->amdgpu_va_range_free(m->va_handle);
 	}
 	if (m->bo)
-		amdgpu_bo_free(m->bo);
+		gpu_libs()->amdgpu_bo_free(m->bo);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -127,7 +128,7 @@ static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, u
 		slice = now < deadline ? deadline - now : 0;
 		if (slice > 1000000000ull)
 			slice = 1000000000ull;
-		ret = amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
+		ret = gpu_libs()->amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
 		if (ret || expired)
 			return ret;
 		/* only a look at the fence after the deadline says it is late: a
@@ -153,11 +154,11 @@ static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_handle *bos, uint
 	int ret;
 
 	bos[n_bos++] = e->ib.bo;
-	ret = amdgpu_bo_list_create(e->dev, n_bos, bos, NULL, &req.resources);
+	ret = gpu_libs()->amdgpu_bo_list_create(e->dev, n_bos, bos, NULL, &req.resources);
 	if (ret)
 		return ret;
-	ret = amdgpu_cs_submit(e->ctx, 0, &req, 1);
-	amdgpu_bo_list_destroy(req.resources);
+	ret = gpu_libs()->amdgpu_cs_submit(e->ctx, 0, &req, 1);
+	gpu_libs()->amdgpu_bo_list_destroy(req.resources);
 	if (ret)
 		return ret;
 	fence.fence = req.seq_no;
@@ -235,7 +236,7 @@ static int staging_get(struct bo_sdma_engine *e, void *buf, size_t len, struct s
 	}
 	if (e->n_staging == BO_SDMA_MAX_STAGING)
 		staging_drop(e, 0);
-	ret = amdgpu_create_bo_from_user_mem(e->dev, buf, need, &bo);
+	ret = gpu_libs()->amdgpu_create_bo_from_user_mem(e->dev, buf, need, &bo);
 	if (ret)
 		return ret;
 	s = &e->staging[e->n_staging];
@@ -266,12 +267,12 @@ static int sdma_open_bo(const struct bo_copy_engine *engine, int dmabuf_fd, uint
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	ret = amdgpu_bo_import(e->dev, amdgpu_bo_handle_type_dma_buf_fd, (uint32_t)dmabuf_fd,
-			       &imported);
+	ret = gpu_libs()->amdgpu_bo_import(e->dev, amdgpu_bo_handle_type_dma_buf_fd,
+					   (uint32_t)dmabuf_fd, &imported);
 	if (ret)
 		goto fail;
 	if (imported.alloc_size < size) {
-		amdgpu_bo_free(imported.buf_handle);
+		gpu_libs()->amdgpu_bo_free(imported.buf_handle);
 		ret = -EINVAL;
 		goto fail;
 	}
@@ -400,7 +401,7 @@ static int open_device(struct bo_sdma_engine *e, const struct bo_sdma_config *cf
 				  "GPU %" PRIu32 ": cannot keep libdrm's messages off stderr: %s",
 				  cfg->gpu_id, strerror(-ret));
 	}
-	ret = amdgpu_device_initialize(fd, &major, &minor, &e->dev);
+	ret = gpu_libs()->amdgpu_device_initialize(fd, &major, &minor, &e->dev);
 	stderr_capture_end(&cap, e->libdrm_said, sizeof(e->libdrm_said));
 	close(fd);
 	if (ret) {
@@ -410,14 +411,14 @@ static int open_device(struct bo_sdma_engine *e, const struct bo_sdma_config *cf
 			cfg->gpu_id, path, strerror(-ret), e->libdrm_said[0] ? " (libdrm: " : "",
 			e->libdrm_said, e->libdrm_said[0] ? ")" : "");
 	}
-	ret = amdgpu_query_hw_ip_count(e->dev, AMDGPU_HW_IP_DMA, &engines);
+	ret = gpu_libs()->amdgpu_query_hw_ip_count(e->dev, AMDGPU_HW_IP_DMA, &engines);
 	if (!ret && !engines)
 		ret = -ENODEV;
 	if (ret)
 		return errmsg_set(err, errlen, ret,
 				  "GPU %" PRIu32 ": %s reports no SDMA engine: %s", cfg->gpu_id,
 				  path, strerror(-ret));
-	ret = amdgpu_cs_ctx_create(e->dev, &e->ctx);
+	ret = gpu_libs()->amdgpu_cs_ctx_create(e->dev, &e->ctx);
 	if (ret) {
 		e->ctx = NULL;
 		return errmsg_set(err, errlen, ret,
@@ -436,12 +437,12 @@ static int alloc_ib(struct bo_sdma_engine *e, char *err, size_t errlen)
 	void *cpu;
 	int ret;
 
-	ret = amdgpu_bo_alloc(e->dev, &req, &bo);
+	ret = gpu_libs()->amdgpu_bo_alloc(e->dev, &req, &bo);
 	if (ret)
 		goto fail;
 	ret = vm_map_bo(e->dev, bo, IB_BYTES, &e->ib);
 	if (!ret)
-		ret = amdgpu_bo_cpu_map(bo, &cpu);
+		ret = gpu_libs()->amdgpu_bo_cpu_map(bo, &cpu);
 	if (ret) {
 		vm_unmap_bo(&e->ib);
 		goto fail;
@@ -461,6 +462,9 @@ int bo_sdma_engine_open(const struct bo_sdma_config *cfg, struct bo_sdma_engine 
 	int ret;
 
 	*out = NULL;
+	ret = gpu_libs_load(err, errlen);
+	if (ret)
+		return ret;
 	if (sdma_gen_from_gfx(cfg->gfx_target_version, &gen))
 		return errmsg_set(err, errlen, -EOPNOTSUPP,
 				  "GPU %" PRIu32 ": gfx_target_version %" PRIu32
@@ -508,12 +512,12 @@ void bo_sdma_engine_close(struct bo_sdma_engine *e)
 	while (e->n_staging)
 		staging_drop(e, e->n_staging - 1);
 	if (e->ib_cpu)
-		amdgpu_bo_cpu_unmap(e->ib.bo);
+		gpu_libs()->amdgpu_bo_cpu_unmap(e->ib.bo);
 	if (e->ib.bo)
 		vm_unmap_bo(&e->ib);
 	if (e->ctx)
-		amdgpu_cs_ctx_free(e->ctx);
+		gpu_libs()->amdgpu_cs_ctx_free(e->ctx);
 	if (e->dev)
-		amdgpu_device_deinitialize(e->dev);
+		gpu_libs()->amdgpu_device_deinitialize(e->dev);
 	free(e);
 }

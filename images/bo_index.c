@@ -11,11 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <isa-l/crc.h>
-#include <isa-l/crc64.h>
 
 #include "common/errmsg.h"
 #include "common/fullio.h"
+#include "common/gpu_libs.h"
 #include "images/bo_index.h"
 
 #define INDEX_MAGIC_V1	    "AMDBOIX1"
@@ -40,7 +39,7 @@
  */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 {
-	return crc32_gzip_refl(crc, buf, len);
+	return gpu_libs()->crc32_gzip_refl(crc, buf, len);
 }
 
 /*
@@ -51,7 +50,7 @@ uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
  */
 uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len)
 {
-	return crc64_ecma_refl(crc, buf, len);
+	return gpu_libs()->crc64_ecma_refl(crc, buf, len);
 }
 
 static void put16(uint8_t *p, uint16_t v)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/gpu_libs.h"
 #include "bo_stream.h"
 #include "copy_engines.h"
 #include "clock.h"
@@ -89,12 +90,20 @@ int dump_session_init(struct dump_session *s, const char *options_error)
 	return s->paused ? 0 : -ENOMEM;
 }
 
-int dump_gpu_allowed(const struct dump_session *s)
+int dump_meets_gpu(const struct dump_session *s)
 {
-	if (!s->gpu_refusal[0])
-		return 0;
-	pr_err("%s: the dump has a GPU in it; refused before anything was paused", s->gpu_refusal);
-	return -EINVAL;
+	char why[512];
+	int ret;
+
+	if (s->gpu_refusal[0]) {
+		pr_err("%s: the dump has a GPU in it; refused before anything was paused",
+		       s->gpu_refusal);
+		return -EINVAL;
+	}
+	ret = gpu_libs_load(why, sizeof(why));
+	if (ret)
+		pr_err("%s", why);
+	return ret;
 }
 
 static bool task_file_is_gpu(void *arg, dev_t rdev)
@@ -597,7 +606,7 @@ int dump_kfd_file(struct dump_session *s, int fd, uint32_t id)
 	uint64_t start = clock_usec(), bytes = 0, usec;
 	int ret;
 
-	ret = dump_gpu_allowed(s);
+	ret = dump_meets_gpu(s);
 	if (!ret)
 		ret = check_kfd(s);
 	if (!ret)
@@ -700,7 +709,7 @@ int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid)
 	ret = dump_task_uses_gpu(s, pid);
 	if (ret <= 0)
 		return ret;
-	ret = dump_gpu_allowed(s);
+	ret = dump_meets_gpu(s);
 	if (ret)
 		return ret;
 	ret = hsakmt_files_dump(&hsakmt_paths_default, pid, dir_fd, &res, why, sizeof(why));

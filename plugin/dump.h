@@ -50,11 +50,15 @@ enum gpu_file_kind {
  * options_error: the options file's one-line error, or "" / NULL. The options
  * are read here, once; one that means nothing does not fail the session (a
  * dump without GPUs goes on, with one warning) but refuses the first GPU the
- * dump meets (dump_gpu_allowed()). -ENOMEM only.
+ * dump meets (dump_meets_gpu()). -ENOMEM only.
  */
 int dump_session_init(struct dump_session *s, const char *options_error);
-/* 0, or -EINVAL (logged) when the options meant nothing: for every hook that meets a GPU. */
-int dump_gpu_allowed(const struct dump_session *s);
+/*
+ * Every hook that meets a GPU calls this first: -EINVAL (logged) when the
+ * options meant nothing; else the GPU libraries are loaded (gpu_libs.h),
+ * -ELIBACC (logged) if they cannot be.
+ */
+int dump_meets_gpu(const struct dump_session *s);
 /*
  * 1 if task pid has a GPU file of ours open or mapped (task_gpu.h); 0 if not,
  * or if it exited meanwhile; -errno, logged, if it could not be looked at.

@@ -48,7 +48,7 @@ int dump_render_audit(struct dump_session *s, int pid)
 	ret = dump_task_uses_gpu(s, pid);
 	if (ret <= 0)
 		return ret;
-	ret = dump_gpu_allowed(s);
+	ret = dump_meets_gpu(s);
 	if (ret)
 		return ret;
 	ret = render_audit_task(&s->audit, pid, audit_classify, s, why, sizeof(why));
@@ -146,7 +146,7 @@ int dump_render_file(struct dump_session *s, int fd, const struct stat *st, uint
 	char why[256];
 	int ret;
 
-	ret = dump_gpu_allowed(s);
+	ret = dump_meets_gpu(s);
 	if (!ret)
 		ret = dump_load_topology(s);
 	if (ret)

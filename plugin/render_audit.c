@@ -14,8 +14,7 @@
 #include <unistd.h>
 
 #include <libdrm/amdgpu_drm.h>
-#include <xf86drm.h>
-
+#include "common/gpu_libs.h"
 #include "drm_uapi_618.h"
 #include "file_holder.h"
 #include "gem_info.h"
@@ -237,7 +236,11 @@ uint64_t render_audit_allowance(const uint64_t *va, const uint64_t *size, size_t
 
 int render_drm_ioctl(int fd, unsigned long request, void *arg)
 {
-	return drmIoctl(fd, request, arg) ? -errno : 0;
+	int ret = gpu_libs_load(NULL, 0);
+
+	if (ret)
+		return ret;
+	return gpu_libs()->drmIoctl(fd, request, arg) ? -errno : 0;
 }
 
 int render_audit_init(struct render_audit *a, char *err, size_t errlen)

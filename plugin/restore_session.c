@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/gpu_libs.h"
 #include "bo_stream.h"
 #include "common/escape.h"
 #include "ckpt_complete.h"
@@ -589,6 +590,17 @@ static int read_options(struct restore_session *s, const char *options_error)
 	return s->active ? ret : 0;
 }
 
+/* The master loads them before any task exists: the tasks inherit them. */
+static int load_gpu_libs(void)
+{
+	char why[512];
+	int ret = gpu_libs_load(why, sizeof(why));
+
+	if (ret)
+		pr_err("%s; the images are unchanged", why);
+	return ret;
+}
+
 int restore_session_init(struct restore_session *s, int dir_fd, const char *options_error)
 {
 	uint32_t *usable = NULL;
@@ -608,7 +620,9 @@ int restore_session_init(struct restore_session *s, int dir_fd, const char *opti
 	ret = read_options(s, options_error);
 	if (ret || !s->active)
 		return ret;
-	ret = build_source(s);
+	ret = load_gpu_libs();
+	if (!ret)
+		ret = build_source(s);
 	if (!ret)
 		ret = check_contents(s, dir_fd);
 	if (!ret)

@@ -13,6 +13,7 @@
 #include <amdgpu.h>
 #include <amdgpu_drm.h>
 
+#include "common/gpu_libs.h"
 #include "fake_amdgpu.h"
 
 #define PAGE	   4096ull
@@ -455,4 +456,18 @@ int amdgpu_cs_query_fence_status(struct amdgpu_cs_fence *fence, uint64_t timeout
 		return -EINVAL;
 	*expired = !ctx->hung;
 	return ctx->hung ? 0 : ctx->fence_error;
+}
+
+/*
+ * The unit tests' GPU libraries (common/gpu_libs.h): these models for
+ * libdrm_amdgpu's functions, the linked libdrm and ISA-L for the others,
+ * before main() runs.
+ */
+__attribute__((constructor)) static void use_fake_amdgpu(void)
+{
+#define FAKE_OR_LINKED(lib, fn) .fn = fn,
+	static const struct gpu_libs fns = {GPU_LIBS_FUNCTIONS(FAKE_OR_LINKED)};
+#undef FAKE_OR_LINKED
+
+	gpu_libs_use(&fns);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A model GPU behind the libdrm_amdgpu calls of the SDMA copy engine
- * (images/bo_copy_sdma.c), linked into the unit tests in place of the
- * library. It keeps a GPU VM (VA ranges handed out upward with an unmapped
+ * (images/bo_copy_sdma.c), installed in the unit tests in place of the
+ * library (gpu_libs_use(), before main()). It keeps a GPU VM (VA ranges handed out upward with an unmapped
  * page between them, so a packet that runs one byte past its range faults),
  * executes IBs (NOP, COPY_LINEAR with count = bytes - 1, CONST_FILL) on the
  * BOs' memory (memfds standing in for dma-bufs, mmapped; userptr BOs are the

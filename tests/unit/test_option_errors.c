@@ -33,18 +33,18 @@ static void dump_session_keeps_the_refusal(void **state)
 	unsetenv("AMDGPU_CRIU_COPY_ENGINE");
 	assert_int_equal(dump_session_init(&s, ""), 0);
 	assert_string_equal(s.gpu_refusal, "");
-	assert_int_equal(dump_gpu_allowed(&s), 0);
+	assert_int_equal(dump_meets_gpu(&s), 0);
 	dump_session_fini(&s);
 
 	assert_int_equal(dump_session_init(&s, FILE_ERROR), 0);
 	assert_string_equal(s.gpu_refusal, FILE_ERROR);
-	assert_int_equal(dump_gpu_allowed(&s), -EINVAL);
+	assert_int_equal(dump_meets_gpu(&s), -EINVAL);
 	dump_session_fini(&s);
 
 	setenv("AMDGPU_CRIU_COPY_ENGINE", "gpu", 1);
 	assert_int_equal(dump_session_init(&s, NULL), 0);
 	assert_non_null(strstr(s.gpu_refusal, "AMDGPU_CRIU_COPY_ENGINE=gpu"));
-	assert_int_equal(dump_gpu_allowed(&s), -EINVAL);
+	assert_int_equal(dump_meets_gpu(&s), -EINVAL);
 	/* no /dev/kfd here: no task uses a GPU, so none is refused */
 	assert_int_equal(dump_hsakmt_files(&s, -1, getpid()), 0);
 	assert_int_equal(dump_render_audit(&s, getpid()), 0);
