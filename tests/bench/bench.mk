@@ -5,6 +5,7 @@
 # Makefile (`-include tests/bench/bench.mk`).
 #
 #   make bench [BENCH_GIB=2] [BENCH_GPUS=2] [BENCH_ROUNDS=10] [BENCH_IN_PLACE=1] [BENCH_DIR=$(BUILD)/bench-images]
+#   make bench-nongpu [BENCH_ROUNDS=10]   the plugin's cost for a CRIU run without GPUs
 #
 # BENCH_DIR is the image directory: put it on the filesystem to measure.
 
@@ -13,7 +14,7 @@ BENCH_GPUS ?= 2
 BENCH_ROUNDS ?= 10
 BENCH_DIR ?= $(BUILD)/bench-images
 
-.PHONY: bench
+.PHONY: bench bench-nongpu
 bench: $(BUILD)/bench/bo_bench
 	@mkdir -p $(BENCH_DIR)
 	BENCH_GIB=$(BENCH_GIB) BENCH_GPUS=$(BENCH_GPUS) BENCH_ROUNDS=$(BENCH_ROUNDS) $(BUILD)/bench/bo_bench $(BENCH_DIR)
@@ -21,3 +22,8 @@ bench: $(BUILD)/bench/bo_bench
 $(BUILD)/bench/bo_bench: $(BUILD)/n/tests/bench/bo_bench.o $(LIB_OBJ_N)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread
+
+# `make bench-nongpu [BENCH_ROUNDS=20]`: what the plugin costs a CRIU run
+# without GPUs, next to the whole run (tests/bench/nongpu_cost.sh).
+bench-nongpu: products $(BUILD)/tests/bin
+	BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) tests/bench/nongpu_cost.sh $(BENCH_ROUNDS)
