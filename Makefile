@@ -13,7 +13,9 @@
 
 CACHE          ?= $(or $(AMDGPU_CRIU_CACHE),$(HOME)/.cache/amdgpu-criu)
 export AMDGPU_CRIU_CACHE := $(CACHE)
-SHARED         ?= $(abspath ../shared)
+# The real KFD topology captures the tests, the demo and the simulator use
+# (tests/fixtures/kfd-topologies/README.md says where each came from).
+KFD_FIXTURES   ?= $(abspath tests/fixtures/kfd-topologies)
 PREFIX         ?= /usr/local
 CRIU_PLUGIN_DIR ?= /usr/lib/criu
 BUILD          ?= build
@@ -147,7 +149,7 @@ HOST_TESTS := $(sort $(wildcard tests/host/test-*.sh))
 # Copying a topology capture (2765 files) took 2 s of system time on this
 # project's CI disk and 0.2 s in /dev/shm: test_match_fixtures 63 s -> 5.5 s.
 TEST_TMPDIR ?= $(shell [ -w /dev/shm ] && [ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $$4 }')" -ge 1048576 ] 2>/dev/null && echo /dev/shm || echo /tmp)
-TEST_ENV = TMPDIR=$(TEST_TMPDIR) KFD_FIXTURES=$(SHARED)/kfd-topologies BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
+TEST_ENV = TMPDIR=$(TEST_TMPDIR) KFD_FIXTURES=$(KFD_FIXTURES) BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
 	CRIU42=$$(test -x $(CRIU42) && echo $(CRIU42)) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
@@ -166,7 +168,7 @@ $(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
 # The main job on the embedded default machine, in the VM (see scripts/demo.sh).
 demo: deps vm-deps
 	$(MAKE) --no-print-directory products $(BUILD)/tests/bin
-	BUILD=$(BUILD) CRIU=$(CRIU) KFD_FIXTURES=$(SHARED)/kfd-topologies scripts/demo.sh
+	BUILD=$(BUILD) CRIU=$(CRIU) KFD_FIXTURES=$(KFD_FIXTURES) scripts/demo.sh
 
 # ---- install ------------------------------------------------------------------
 install: products

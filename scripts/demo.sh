@@ -2,7 +2,7 @@
 # `make demo`: the main job on the embedded default machine, told as a story.
 # One qemu VM boots with kfdsim simulating a two-socket node with 8 MI210
 # GPUs in two xGMI hives (machine description made from the capture
-# ../shared/kfd-topologies/k8sdp-mi210-8gpu-2hives-2socket). A ZDTM-style
+# tests/fixtures/kfd-topologies/k8sdp-mi210-8gpu-2hives-2socket). A ZDTM-style
 # GPU workload runs on hive A (inside a device cgroup that shows it hive A
 # only), fills VRAM/GTT/userptr BOs, queues and events, and is dumped with
 # CRIU and our plugin. The cgroup is switched to hive B and the process is
@@ -53,7 +53,7 @@ failed() {
 
 echo "amdgpu-criu demo: a running GPU job moves from one xGMI hive to the other"
 echo "  No GPU is needed: a qemu VM (TCG) runs the kfdsim module, which simulates the"
-echo "  8 x MI210 node captured in ../shared/kfd-topologies/$CAPTURE."
+echo "  8 x MI210 node captured in tests/fixtures/kfd-topologies/$CAPTURE."
 echo "  The first run also downloads the VM kernel; later runs take well under a minute."
 echo
 t0=$SECONDS

@@ -2,7 +2,7 @@
 /*
  * topo_load(): reads a KFD sysfs topology tree (or a capture of one) into
  * struct kfd_topology. The contract is in topology.h; the decisions below are
- * the ones the real captures in shared/kfd-topologies forced or left open.
+ * the ones the real captures in tests/fixtures/kfd-topologies forced or left open.
  *
  * Layout and tolerance:
  *   - nodes/ must hold exactly the directories 0..N-1 (any readdir order).

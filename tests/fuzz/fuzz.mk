@@ -53,7 +53,7 @@ $(FUZZ_DIR)/mkseeds: $(call fobj,tests/fuzz/mkseeds.c tests/unit/synth_ckpt.c) $
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -o $@ $^ $(PKG_LIBS) -lpthread
 $(FUZZ_DIR)/seeds.stamp: $(FUZZ_DIR)/mkseeds
 	rm -rf $(FUZZ_DIR)/seeds
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/mkseeds $(SHARED)/kfd-topologies $(FUZZ_DIR)/seeds
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/mkseeds $(KFD_FIXTURES) $(FUZZ_DIR)/seeds
 	@touch $@
 
 .PHONY: fuzz fuzz-build

@@ -6,7 +6,7 @@
  *   ==> nodes/0/properties <==
  *   simd_count 0
  * made in the scratch directory, which is then loaded as a topology root
- * (seeds: the captures in shared/kfd-topologies). A loaded topology must
+ * (seeds: the captures in tests/fixtures/kfd-topologies). A loaded topology must
  * survive its own image unchanged (topo_equal.h): otherwise a dump would
  * record what no restore accepts. A refusal has a one-line message naming
  * the tree.

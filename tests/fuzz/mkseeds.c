@@ -5,7 +5,7 @@
  * (tests/unit/synth_ckpt.h), so that the seeds follow the formats as they
  * change. Run by tests/fuzz/fuzz.mk.
  *
- *   mkseeds FIXTURES OUTDIR     FIXTURES: shared/kfd-topologies
+ *   mkseeds FIXTURES OUTDIR     FIXTURES: tests/fixtures/kfd-topologies
  *
  * OUTDIR/<target>/<name> per seed. The checkpoints are shrunk to fit the
  * targets' -max_len: every BO is 4 KiB (contents too), caches/ files of the

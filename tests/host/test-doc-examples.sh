@@ -3,7 +3,7 @@
 # and prints what the document shows (stdout and stderr, in order).
 # Examples run with bash in a scratch copy of the documents' context: the
 # repository directory (build/ = $BUILD, the tool also on PATH as
-# amdgpu-criu) next to ../shared/kfd-topologies, plus the checkpoints the
+# amdgpu-criu) with its tests/fixtures/kfd-topologies, plus the checkpoints the
 # text names (ckpt, ckpt-bad, ckpt-6.1: written by tests/host/mkimage.c as
 # the text says). Variables set by one example (T=...) hold for the next
 # ones of the same code block. An example whose command contains " ... " is
@@ -22,8 +22,8 @@ REPO=$TMP/repo
 MKIMAGE=$TMP/mkimage
 MI308X=$KFD_FIXTURES/k8sdp-mi308x-8gpu-cpx-32part-2socket
 
-mkdir -p "$REPO" "$TMP/shared" "$TMP/bin"
-ln -s "$KFD_FIXTURES" "$TMP/shared/kfd-topologies"
+mkdir -p "$REPO/tests/fixtures" "$TMP/bin"
+ln -s "$KFD_FIXTURES" "$REPO/tests/fixtures/kfd-topologies"
 ln -s "$BUILD" "$REPO/build"
 ln -s "$BUILD/amdgpu-criu" "$TMP/bin/amdgpu-criu"
 

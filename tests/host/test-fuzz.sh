@@ -59,7 +59,7 @@ short_run() { # TARGET
 	done
 	n_seeds=$(find "${dirs[@]:1}" -type f | wc -l)
 	if [ "$n_seeds" -eq 0 ]; then
-		fail "$t: no seeds (make fuzz-build writes them from \$SHARED/kfd-topologies)"
+		fail "$t: no seeds (make fuzz-build writes them from tests/fixtures/kfd-topologies)"
 		return
 	fi
 	# shellcheck disable=SC2046

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Turns a KFD sysfs topology capture (a copy of /sys/class/kfd/kfd/topology,
-# e.g. shared/kfd-topologies/<machine>) into a kfdsim machine description
+# e.g. tests/fixtures/kfd-topologies/<machine>) into a kfdsim machine description
 # (format: desc.c, README.md) on stdout.
 #
 # usage: mkdesc.sh CAPTURE_DIR [--add-gpu-ids] [--nodes FIRST-LAST]

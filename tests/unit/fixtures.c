@@ -15,7 +15,7 @@ const char *fixtures_dir(void)
 {
 	const char *d = getenv("KFD_FIXTURES");
 
-	return d && *d ? d : "../shared/kfd-topologies";
+	return d && *d ? d : "tests/fixtures/kfd-topologies";
 }
 
 void fmt(char *buf, size_t len, const char *f, ...)

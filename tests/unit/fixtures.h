@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the unit tests share about the real topology captures in
- * ../shared/kfd-topologies (read-only: tests that change a tree copy it first).
+ * tests/fixtures/kfd-topologies (read-only: tests that change a tree copy it first).
  * Include after <cmocka.h>: the helpers fail the running test on error.
  */
 #ifndef AMDGPU_CRIU_TESTS_FIXTURES_H
@@ -21,7 +21,7 @@
 /* The captures with a nodes/ tree, i.e. loadable as a topology root. */
 extern const char *const fixture_full_trees[6];
 
-/* $KFD_FIXTURES, or ../shared/kfd-topologies relative to the working directory. */
+/* $KFD_FIXTURES, or tests/fixtures/kfd-topologies relative to the working directory. */
 const char *fixtures_dir(void);
 
 /* snprintf that fails the test instead of truncating. */

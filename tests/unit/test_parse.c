@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * topo_load() against the real captures in $KFD_FIXTURES (default
- * ../shared/kfd-topologies), and against temporary copies of them that are
+ * tests/fixtures/kfd-topologies), and against temporary copies of them that are
  * corrupted, trimmed or made unreadable. The fixtures themselves are never
  * touched.
  *

@@ -28,7 +28,7 @@ captures() { echo "$MACHINES" | awk '{ print $2 }'; }
 
 check_fixtures() {
 	local c
-	[ -d "$FIXTURES" ] || vm_die "no KFD topology captures at $FIXTURES (set KFD_FIXTURES; make passes \$(SHARED)/kfd-topologies)"
+	[ -d "$FIXTURES" ] || vm_die "no KFD topology captures at $FIXTURES (set KFD_FIXTURES; make passes tests/fixtures/kfd-topologies)"
 	for c in $(captures); do
 		[ -d "$FIXTURES/$c/nodes" ] || vm_die "no capture $FIXTURES/$c"
 	done

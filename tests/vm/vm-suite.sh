@@ -43,7 +43,7 @@
 #      KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
-#      kfd-topologies captures; default ../shared/kfd-topologies),
+#      kfd-topologies captures; default tests/fixtures/kfd-topologies),
 #      VM_TIMEOUT (seconds for the whole VM run), VM_TEST_TIMEOUT (default
 #      seconds per guest test, 120), VM_LOGS (log dir),
 #      VM_FLAVOUR, VM_CACHE.
@@ -138,7 +138,7 @@ have_kfdsim_tests() { [ -f "$WORKDIR/kmod/amdgpu_kfdsim.ko" ] && [ -f "$KFDSIM_S
 make_kfdsim_machines() {
 	have_kfdsim_tests || return 0
 	"$HERE/kfdsim-machines.sh" "$KFDSIM_SRC/mkdesc.sh" \
-		"${KFD_FIXTURES:-$VM_ROOT/../shared/kfd-topologies}" "$WORKDIR/machines"
+		"${KFD_FIXTURES:-$VM_ROOT/tests/fixtures/kfd-topologies}" "$WORKDIR/machines"
 }
 
 # Its guest tests: /test/kfdsim/{guest-kfdsim.sh,cmp-topology.awk,machines,
