@@ -6,8 +6,11 @@
 # given whatever the order of ending, and a crash, a short plan and a
 # program killed at its limit each count as a failure, by name. Each
 # program writes when it started and ended (ns), so overlap is measured,
-# not assumed. Prints TAP.
-# run-suite-parallel: yes (its programs sleep and compare timestamps, with seconds of margin; own BUILD under mktemp)
+# not assumed; two programs that must overlap wait for each other's marks
+# (15 s at most, only reached if the runner failed to overlap them), so a
+# busy machine cannot pull them apart. No check depends on how fast the
+# machine is. Prints TAP.
+# run-suite-parallel: yes (its programs wait for each other's marks, not for time; own BUILD under mktemp)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
@@ -15,14 +18,22 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 runner=$PWD/tests/run-suite.sh
 
-# prog NAME PARALLEL SLEEP [BODY]: a TAP program recording its start and end
+# prog NAME PARALLEL WAIT [BODY]: a TAP program recording its start and end.
+# WAIT: seconds to sleep, "for:X" (until program X has started) or
+# "after:X" (until X has ended), polling 15 s at most: a program that waits
+# for one that the runner wrongly holds back ends all the same, and the
+# check of their overlap fails.
 prog() {
 	local f=$tmp/$1.sh
 	{
 		echo '#!/bin/bash'
 		[ "$2" = par ] && echo '# run-suite-parallel: yes'
 		echo "echo \"\$(date +%s%N)\" >$tmp/$1.start"
-		echo "sleep $3"
+		case "$3" in
+		for:*) echo "n=150; until [ -s $tmp/${3#for:}.start ] || [ \$n -eq 0 ]; do sleep 0.1; n=\$((n - 1)); done" ;;
+		after:*) echo "n=150; until [ -s $tmp/${3#after:}.end ] || [ \$n -eq 0 ]; do sleep 0.1; n=\$((n - 1)); done" ;;
+		*) echo "sleep $3" ;;
+		esac
 		echo "${4:-echo 'ok 1 - $1'; echo 1..1}"
 		echo "echo \"\$(date +%s%N)\" >$tmp/$1.end"
 	} >"$f"
@@ -44,12 +55,13 @@ run() { # JOBS PROG...: output in $tmp/out, status in $rc
 	rc=$?
 }
 
-# p1 takes longest, so p2 and p3 end first: the output must still be in order.
-p1=$(prog p1 par 3)
-p2=$(prog p2 par 1)
+# p1 ends after p2 (it waits for p2's end, p2 for p1's start: they overlap
+# whatever the load): the output must still be in order.
+p1=$(prog p1 par after:p2)
+p2=$(prog p2 par for:p1)
 s1=$(prog s1 seq 1)
-p3=$(prog p3 par 1)
-p4=$(prog p4 par 1)
+p3=$(prog p3 par for:p4)
+p4=$(prog p4 par for:p3)
 run 2 "$p1" "$p2" "$s1" "$p3" "$p4"
 check "two marked programs run at the same time" overlap p1 p2
 check "an unmarked program waits for the running marked ones" before p1 s1
@@ -93,8 +105,8 @@ check "the last lines list each failure and its first diagnostic lines" eval \
 	 [ "$(tail -1 "$tmp/out")" = "3 passed, 2 failed" ]'
 
 # Unmarked programs listed after --parallel (up to --) run in lanes too.
-u1=$(prog u1 seq 2)
-u2=$(prog u2 seq 1)
+u1=$(prog u1 seq for:u2)
+u2=$(prog u2 seq for:u1)
 u3=$(prog u3 seq 1)
 run 2 --parallel "$u1" "$u2" -- "$u3"
 check "--parallel: unmarked programs listed after it overlap" overlap u1 u2
@@ -102,18 +114,23 @@ check "... and one after -- runs alone again" eval 'before u1 u3 && before u2 u3
 check "... in order, all counted" eval '[ "$(grep -o "^\[[^]]*\]" "$tmp/out" | tr -d "[]" | sed "s/.*\.//" | tr "\n" " ")" = "u1 u2 u3 " ] && [ "$(tail -1 "$tmp/out")" = "3 passed, 0 failed" ]'
 check "each program's end is announced with status, wall and CPU seconds" \
 	eval '[ "$(grep -c "^# run-suite: .*u[123] ended, status 0, [0-9]* s, CPU [0-9]* s$" "$tmp/out")" -eq 3 ]'
-burn=$(prog burn seq 0 'end=$((SECONDS + 2)); while [ $SECONDS -lt $end ]; do :; done; echo "ok 1 - burn"; echo 1..1')
+# burn: busy until its own CPU time (utime + stime, /proc/PID/stat fields
+# 14 and 15, read without forking) is 2 s, however long a busy machine
+# takes to give it that; the runner must report that time, not its own.
+burn=$(prog burn seq 0 'limit=$((2 * $(getconf CLK_TCK))); while read -r -a f </proc/$BASHPID/stat && [ $((f[13] + f[14])) -lt "$limit" ]; do :; done; echo "ok 1 - burn"; echo 1..1')
+sed -i '2a # run-suite-timeout: 300' "$burn" # 2 s of CPU, on a busy machine
 run 1 "$burn"
-check "the CPU time is the program's (a 2 s busy loop: 1 s or more)" \
+check "the CPU time is the program's (busy until its own CPU time is 2 s: 1 s or more)" \
 	grep -Eq '^# run-suite: .*burn ended, status 0, [0-9]+ s, CPU ([1-9]|[1-9][0-9]+) s$' "$tmp/out"
 
 # A result file of an earlier run must not be taken for this run's.
 mkdir -p "$tmp/build/test-logs"
+early=$(prog early par 1)
 late=$(prog late par 2 "echo 'not ok 1 - late'; echo 1..1")
 name=$(echo "$late" | sed 's|^.*build/||; s|^tests/||; s|/|.|g; s|\.sh$||')
 printf 'ok 1 - stale\n1..1\n' >"$tmp/build/test-logs/$name.log"
 echo 0 >"$tmp/build/test-logs/$name.log.rc"
-run 2 "$p2" "$late"
+run 2 "$early" "$late"
 check "a stale log of an earlier run is not reported" \
 	eval '! grep -q stale "$tmp/out" && grep -q "not ok 1 - late" "$tmp/out"'
 

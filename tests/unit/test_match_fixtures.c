@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Matcher scenarios on the real captures in $KFD_FIXTURES (default
- * ../shared/kfd-topologies), derived from docs/kfd-topology-facts.md.
+ * tests/fixtures/kfd-topologies), derived from docs/kfd-topology-facts.md.
  * Captures without gpu_id files, and variants of a capture (other gpu_ids,
  * less VRAM, older firmware ...), are made in temporary copies; the fixtures
  * themselves are never touched.
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "match.h"
+#include "match_int.h" /* IMPROVE_STEPS */
 #include "tests/unit/fixtures.h"
 
 /* MI308X: the large partitions' VRAM, and the last partition's of each GPU */
@@ -848,6 +849,13 @@ static void test_deterministic_mi308x(void **state)
 	tree_close(dst);
 }
 
+/*
+ * A match, timed for the log; its speed is checked as work done, not as a
+ * clock (a busy machine is slow, the search is not): no backtracking
+ * through permutations, i.e. the first solution after at most two
+ * assignments per source (one each, here), then at most the improvement
+ * budget.
+ */
 static void time_match(const struct match_request *req, struct match_result *res, const char *what)
 {
 	struct timespec t0;
@@ -858,7 +866,11 @@ static void time_match(const struct match_request *req, struct match_result *res
 	s = seconds_since(&t0);
 	print_message("# %s: %.2f ms, %llu search steps\n", what, s * 1e3,
 		      (unsigned long long)res->search_steps);
-	assert_true(s < 1.0);
+	if (res->search_steps > 2 * res->n_map + IMPROVE_STEPS)
+		fail_msg("%s: %llu search steps for %zu sources: more than two per source plus the "
+			 "improvement budget (%d)",
+			 what, (unsigned long long)res->search_steps, res->n_map,
+			 IMPROVE_STEPS);
 }
 
 static void test_mi300x_63_partitions_speed(void **state)

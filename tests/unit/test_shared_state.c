@@ -117,7 +117,8 @@ static void wait_is_bounded(void **state)
 	start = shared_deadline(0);
 	assert_int_equal(shared_copy_slot_take(s, shared_deadline(300), &slot), -ETIMEDOUT);
 	assert_true(shared_deadline(0) - start >= 290);
-	assert_true(shared_deadline(0) - start < 2000);
+	/* bounded, not "prompt": a busy machine may wake us late, a bug never */
+	assert_true(shared_deadline(0) - start < 30000);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	/* its slots come back through the kernel's owner-died path */
