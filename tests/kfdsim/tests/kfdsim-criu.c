@@ -402,34 +402,38 @@ static void *wait_thread(void *arg)
 {
 	struct event_wait *a = arg;
 	struct kfd_event_data ed = { .event_id = a->id };
+	/* long: the main thread sets the event once both wait, however slow the guest */
 	struct kfd_ioctl_wait_events_args w = { .events_ptr = (uintptr_t)&ed, .num_events = 1,
-						.timeout = 5000 };
+						.timeout = 120000 };
 
 	a->tid = (pid_t)syscall(SYS_gettid);
 	a->result = ioctl(a->kfd, AMDKFD_IOC_WAIT_EVENTS, &w) ? -errno : (int)w.wait_result;
 	return NULL;
 }
 
-/* thread tid sleeps in an ioctl (WAIT_EVENTS) */
-static int sleeps_in_ioctl(pid_t tid)
+/* WAIT_EVENTS calls registered on event @id of this process (debugfs kfdsim/events), or -1 */
+static long event_waiters(uint32_t id)
 {
-	char path[64], buf[64] = "";
-	FILE *f;
+	char line[256], want[64], *s;
+	long v = -1;
+	FILE *f = fopen(DBG "/events", "r");
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
+		return -1;
+	snprintf(want, sizeof(want), "pid=%d event=%u ", (int)getpid(), id);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, want, strlen(want)) && (s = strstr(line, " waiters=")))
+			v = strtol(s + strlen(" waiters="), NULL, 10);
 	fclose(f);
-	return !strncmp(buf, "16 ", 3);
+	return v;
 }
 
 /*
  * Two threads wait on one auto-reset event: one SET_EVENT wakes both (KFD
  * activates every waiter registered on the event and leaves the event
- * unsignaled). ROCr's hsa_queue_destroy relies on it.
+ * unsignaled). ROCr's hsa_queue_destroy relies on it. The event is set
+ * once kfdsim shows both waiters registered on it (debugfs), not after a
+ * time that a loaded TCG guest may not have given the threads.
  */
 static void test_two_waiters(int kfd, uint32_t id)
 {
@@ -439,15 +443,16 @@ static void test_two_waiters(int kfd, uint32_t id)
 						.timeout = 10 };
 	struct kfd_ioctl_set_event_args se = { .event_id = id };
 	pthread_t t[2];
+	long waiters = -1;
 	int i, n;
 
 	for (i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, wait_thread, &a[i]);
-	for (n = 0; n < 400 && !(a[0].tid && a[1].tid && sleeps_in_ioctl(a[0].tid) &&
-				 sleeps_in_ioctl(a[1].tid)); n++)
+	/* 60 s at most: only reached if a thread never waits (then the check below fails) */
+	for (n = 0; n < 6000 && (waiters = event_waiters(id)) < 2; n++)
 		usleep(10000);
-	usleep(100000);
-	ok(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se) == 0, "two threads wait on an auto-reset event: SET_EVENT");
+	ok(ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se) == 0 && waiters == 2,
+	   "two threads wait on an auto-reset event (debugfs: %ld waiters): SET_EVENT", waiters);
 	for (i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	ok(a[0].result == KFD_IOC_WAIT_RESULT_COMPLETE && a[1].result == KFD_IOC_WAIT_RESULT_COMPLETE,

@@ -811,8 +811,8 @@ static void test_inject(void)
 static void test_rate(void)
 {
 	amdgpu_context_handle ctx = new_ctx();
-	unsigned int old = get_param("sdma_mbps");
-	uint32_t pk[8], expired;
+	unsigned int old = get_param("sdma_mbps"), old_lockup = get_param("sdma_lockup_ms");
+	uint32_t pk[16], *p, expired, expired0 = 0, expired1 = 0;
 	uint64_t s0, s1;
 	double t1, t2, tp;
 	int r;
@@ -828,20 +828,40 @@ static void test_rate(void)
 	r = r ?: submit(ctx, 0, pk, 7, &s1);
 	r = r ?: wait_seq(ctx, 0, s1, LONG_NS, &expired);
 	t2 = now_s() - t2;
+	ok(r == 0 && expired && t2 >= 0.2,
+	   "two such jobs on one ring run one after the other: %.3f s (>= 0.21)", t2);
+	/*
+	 * Two engines, shown by what they did, not by a time a loaded host may
+	 * stretch: ring 0's job polls for a dword that only ring 1's job (a
+	 * rate-limited copy, then a FENCE) writes, so it ends only if ring 1's
+	 * job runs meanwhile, on another engine. No lockup timeout meanwhile
+	 * (the poll waits as long as the host is slow); a "reset" ends a poll
+	 * left waiting.
+	 */
+	set_param("sdma_lockup_ms", 0);
+	*fb32(8) = 0;
+	*fb32(9) = 0;
+	p = pk_poll(pk, fb.va + 32, 0x77);
+	p = pk_fence(p, fb.va + 36, 0x78);
 	tp = now_s();
-	r = r ?: submit(ctx, 0, pk, 7, &s0);
-	r = r ?: submit(ctx, 1, pk, 7, &s1);
-	r = r ?: wait_seq(ctx, 0, s0, LONG_NS, &expired);
-	r = r ?: wait_seq(ctx, 1, s1, LONG_NS, &expired);
+	r = submit(ctx, 0, pk, p - pk, &s0);
+	p = pk_copy(pk, dst.va, src.va, 2 * MiB - 1);
+	p = pk_fence(p, fb.va + 32, 0x77);
+	r = r ?: submit(ctx, 1, pk, p - pk, &s1);
+	r = r ?: wait_seq(ctx, 1, s1, LONG_NS, &expired1);
+	if (!r && expired1)
+		r = wait_seq(ctx, 0, s0, LONG_NS, &expired0);
 	tp = now_s() - tp;
-	ok(r == 0 && tp < 0.8 * t2,
-	   "two jobs on one ring take %.3f s, on rings 0 and 1 (two engines) %.3f s", t2, tp);
+	ok(r == 0 && expired0 && expired1 && *fb32(9) == 0x78,
+	   "rings 0 and 1 run on two engines: ring 0's job waits for ring 1's FENCE, both end "
+	   "(%d, expired %u %u; %.3f s)", r, expired0, expired1, tp);
+	if (!expired0 || !expired1)
+		write_file(INJECT, "reset");
+	set_param("sdma_lockup_ms", old_lockup);
 	amdgpu_cs_ctx_free(ctx);
 
 	/* the lockup timeout is about the modelled time, not TCG's slowness */
 	{
-		unsigned int old_lockup = get_param("sdma_lockup_ms");
-
 		ctx = new_ctx();
 		pk_copy(pk, dst.va, src.va, 4 * MiB - 1);
 		set_param("sdma_mbps", 0);

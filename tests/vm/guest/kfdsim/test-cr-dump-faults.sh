@@ -105,7 +105,9 @@ start=$(date +%s)
 dump_fault sdma-hang "$where: the SDMA engine did not finish within the deadline" "sdma hang ETIME"
 took=$(($(date +%s) - start))
 unset AMDGPU_CRIU_SDMA_TIMEOUT_MS
-check "sdma-hang: the dump gave up within its deadline, not the kernel's 10 s ($took s)" test "$took" -lt 60
+# that our deadline ended it, not the kernel's 10 s, is dump_fault's check of
+# the message (ETIMEDOUT's, not ETIME's); the time depends on the machine
+diag "sdma-hang: the dump gave up after $took s (deadline 3 s; the kernel's job timeout 10 s)"
 
 # the names and sizes of a good dump (--leave-running): the plugin's files
 img=$WORK/img-lr
