@@ -36,7 +36,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) -I. -Itopology -Iimages -I$(BUILD)/gen $(PKG_CFLAGS)
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) -I. -I$(BUILD)/gen $(PKG_CFLAGS)
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # Debian's hardening (dpkg-buildflags with hardening=+all) for the normal build;
 # the sanitized one checks more and keeps its own flags.
@@ -47,11 +47,12 @@ N_CFLAGS = $(ALL_CFLAGS) $(HARDEN_CFLAGS)
 COMMON_SRC   := $(wildcard common/*.c)
 TOPOLOGY_SRC := $(wildcard topology/*.c)
 IMAGES_SRC   := $(wildcard images/*.c)
-PLUGIN_SRC   := $(wildcard plugin/*.c)
+DATAPATH_SRC := $(wildcard datapath/*.c)
+PLUGIN_SRC   := $(wildcard plugin/*.c plugin/dump/*.c plugin/restore/*.c)
 TOOLS_SRC    := $(wildcard tools/*.c)
 # The plugin's modules, testable without CRIU (only amdgpu_plugin.c holds hooks).
 PLUGIN_LIB_SRC := $(filter-out plugin/amdgpu_plugin.c,$(PLUGIN_SRC))
-LIB_SRC      := $(COMMON_SRC) $(TOPOLOGY_SRC) $(IMAGES_SRC)
+LIB_SRC      := $(COMMON_SRC) $(TOPOLOGY_SRC) $(IMAGES_SRC) $(DATAPATH_SRC)
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # Shared helpers of the unit tests (any tests/unit/*.c not named test_*), linked into each.
 UNIT_HELPERS := $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 
 int errmsg_set(char *buf, size_t len, int ret, const char *fmt, ...)
 {

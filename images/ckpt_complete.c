@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bo_stream.h"
-#include "ckpt_complete.h"
+#include "datapath/bo_stream.h"
+#include "images/ckpt_complete.h"
 #include "common/errmsg.h"
-#include "kfd_image.h"
+#include "images/kfd_image.h"
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -50,7 +50,8 @@ int ckpt_check_complete(int dir_fd, char *err, size_t errlen)
 				  strerror(-ret));
 	}
 	while (!ret && (de = readdir(dir))) {
-		if (!strncmp(de->d_name, "amdgpu-", 7) && ends_with(de->d_name, CKPT_PART_SUFFIX)) {
+		if (!strncmp(de->d_name, "amdgpu-", 7) &&
+		    ends_with(de->d_name, KFD_IMAGE_PART_SUFFIX)) {
 			ret = errmsg_set(err, errlen, -ENODATA,
 					 "incomplete checkpoint: %s is an image the dump never "
 					 "finished writing (the dump was cut short): dump again",

@@ -17,9 +17,6 @@
 
 #include <stddef.h>
 
-/* Suffix of an image being written (kfd_image_write()). */
-#define CKPT_PART_SUFFIX ".part"
-
 /*
  * 0 if complete; -ENODATA with one line in err ("incomplete checkpoint:
  * <file> ...", naming the first leftover and what is missing), or another

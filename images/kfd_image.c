@@ -16,10 +16,9 @@
 
 #include "common/errmsg.h"
 #include "common/regfile.h"
-#include "ckpt_complete.h"
-#include "kfd_image.h"
-#include "pb_precheck.h"
-#include "topology_image.h"
+#include "images/kfd_image.h"
+#include "images/pb_precheck.h"
+#include "images/topology_image.h"
 
 static const char *kind_prefix(enum kfd_image_kind kind)
 {
@@ -70,13 +69,13 @@ static int write_full(int fd, const uint8_t *buf, size_t len)
 int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const ProtobufCMessage *msg,
 		    char *err, size_t errlen)
 {
-	char name[KFD_IMAGE_NAME_MAX], part[KFD_IMAGE_NAME_MAX + sizeof(CKPT_PART_SUFFIX)];
+	char name[KFD_IMAGE_NAME_MAX], part[KFD_IMAGE_NAME_MAX + sizeof(KFD_IMAGE_PART_SUFFIX)];
 	size_t len = protobuf_c_message_get_packed_size(msg);
 	uint8_t *buf = malloc(len ? len : 1);
 	int fd = -1, ret;
 
 	kfd_image_name(name, sizeof(name), kind, id);
-	snprintf(part, sizeof(part), "%s%s", name, CKPT_PART_SUFFIX);
+	snprintf(part, sizeof(part), "%s%s", name, KFD_IMAGE_PART_SUFFIX);
 	if (!buf)
 		return errmsg_set(err, errlen, -ENOMEM, "%s: no memory for %zu bytes", name, len);
 	protobuf_c_message_pack(msg, buf);

@@ -8,7 +8,7 @@
  * path):
  *   amdgpu-kfd-<id>.img      KfdProcessEntry: one checkpointed /dev/kfd file
  *   amdgpu-render-<id>.img   RenderFileEntry: one application render-node file
- *   amdgpu-bo-<id>-<gpu>.*   BO contents (images/bo_stream.h); of a render
+ *   amdgpu-bo-<id>-<gpu>.*   BO contents (datapath/bo_stream.h); of a render
  *                            file's GEM BOs too (<id> the render file's)
  *   amdgpu-hsakmt-<pid>.img  HsakmtFilesEntry: libhsakmt's shared files one
  *                            process mapped (plugin/hsakmt_files.h)
@@ -29,8 +29,11 @@
 #include <stdint.h>
 
 #include "amdgpu_plugin.pb-c.h"
-#include "priv_blob.h"
-#include "topology.h"
+#include "images/priv_blob.h"
+#include "topology/topology.h"
+
+/* Suffix of an image being written, renamed once synced (ckpt_complete.h). */
+#define KFD_IMAGE_PART_SUFFIX ".part"
 
 #define KFD_IMAGE_MAX_FILE    (1ull << 30) /* a metadata image larger than this is refused */
 #define KFD_IMAGE_MAX_DEVICES 64u	   /* KFD's own maximum of GPU instances */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
-#include "priv_blob.h"
+#include "images/priv_blob.h"
 
 struct cursor {
 	const uint8_t *blob;

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
-#include "topology_image.h"
+#include "images/topology_image.h"
 
 /* ---- model -> image -------------------------------------------------------------------------- */
 

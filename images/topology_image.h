@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "amdgpu_plugin.pb-c.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 /* Bounds on what topo_from_image() accepts (the same as topo_load()'s). */
 #define TOPO_IMAGE_MAX_NODES 4096 /* node indexes and link ends are below this */

@@ -4,7 +4,7 @@
 #include <sys/ioctl.h>
 
 #include <linux/kfd_ioctl.h>
-#include "vram_check.h"
+#include "images/vram_check.h"
 
 #define VRAM_PAGE 4096ull
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Does the checkpoint's VRAM fit the local GPUs it was mapped onto? Asked by
- * the CRIU master before any task exists (plugin/restore_session.c), so that
+ * the CRIU master before any task exists (plugin/restore/restore_session.c), so that
  * a node whose GPUs are too full refuses the restore in one line, with the
  * images untouched, instead of a RESTORE failing with ENOMEM half-way in a
  * restored task; and by `amdgpu-criu check` when it can open /dev/kfd.
@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kfd_image.h"
-#include "match.h"
+#include "images/kfd_image.h"
+#include "topology/match.h"
 
 /* Free VRAM in bytes of the local GPU `gpu_id`: 0 or -errno. */
 typedef int (*vram_free_fn)(void *arg, uint32_t gpu_id, uint64_t *bytes);

@@ -3,7 +3,7 @@
  * CRIU entry points of the amdgpu plugin.
  *
  * The hooks stay thin: each one calls into a module that can be tested
- * without CRIU (dump.h, restore.h). CRIU gives hooks no context argument, so
+ * without CRIU (plugin/dump/, plugin/restore/). CRIU gives hooks no context argument, so
  * the one session of the running stage lives in `plugin` below; nothing
  * else in the plugin is global except the shared /dev/kfd handle (kfd_dev.h).
  * Files and mappings that are not ours get -ENOTSUP, so other plugins (and
@@ -28,10 +28,12 @@
 #include <sys/stat.h>
 
 #include "criu-plugin.h"
-#include "dump.h"
-#include "log.h"
-#include "options_file.h"
-#include "restore.h"
+#include "plugin/dump/dump_kfd.h"
+#include "plugin/dump/dump_render.h"
+#include "plugin/dump/dump_session.h"
+#include "plugin/log.h"
+#include "plugin/options_file.h"
+#include "plugin/restore/restore.h"
 
 static struct {
 	int stage;

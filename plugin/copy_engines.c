@@ -7,9 +7,10 @@
 #include <string.h>
 
 #include "common/errmsg.h"
-#include "copy_engines.h"
-#include "topology.h"
-#include "log.h"
+#include "datapath/bo_stream.h"
+#include "plugin/copy_engines.h"
+#include "topology/topology.h"
+#include "plugin/log.h"
 
 #define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
 #define ENV_TIMEOUT "AMDGPU_CRIU_SDMA_TIMEOUT_MS"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Which engine moves each GPU's BO contents, for one dump or restore of a
- * process: SDMA (images/bo_copy_sdma.h) where the GPU's render node takes
+ * process: SDMA (datapath/bo_copy_sdma.h) where the GPU's render node takes
  * it, else the CPU (the dma-buf mmap engine on dump, the render-node mmap
  * engine on restore).
  *
@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bo_copy_sdma.h"
+#include "datapath/bo_copy_sdma.h"
 
 enum copy_engine_mode {
 	COPY_ENGINE_AUTO,

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "file_holder.h"
+#include "plugin/file_holder.h"
 
 int task_pidfd(pid_t pid)
 {

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "guardian.h"
+#include "plugin/clock.h"
+#include "plugin/guardian.h"
 
 #define GUARDIAN_DONE_BYTE 'D'
 #define GUARDIAN_MAX_KEEP  7

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* libhsakmt's shared files at dump and restore: the why is in hsakmt_files.h. */
-#include "hsakmt_files.h"
+#include "plugin/hsakmt_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 
 #include "common/errmsg.h"
 #include "common/fullio.h"
-#include "kfd_image.h"
+#include "images/kfd_image.h"
 
 const struct hsakmt_paths hsakmt_paths_default = {
 	.proc = "/proc",

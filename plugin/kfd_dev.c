@@ -8,8 +8,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "kfd_dev.h"
-#include "kfd_ioctl.h"
+#include "plugin/kfd_dev.h"
+#include "plugin/kfd_ioctl.h"
 
 static pthread_mutex_t kfd_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kfd_fd = -1;

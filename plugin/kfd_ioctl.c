@@ -3,7 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "kfd_ioctl.h"
+#include "plugin/kfd_ioctl.h"
 
 static int do_ioctl(int fd, unsigned long request, void *arg, int retries)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
+#include "plugin/log.h"
 
 static __thread struct log_sink *thread_sink;
 

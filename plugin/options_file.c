@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/regfile.h"
-#include "options_file.h"
+#include "plugin/options_file.h"
 
 /* The plugin's own, then the matcher's checks (topology/checks.c), as the reference plugin names
  * them. */

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ckpt_complete.h"
-#include "cli.h"
-#include "ckpt.h"
+#include "images/ckpt_complete.h"
+#include "tools/cli.h"
+#include "tools/ckpt.h"
 
 static int load_procs(const char *cmd, struct ckpt *ck, const uint32_t *ids, size_t n)
 {

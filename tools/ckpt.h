@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "images/kfd_image.h"
 
 /* ---- ckpt.c: every process and render image of a directory, validated --------------- */

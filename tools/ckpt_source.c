@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "ckpt.h"
+#include "tools/cli.h"
+#include "tools/ckpt.h"
 #include "images/topology_image.h"
 
 /* An image of the directory by its position: processes first, then render files. */

@@ -20,7 +20,7 @@
 
 #include <json-c/json.h>
 
-#include "topology.h"
+#include "topology/topology.h"
 
 #ifndef AMDGPU_CRIU_VERSION
 #define AMDGPU_CRIU_VERSION "0.1.0"

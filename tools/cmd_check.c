@@ -21,12 +21,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 #include "common/escape.h"
-#include "ckpt.h"
-#include "gpu_select.h"
-#include "match.h"
-#include "vram_check.h"
+#include "tools/ckpt.h"
+#include "topology/gpu_select.h"
+#include "topology/match.h"
+#include "images/vram_check.h"
 
 struct check_opts {
 	const char *dir;

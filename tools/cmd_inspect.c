@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "ckpt.h"
+#include "tools/cli.h"
+#include "tools/ckpt.h"
 
 struct inspect_opts {
 	const char *dir;

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "match.h"
+#include "tools/cli.h"
+#include "topology/match.h"
 
 struct match_opts {
 	const char *from, *to;		   /* topology roots */

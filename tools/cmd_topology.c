@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 struct topology_opts {
 	const char *root; /* NULL: the local sysfs */

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "cli.h"
-#include "ckpt.h"
+#include "tools/cli.h"
+#include "tools/ckpt.h"
 
 /* o when every step that built it succeeded (ret 0), else NULL (o freed) */
 static struct json_object *built(struct json_object *o, int ret)

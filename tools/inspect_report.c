@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "ckpt.h"
+#include "tools/cli.h"
+#include "tools/ckpt.h"
 
 static const struct {
 	uint32_t flag;

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 #include "common/escape.h"
-#include "ckpt.h"
+#include "tools/ckpt.h"
 
 static const char *plural(uint64_t n, const char *one, const char *many)
 {

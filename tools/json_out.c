@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 int json_put(struct json_object *obj, const char *key, struct json_object *val)
 {

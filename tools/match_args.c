@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 int match_parse_list(const char *cmd, const char *opt, const char *text, struct nodelist *list)
 {

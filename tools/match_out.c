@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "match.h"
+#include "tools/cli.h"
+#include "topology/match.h"
 
 /* ---- JSON output ------------------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 struct device_name {
 	uint16_t device_id;

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 /* Every key the properties file had, with its value, in kernel order. */
 struct json_object *node_properties_json(const struct kfd_node *n)

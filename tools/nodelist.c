@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 static bool nodelist_contains(const struct nodelist *list, uint32_t node)
 {

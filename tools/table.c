@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 void table_init(struct table *t, const struct table_column *cols, size_t n_cols)
 {

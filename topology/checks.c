@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "match.h"
+#include "topology/match.h"
 
 void match_checks_default(struct match_checks *checks)
 {

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "match.h"
+#include "topology/match.h"
 
 enum compat_rule {
 	RULE_EQUAL,  /* destination value must equal the source value */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_select.h"
-#include "topology.h"
+#include "topology/gpu_select.h"
+#include "topology/topology.h"
 
 static bool parse_u32(const char *s, size_t len, int base, uint32_t *out)
 {

@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "topology.h"
+#include "topology/topology.h"
 
 /* Relaxable checks; all on by default. */
 struct match_checks {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "match_int.h"
+#include "topology/match_int.h"
 
 /* ---- groups: sources that must land in one place --------------------------- */
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "match.h"
+#include "topology/match.h"
 
 /* Link strength: a source link may only be kept or replaced by a stronger one. */
 enum link_rank {

@@ -48,7 +48,7 @@
 
 #include "common/errmsg.h"
 #include "common/regfile.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #define TOPO_MAX_NODES	 4096
 #define TOPO_MAX_ENTRIES 4096	     /* per mem_banks/caches/io_links/p2p_links */

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "topology.h"
+#include "topology/topology.h"
 
 static const char *const prop_names[KFD_PROP__COUNT] = {
 #define KFD_PROP_NAME(name) [KFD_PROP_##name] = #name,

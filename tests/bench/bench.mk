@@ -1,4 +1,4 @@
-# `make bench`: throughput of the BO streaming (images/bo_stream.c) on this
+# `make bench`: throughput of the BO streaming (datapath/bo_stream.c) on this
 # host, each path next to its limit measured in the same run the same way
 # (see tests/bench/bo_bench.c), with the ratio; the last line is JSON. Not a
 # test (tests/host/test-bench.sh runs it small). Included by the top-level

@@ -59,8 +59,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "images/bo_index.h"
-#include "images/bo_stream.h"
+#include "datapath/bo_index.h"
+#include "datapath/bo_stream.h"
 
 #define MAX_GPUS     8
 #define BOS_PER_GPU  2

@@ -22,7 +22,7 @@ FUZZ_TARGETS ?= $(FUZZ_ALL)
 
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC $(WARN) -O1 -g -fno-omit-frame-pointer \
-	$(FUZZ_SAN) -fsanitize=fuzzer-no-link -I. -Itopology -Iimages -Itests/fuzz -Itests/unit \
+	$(FUZZ_SAN) -fsanitize=fuzzer-no-link -I. -Itests/fuzz -Itests/unit \
 	-I$(BUILD)/gen $(PKG_CFLAGS)
 FUZZ_HELPERS := tests/fuzz/fuzz_common.c tests/fuzz/fuzz_tree.c tests/fuzz/topo_equal.c
 # The tool's main() is renamed so that fuzz_tool can run commands in-process.

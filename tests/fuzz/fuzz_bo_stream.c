@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target: the BO contents index and data check (images/bo_stream.h:
+ * Fuzz target: the BO contents index and data check (datapath/bo_stream.h:
  * bo_stream_verify() and bo_stream_check_files(), public API only).
  *
  * Input: a 12-byte header, the caller's BO sizes, the index, the data.
@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "fuzz_common.h"
 #include "fuzz_tree.h"
 

@@ -24,7 +24,7 @@
 
 #include "fuzz_common.h"
 #include "fuzz_tree.h"
-#include "kfd_image.h"
+#include "images/kfd_image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

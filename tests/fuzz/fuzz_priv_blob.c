@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "priv_blob.h"
+#include "images/priv_blob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

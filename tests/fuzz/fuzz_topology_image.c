@@ -9,7 +9,7 @@
  */
 #include "fuzz_common.h"
 #include "topo_equal.h"
-#include "topology_image.h"
+#include "images/topology_image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

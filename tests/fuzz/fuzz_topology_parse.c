@@ -14,7 +14,7 @@
 #include "fuzz_common.h"
 #include "fuzz_tree.h"
 #include "topo_equal.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -22,11 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "fuzz_tree.h"
-#include "kfd_image.h"
+#include "images/kfd_image.h"
 #include "synth_ckpt.h"
-#include "topology_image.h"
+#include "images/topology_image.h"
 
 #define SEED_BO_SIZE 4096u
 #define MAX_FILE     (256u << 10)

@@ -6,7 +6,7 @@
 
 #include "fuzz_common.h"
 #include "topo_equal.h"
-#include "topology_image.h"
+#include "images/topology_image.h"
 
 static void links_equal(const struct kfd_link *a, size_t na, const struct kfd_link *b, size_t nb,
 			uint32_t index, const char *what)

@@ -7,7 +7,7 @@
 #ifndef AMDGPU_CRIU_FUZZ_TOPO_EQUAL_H
 #define AMDGPU_CRIU_FUZZ_TOPO_EQUAL_H
 
-#include "topology.h"
+#include "topology/topology.h"
 
 /*
  * Packs the image of every accessible node of t, unpacks it, reads it back

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kfd_image.h"
+#include "images/kfd_image.h"
 #include "synth_ckpt.h"
 
 struct args {

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 
 #define MAX_GPUS 4
 #define MAX_BOS	 6

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A model GPU behind the libdrm_amdgpu calls of the SDMA copy engine
- * (images/bo_copy_sdma.c), installed in the unit tests in place of the
- * library (gpu_libs_use(), before main()). It keeps a GPU VM (VA ranges handed out upward with an unmapped
- * page between them, so a packet that runs one byte past its range faults),
- * executes IBs (NOP, COPY_LINEAR with count = bytes - 1, CONST_FILL) on the
- * BOs' memory (memfds standing in for dma-bufs, mmapped; userptr BOs are the
- * host buffers themselves), checks that every BO a packet touches is in the
- * submission's BO list, and counts every object so a test can assert that
- * nothing is left. The VM tests run the same engine on kfdsim with the real
- * libdrm_amdgpu.
+ * (datapath/bo_copy_sdma.c), installed in the unit tests in place of the
+ * library (gpu_libs_use(), before main()). It keeps a GPU VM (VA ranges handed out upward with an
+ * unmapped page between them, so a packet that runs one byte past its range faults), executes IBs
+ * (NOP, COPY_LINEAR with count = bytes - 1, CONST_FILL) on the BOs' memory (memfds standing in for
+ * dma-bufs, mmapped; userptr BOs are the host buffers themselves), checks that every BO a packet
+ * touches is in the submission's BO list, and counts every object so a test can assert that nothing
+ * is left. The VM tests run the same engine on kfdsim with the real libdrm_amdgpu.
  */
 #ifndef AMDGPU_CRIU_TESTS_FAKE_AMDGPU_H
 #define AMDGPU_CRIU_TESTS_FAKE_AMDGPU_H

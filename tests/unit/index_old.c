@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A version 3 BO index rewritten as version 2 or 1 (see index_old.h). The bytes
- * are laid out here from images/bo_stream.h's format description, not
+ * are laid out here from datapath/bo_stream.h's format description, not
  * through bo_index.c, and checksummed with zlib: the test does not trust
  * the code it tests to say what the old versions were.
  */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "match.h"
+#include "topology/match.h"
 
 #define SYNTH_SET(node, key, value)                                                                \
 	do {                                                                                       \

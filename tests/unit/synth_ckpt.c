@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "images/kfd_image.h"
 #include "images/priv_blob.h"
 #include "images/topology_image.h"
@@ -286,7 +286,8 @@ int synth_write_contents(int dir_fd, const struct synth_spec *spec, const struct
 						 .bo_count = SYNTH_CONTENT_PER_GPU,
 						 .bos = bos[g]};
 		for (size_t b = 0; b < SYNTH_CONTENT_PER_GPU; b++) {
-			bos[g][b] = (struct bo_stream_bo){.size = synth_bo_size(g, b), .dmabuf_fd = -1};
+			bos[g][b] =
+				(struct bo_stream_bo){.size = synth_bo_size(g, b), .dmabuf_fd = -1};
 			fd = make_bo(bos[g][b].size, g * 1000 + b);
 			if (fd < 0) {
 				close_bos(&bos[0][0],

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "amdgpu_plugin.pb-c.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #define SYNTH_BOS_PER_GPU     6u
 #define SYNTH_CONTENT_PER_GPU 3u

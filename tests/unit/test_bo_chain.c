@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Incremental BO images (images/bo_chain.h through bo_stream.h): three dumps
+ * Incremental BO images (datapath/bo_chain.h through bo_stream.h): three dumps
  * chained by "parent" links as CRIU's --prev-images-dir makes them, each
  * writing only the chunks that changed; restores of every link byte-exact;
  * BOs matched by GPU address when they move; a missing, replaced or damaged
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "fd_compare.h"
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "index_old.h"
 
 #define KIB   1024ull

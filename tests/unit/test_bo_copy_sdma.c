@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The SDMA copy engine (images/bo_copy_sdma.c) under bo_stream, on the model
+ * The SDMA copy engine (datapath/bo_copy_sdma.c) under bo_stream, on the model
  * GPU of fake_amdgpu.c: byte-exact dump and restore over two GPUs at once,
  * files identical to the CPU engine's, zero chunks restored by CONST_FILL,
  * packets that never run past their ranges, staging buffers registered once,
@@ -26,7 +26,8 @@
 
 #include "fake_amdgpu.h"
 #include "fd_compare.h"
-#include "images/bo_copy_sdma.h"
+#include "datapath/bo_copy_sdma.h"
+#include "datapath/bo_stream.h"
 
 #define MIB	   (1024ull * 1024)
 #define GPUS	   2

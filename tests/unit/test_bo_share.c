@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * BOs that are one buffer (plugin/bo_share.h): the policy variable, the
+ * BOs that are one buffer (plugin/dump/bo_share.h): the policy variable, the
  * table by dma-buf inode (the first BO is kept, a second sharer is named),
  * fds of one file and of two, the line that names both BOs, and one
  * checkpointed process after another under each policy.
@@ -19,7 +19,7 @@
 
 #include <linux/kfd_ioctl.h>
 
-#include "plugin/bo_share.h"
+#include "plugin/dump/bo_share.h"
 
 static void policy(void **state)
 {

@@ -30,8 +30,8 @@
 
 #include "bo_set.h"
 #include "fd_compare.h"
-#include "images/bo_index.h"
-#include "images/bo_stream.h"
+#include "datapath/bo_index.h"
+#include "datapath/bo_stream.h"
 #include "file_read.h"
 #include "index_old.h"
 

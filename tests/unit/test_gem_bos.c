@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * GEM BOs of a render-node file (plugin/gem_bos.h) against a model of one
- * open file (its handle table, as the DRM core hands handles out; Linux
- * 6.18's listing, mapping info and handle change, or 6.12 without them):
- * a dump and a restore into a fresh file bring back every handle, mapping
- * and byte, and the CPU mapping offsets; the restore on a kernel that
- * cannot renumber handles fails and closes what it made; a PRIME import or
- * a refused dma-buf fails the dump with no file left; a render image with
- * hostile GEM entries is refused at load.
- * The model's device is a memfd: a BO's pages sit at its mmap offset (so
- * the render-node engine's mmap of the "file" writes them), and PRIME
- * export gives a memfd copy of the BO (what the CPU engine reads).
+ * GEM BOs of a render-node file (plugin/dump/gem_dump.h, plugin/restore/gem_restore.h) against a
+ * model of one open file (its handle table, as the DRM core hands handles out; Linux 6.18's
+ * listing, mapping info and handle change, or 6.12 without them): a dump and a restore into a fresh
+ * file bring back every handle, mapping and byte, and the CPU mapping offsets; the restore on a
+ * kernel that cannot renumber handles fails and closes what it made; a PRIME import or a refused
+ * dma-buf fails the dump with no file left; a render image with hostile GEM entries is refused at
+ * load. The model's device is a memfd: a BO's pages sit at its mmap offset (so the render-node
+ * engine's mmap of the "file" writes them), and PRIME export gives a memfd copy of the BO (what the
+ * CPU engine reads).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,11 +26,12 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "images/kfd_image.h"
 #include "images/topology_image.h"
 #include "plugin/drm_uapi_618.h"
-#include "plugin/gem_bos.h"
+#include "plugin/dump/gem_dump.h"
+#include "plugin/restore/gem_restore.h"
 
 #define ID	9u
 #define GPU	0x2222u

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "gpu_select.h"
+#include "topology/gpu_select.h"
 
 static void unset_means_every_gpu(void **state)
 {

@@ -26,8 +26,8 @@
 #include <cmocka.h>
 
 #include "plugin/guardian.h"
-#include "plugin/restore_guard.h"
-#include "plugin/shared_state.h"
+#include "plugin/restore/restore_guard.h"
+#include "plugin/restore/shared_state.h"
 
 static char marker[64];
 

@@ -33,7 +33,7 @@
 #include "common/escape.h"
 #include "file_read.h"
 #include "fixtures.h"
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "images/kfd_image.h"
 #include "images/pb_precheck.h"
 #include "synth_ckpt.h"

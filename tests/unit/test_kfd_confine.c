@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The device program of kfd_open_confined() (plugin/kfd_confine.h): its
+ * The device program of kfd_open_confined() (plugin/restore/kfd_confine.h): its
  * size for N render minors, the bound, and that the kernel's verifier
  * accepts it (where this process may load BPF programs). What it allows is
  * checked in the VM, where KFD counts the GPUs it gives the process
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/kfd_confine.h"
+#include "plugin/restore/kfd_confine.h"
 
 static int verifier_load(const struct bpf_insn *insns, int n)
 {

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
-#include "images/bo_stream.h"
+#include "datapath/bo_stream.h"
 #include "images/kfd_image.h"
 #include "images/topology_image.h"
 #include "synth_ckpt.h"

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "match.h"
-#include "match_int.h" /* IMPROVE_STEPS */
+#include "topology/match.h"
+#include "topology/match_int.h" /* IMPROVE_STEPS */
 #include "match_synth.h"
 
 static const char *const env_vars[] = {

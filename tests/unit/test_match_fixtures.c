@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "match.h"
-#include "match_int.h" /* IMPROVE_STEPS */
+#include "topology/match.h"
+#include "topology/match_int.h" /* IMPROVE_STEPS */
 #include "tests/unit/fixtures.h"
 
 /* MI308X: the large partitions' VRAM, and the last partition's of each GPU */
@@ -869,8 +869,7 @@ static void time_match(const struct match_request *req, struct match_result *res
 	if (res->search_steps > 2 * res->n_map + IMPROVE_STEPS)
 		fail_msg("%s: %llu search steps for %zu sources: more than two per source plus the "
 			 "improvement budget (%d)",
-			 what, (unsigned long long)res->search_steps, res->n_map,
-			 IMPROVE_STEPS);
+			 what, (unsigned long long)res->search_steps, res->n_map, IMPROVE_STEPS);
 }
 
 static void test_mi300x_63_partitions_speed(void **state)

@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "match.h"
+#include "topology/match.h"
 #include "match_synth.h"
 
 #define MAX_GPUS 7

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Options that mean nothing fail only dumps and restores that involve a
- * GPU (plugin/dump.h, plugin/restore.h): a session starts, a run without
+ * GPU (plugin/dump/dump_session.h, plugin/restore/restore.h): a session starts, a run without
  * GPUs goes on, and the first GPU is refused with the option's line. The
  * options file's own error is handed to the sessions the same way.
  */
@@ -19,8 +19,9 @@
 #include <unistd.h>
 
 #include "fixtures.h"
-#include "plugin/dump.h"
-#include "plugin/restore.h"
+#include "plugin/dump/dump_render.h"
+#include "plugin/dump/dump_session.h"
+#include "plugin/restore/restore.h"
 #include "synth_ckpt.h"
 
 #define FILE_ERROR "options file /etc/x.conf line 2: COPY_ENGNE is no option of the plugin"

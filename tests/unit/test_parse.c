@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "topology.h"
+#include "topology/topology.h"
 #include "tests/unit/fixtures.h"
 
 /* ---- helpers: paths, independent file reading ------------------------------------------- */

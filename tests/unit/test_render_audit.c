@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The render-node memory audit (plugin/render_audit.h): amdgpu's fdinfo in
+ * The render-node memory audit (plugin/dump/render_audit.h): amdgpu's fdinfo in
  * the 6.12 and 6.13+ formats; GEM handles counted by GEM_LIST_HANDLES where
  * the kernel has it and by probing GEM_OP otherwise (a model file answers
  * the ioctls); the page-table allowance; a task scan on this test process
@@ -30,8 +30,8 @@
 #include <libdrm/amdgpu_drm.h>
 #include <xf86drm.h>
 
-#include "plugin/gem_info.h"
-#include "plugin/render_audit.h"
+#include "plugin/dump/gem_info.h"
+#include "plugin/dump/render_audit.h"
 
 static const char fdinfo_612[] = "pos:\t0\nflags:\t02100002\nmnt_id:\t25\nino:\t5\n"
 				 "drm-driver:\tamdgpu\ndrm-client-id:\t17\npasid:\t32785\n"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Render nodes are checked by device number, not trusted by name
- * (plugin/render_fds.h): a node named renderD<minor> that is another device
+ * (plugin/restore/render_fds.h): a node named renderD<minor> that is another device
  * (here /dev/null, as a /dev restored from a checkpoint may hold) is
  * -ENXIO, a missing one -ENOENT, each with its hint for the user. A
  * restored task creates a missing node as 226:<minor> with the mode and
  * owner of a render node already there, and replaces a /dev/kfd that is not
- * this host's KFD without opening it (plugin/dev_nodes.h; here /dev/zero's
+ * this host's KFD without opening it (plugin/restore/dev_nodes.h; here /dev/zero's
  * numbers stand for KFD's, /dev/null's for a stale node).
  */
 #include <errno.h>
@@ -24,8 +24,8 @@
 
 #include <cmocka.h>
 
-#include "plugin/dev_nodes.h"
-#include "plugin/render_fds.h"
+#include "plugin/restore/dev_nodes.h"
+#include "plugin/restore/render_fds.h"
 
 static void nodes_are_checked_by_number(void **state)
 {

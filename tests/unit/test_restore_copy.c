@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Parallel restore (plugin/restore_copy.h) across real processes: the test
+ * Parallel restore (plugin/restore/restore_copy.h) across real processes: the test
  * process is the CRIU master with its copier running; a forked child is the
  * restored task, which offers its BOs (memfds standing in for the BOs and
  * their render-node files) and exits. The copier must take the task's fds
@@ -28,8 +28,8 @@
 #include <cmocka.h>
 
 #include "fd_compare.h"
-#include "images/bo_stream.h"
-#include "plugin/restore_copy.h"
+#include "datapath/bo_stream.h"
+#include "plugin/restore/restore_copy.h"
 
 #define ID   3u
 #define GPU  0x1000u

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The master's part of restoring shared BOs (plugin/restore_share.h):
+ * The master's part of restoring shared BOs (plugin/restore/restore_share.h):
  * share records for the origins that imports and dma-buf files take, and
  * the refusal of checkpoints whose shares do not hold together (an import
  * without its origin, two origins, a dma-buf file of no BO; an import from
- * another GPU is fine). Also the share records' protocol (plugin/shared_state.h):
+ * another GPU is fine). Also the share records' protocol (plugin/restore/shared_state.h):
  * publish, wait, take, wait until taken, fail.
  */
 #include <errno.h>
@@ -17,7 +17,8 @@
 
 #include <cmocka.h>
 
-#include "plugin/restore.h"
+#include "plugin/restore/restore.h"
+#include "plugin/restore/restore_share.h"
 
 #define MAX_BOS 4
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "images/sdma_ib.h"
+#include "datapath/sdma_ib.h"
 
 #define MIB    (1024u * 1024u)
 #define SRC    0x0000123456789000ull /* above 32 bits: both halves matter */

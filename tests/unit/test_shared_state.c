@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The master <-> restored-task protocol (plugin/shared_state.h): claims,
+ * The master <-> restored-task protocol (plugin/restore/shared_state.h): claims,
  * bounded waits, and recovery from a task that dies holding a lock.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/shared_state.h"
+#include "plugin/restore/shared_state.h"
 
 static const uint32_t ids[] = {7, 9};
 

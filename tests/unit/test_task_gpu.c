@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Does a task use a GPU (plugin/task_gpu.h), with real tasks of this test:
+ * Does a task use a GPU (plugin/dump/task_gpu.h), with real tasks of this test:
  * /dev/null stands for the GPU device (the classifier says so for its
  * device number), so a task that opens or maps it "uses a GPU". A task
  * that exited and was reaped is gone, not an error; a zombie uses none; a
@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/task_gpu.h"
+#include "plugin/dump/task_gpu.h"
 
 struct gpu_dev {
 	dev_t rdev;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "images/topology_image.h"
-#include "topology.h"
+#include "topology/topology.h"
 #include "tests/unit/fixtures.h"
 
 static void load_fixture(const char *name, struct kfd_topology *t)

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/vma_map.h"
+#include "plugin/restore/vma_map.h"
 
 #define DOORBELL(gpu) (0xC000000000000000ull | ((uint64_t)(gpu) << 46))
 #define MMIO(gpu)     ((uint64_t)(gpu) << 46)

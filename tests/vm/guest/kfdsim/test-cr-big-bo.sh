@@ -4,7 +4,7 @@
 # pages spread over it written, all others zero) on one GPU, and a worker
 # thread (--threads 1) whose BOs on that GPU come after the big one in the
 # GPU's image (offsets above 4 GiB). kfdsim's shmem helper backs the whole
-# BO with RAM at mmap; the image is sparse (images/bo_stream.c leaves zero
+# BO with RAM at mmap; the image is sparse (datapath/bo_stream.c leaves zero
 # pages as holes), so the guest needs the BO's size once, not twice (guest
 # /tmp is RAM). SKIP when MemAvailable is short (tests/vm/test-kfdsim-big.sh
 # sets VM_MEM).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # GPUs are found through sysfs and their render nodes checked by device
-# number, not trusted by name (plugin/render_fds.h), as a container's /dev
+# number, not trusted by name (plugin/restore/render_fds.h), as a container's /dev
 # restored from its checkpoint may hold the old GPUs' nodes (criu #2872).
 # A process on both GPUs is dumped; /dev/dri/renderD<second> is then
 # replaced by a node of another device (1:3, /dev/null's numbers). The

@@ -4,7 +4,7 @@
 # once in full (--leave-running, for the time it takes), then three dumps
 # are killed while the plugin streams that BO (criu gets SIGKILL, SIGTERM,
 # SIGINT when the BO contents file appears): CRIU runs no plugin hook then,
-# so the plugin's guardian (plugin/dump_guard.h) unpauses the application:
+# so the plugin's guardian (plugin/dump/dump_guard.h) unpauses the application:
 # it runs on, its KFD process unpaused with its queues active, within
 # seconds (time to die and unpause latency printed), its probe PASSes, no
 # criu or guardian is left, the kernel log has the guardian's line, and
@@ -15,7 +15,7 @@
 # three stages: right after the master's checks, while the task writes the
 # BO contents (its KFD process exists), and once the task has restored its
 # files (before RESUME). After each: the restore's guardian
-# (plugin/restore_guard.h) kills the tasks CRIU left: no restored task,
+# (plugin/restore/restore_guard.h) kills the tasks CRIU left: no restored task,
 # criu or KFD process is left, the pid is free, no kfdsim file open, every image file as
 # dumped; last, the restore of the same images succeeds and PASSes.
 # vm-boot: big

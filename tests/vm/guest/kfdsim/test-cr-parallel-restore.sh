@@ -1,5 +1,5 @@
 #!/bin/sh
-# Parallel restore (plugin/restore_copy.h) and its switch: a process with a
+# Parallel restore (plugin/restore/restore_copy.h) and its switch: a process with a
 # 192 MiB VRAM BO and 192 MiB of host memory, every word written, dumped and
 # restored twice: with AMDGPU_CRIU_PARALLEL_RESTORE unset (the default: the
 # CRIU master's copier writes the BO contents while CRIU restores the task's

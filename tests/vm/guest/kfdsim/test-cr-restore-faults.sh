@@ -104,7 +104,7 @@ check "r-map-eintr: RESTORE not retried (one EINTR: $hits)" test "${hits:-0}" -e
 restore_fault r-objects 'KFD RESTORE .* failed: Invalid argument' "restore objects EINVAL"
 restore_fault r-end 'KFD RESTORE .* failed: Invalid argument' "restore end EINVAL"
 restore_fault r-sdma-slot 'KFD RESTORE .* failed: Device or resource busy' "restore sdma_slot EBUSY"
-# the SDMA engine writing the BO contents (images/bo_copy_sdma.c)
+# the SDMA engine writing the BO contents (datapath/bo_copy_sdma.c)
 restore_fault r-sdma-cancel 'BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine write: the SDMA job was cancelled: the GPU was reset' "sdma job ECANCELED 1 2"
 restore_fault r-sdma-timeout "BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine write: the kernel's SDMA job timeout fired" "sdma job ETIME"
 restore_fault r-cs-cancel 'BO contents: gpu [0-9]+: BO [0-9]+ offset 0x[0-9a-f]+: copy engine write: the SDMA job was cancelled' "cs entry ECANCELED"

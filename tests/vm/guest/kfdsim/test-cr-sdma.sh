@@ -1,5 +1,5 @@
 #!/bin/sh
-# BO contents moved by SDMA (images/bo_copy_sdma.c through the real
+# BO contents moved by SDMA (datapath/bo_copy_sdma.c through the real
 # libdrm_amdgpu on kfdsim's render nodes and SDMA engine), then the engine
 # choice (plugin/copy_engines.h):
 # - sdma: a two-GPU process with every BO type, a 64 MiB VRAM BO (one

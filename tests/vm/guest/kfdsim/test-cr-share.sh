@@ -1,6 +1,6 @@
 #!/bin/sh
 # GPU memory shared through a dma-buf (ROCr's IPC on ROCm 6.1+), restored
-# shared (plugin/bo_share.h, plugin/restore_share.h): KFD's RESTORE alone
+# shared (plugin/dump/bo_share.h, plugin/restore/restore_share.h): KFD's RESTORE alone
 # would give every sharer a private copy. zdtm-gpu-share exports a VRAM BO
 # (AMDKFD_IOC_EXPORT_DMABUF) and imports it (AMDKFD_IOC_IMPORT_DMABUF); at
 # the dump nobody holds a dma-buf fd, only the KFD BOs that are one buffer.

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The types and limits of the BO data path: what a copy engine is, what a
+ * BO, a GPU's stream and a stream's configuration are (the contract of
+ * using them is bo_stream.h's). The data path's parts (index, chain,
+ * pipeline, engines) include this, not bo_stream.h.
+ */
+#ifndef AMDGPU_CRIU_DATAPATH_BO_STREAM_TYPES_H
+#define AMDGPU_CRIU_DATAPATH_BO_STREAM_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BO_STREAM_DEFAULT_CHUNK		(4u << 20)
+#define BO_STREAM_DEFAULT_DEPTH		4u
+#define BO_STREAM_MAX_CHUNK		(256u << 20)
+#define BO_STREAM_MAX_DEPTH		64u
+#define BO_STREAM_DEFAULT_PROGRESS_STEP (1ull << 30)
+/* Parent links an incremental chain may have (deeper chunks are written again). */
+#define BO_STREAM_MAX_CHAIN 32u
+/* More BOs per GPU than this is taken as corrupt metadata. */
+#define BO_STREAM_MAX_BOS (1u << 20)
+
+/*
+ * A copy engine moves bytes between a BO (given as a dma-buf fd) and host
+ * memory. One engine object may serve several GPUs; each open BO is used by
+ * one thread at a time. read/write get ranges inside the BO (off + len <=
+ * size) and return 0 or a negative errno; len is at most the chunk size.
+ */
+enum bo_access {
+	BO_ACCESS_READ,	 /* dump: the BO is read */
+	BO_ACCESS_WRITE, /* restore: the BO is written */
+};
+
+struct bo_copy_engine;
+
+struct bo_copy_engine_ops {
+	/* Prepares access to a BO. Must not close dmabuf_fd (the stream does). */
+	int (*open_bo)(const struct bo_copy_engine *engine, int dmabuf_fd, uint64_t size,
+		       enum bo_access access, void **bo);
+	int (*read)(void *bo, uint64_t off, void *buf, size_t len);
+	int (*write)(void *bo, uint64_t off, const void *buf, size_t len);
+	/*
+	 * Optional: writes len zero bytes (restore of an all-zero chunk, which
+	 * the dump did not store). NULL: write() of a zeroed buffer.
+	 */
+	int (*zero)(void *bo, uint64_t off, size_t len);
+	/*
+	 * Optional, dump: the BO's bytes [off, off + len) where they are, for
+	 * the stream to checksum and write without a copy into staging (*p
+	 * valid until view_end(), which comes before any other call on the BO).
+	 * Asked only of BOs in host memory (bo_stream_bo.host_memory): reading
+	 * VRAM through the BAR twice would cost more than the copy saves.
+	 */
+	int (*view)(void *bo, uint64_t off, size_t len, const void **p);
+	int (*view_end)(void *bo);
+	/* Releases what open_bo set up (not the fd). */
+	void (*close_bo)(void *bo);
+	/*
+	 * Optional: what an error of this engine means, in a few words (e.g.
+	 * "the GPU was reset"), or NULL for strerror()'s text.
+	 */
+	const char *(*explain)(int err);
+};
+
+struct bo_copy_engine {
+	const struct bo_copy_engine_ops *ops;
+	void *priv; /* the engine's own state, e.g. a libdrm device */
+};
+
+/*
+ * CPU engine: mmap(MAP_SHARED) of the dma-buf fd, one window (below) at a
+ * time, each access bracketed by DMA_BUF_IOCTL_SYNC (ignored on fds that are not
+ * dma-bufs, e.g. memfds in tests). Restore needs a dma-buf opened read-write
+ * (a non-WRITABLE BO's dma-buf is read-only: mmap fails with EACCES).
+ */
+extern const struct bo_copy_engine bo_copy_engine_cpu;
+/*
+ * The CPU engine maps this much of a BO at a time (one window per open BO):
+ * consecutive chunks reuse the mapping, so a BO is mapped, populated and
+ * unmapped (TLB shootdown) once per window, not once per chunk. Its pages are
+ * the BO's own; they count in RSS while mapped.
+ */
+#define BO_COPY_CPU_WINDOW (32ull << 20)
+
+struct bo_stream_bo {
+	uint64_t size;	 /* bytes of contents (the bucket's size) */
+	uint64_t gpu_va; /* its GPU address: the same BO in a parent image; 0: unknown */
+	int dmabuf_fd;	 /* owned by the stream from the call on; -1: none */
+	/*
+	 * Its pages are cacheable host memory (a GTT BO; the memfds standing in
+	 * for BOs in tests): a dump whose engine has a view op checksums and
+	 * writes them in place, on the copying thread alone, with no staging
+	 * copy (bo_stream_gpu.in_place_bytes). Not with O_DIRECT, which cannot
+	 * read a dma-buf's PFN mapping. A restore goes through staging all the
+	 * same: its reading thread must only read (in place, reading and
+	 * checking on one thread made make bench's restore 0.70 of its limit
+	 * against 0.89 through staging).
+	 */
+	bool host_memory;
+};
+
+/*
+ * Where one GPU's time went, filled in by the stream (also after a failure):
+ * the copy engine's calls, the file side (reads or writes, checksums), and
+ * the whole. The two sides run on their own threads: wall below their sum
+ * is copy time hidden behind file I/O (bo_stream_hidden_permille()).
+ */
+struct bo_stream_times {
+	uint64_t wall_ns;
+	uint64_t engine_ns;
+	uint64_t file_ns;
+	/* the checksum passes (run on the copy side, within engine_ns), in the
+	 * thread's CPU time: a pass preempted by another GPU's thread does not
+	 * count the wait */
+	uint64_t checksum_ns;
+};
+
+struct bo_stream_gpu {
+	uint32_t gpu_id;
+	uint32_t bo_count;
+	struct bo_stream_bo *bos;
+	const struct bo_copy_engine *engine; /* NULL: bo_copy_engine_cpu */
+	struct bo_stream_times times;	     /* out */
+	/* out, dump: bytes left in the ancestors' files (incremental), written
+	 * here, and all-zero (holes: neither) */
+	uint64_t parent_bytes, written_bytes, zero_bytes;
+	/* out, dump with a parent: why this GPU's chunks were all written ("" if not) */
+	char parent_note[256];
+	/* out, dump: the data went to the device with O_DIRECT (no page-cache
+	 * copy): BO_STREAM_DIRECT_ENV=1 asked so and the file system took it */
+	bool direct_io;
+	/* out, dump: bytes checksummed and written from the BO in place
+	 * (host_memory above), not through the staging ring */
+	uint64_t in_place_bytes;
+};
+
+/*
+ * "1": dumps write their page-aligned runs with O_DIRECT (no page-cache
+ * copy, no page cache filled with images) instead of through the page
+ * cache. Off by default: on this project's VM disk, files written so read
+ * back at half the speed (README, `make bench`).
+ */
+#define BO_STREAM_DIRECT_ENV "AMDGPU_CRIU_DIRECT_IO"
+
+/*
+ * Progress of one GPU: bytes copied so far and in total. Called from the
+ * GPU's threads (several GPUs concurrently), every `progress_step` bytes and
+ * once at the end; it must be thread-safe and quick.
+ */
+typedef void (*bo_stream_progress_fn)(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total);
+
+struct bo_stream_config {
+	int dir_fd;	     /* image directory */
+	uint32_t image_id;   /* see file names above */
+	uint32_t chunk_size; /* 0: default; else a multiple of 4096 up to MAX */
+	uint32_t ring_depth; /* staging chunks per GPU, 0: default; 2..MAX */
+	/*
+	 * Dump: fdatasync() both files before returning, and start each
+	 * chunk's writeback as soon as it is written (sync_file_range), so
+	 * that the device works while the next chunks are copied and the
+	 * final fdatasync() has little left to wait for.
+	 */
+	bool sync;
+	/*
+	 * Dump: write only what changed since the images in parent_dir_fd (a
+	 * directory fd; the stream reads it, never writes it). A GPU whose files
+	 * are not there or not usable there is written whole (parent_note says
+	 * why). Restore and verify follow "parent" links from dir_fd instead.
+	 */
+	bool has_parent;
+	int parent_dir_fd;
+	bo_stream_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+	uint64_t progress_step; /* 0: default */
+};
+
+#endif
