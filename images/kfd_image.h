@@ -57,7 +57,11 @@ enum kfd_image_kind {
 };
 
 /* The most a recorded libhsakmt file may hold (it writes 8 and 32 bytes). */
-#define KFD_IMAGE_HSAKMT_MAX_FILE  4096u
+#define KFD_IMAGE_HSAKMT_MAX_FILE 4096u
+/* The only files a libhsakmt image may name (plugin/hsakmt_files.h), each at most once. */
+#define KFD_IMAGE_HSAKMT_SHM_DIR   "/dev/shm"
+#define KFD_IMAGE_HSAKMT_SHM_NAME  "hsakmt_shared_mem"
+#define KFD_IMAGE_HSAKMT_SEM_NAME  "sem.hsakmt_semaphore"
 #define KFD_IMAGE_HSAKMT_MAX_FILES 2u
 
 /* "amdgpu-kfd-<id>.img" or "amdgpu-render-<id>.img" into buf (>= KFD_IMAGE_NAME_MAX). */

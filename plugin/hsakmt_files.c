@@ -20,9 +20,9 @@
 
 const struct hsakmt_paths hsakmt_paths_default = {
 	.proc = "/proc",
-	.shm_dir = "/dev/shm",
-	.shm_name = "hsakmt_shared_mem",
-	.sem_name = "sem.hsakmt_semaphore",
+	.shm_dir = KFD_IMAGE_HSAKMT_SHM_DIR,
+	.shm_name = KFD_IMAGE_HSAKMT_SHM_NAME,
+	.sem_name = KFD_IMAGE_HSAKMT_SEM_NAME,
 };
 
 #define DELETED " (deleted)"

@@ -13,43 +13,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "checkpoint/ckpt.h"
 #include "datapath/bo_stream.h"
 #include "images/kfd_image.h"
 
-/* ---- ckpt.c: every process and render image of a directory, validated --------------- */
-
-struct ckpt {
-	const char *dir;
-	int dir_fd;
-	struct kfd_process_image *procs; /* ascending ids */
-	size_t n_procs;
-	struct render_file_image *renders; /* ascending ids */
-	size_t n_renders;
-	/* amdgpu-hsakmt-<pid>.img: libhsakmt's files per process (plugin/hsakmt_files.h) */
-	HsakmtFilesEntry **hsakmt; /* ascending pids */
-	uint32_t *hsakmt_pids;
-	size_t n_hsakmt;
-};
-
-/* -ENOENT (reported) when the directory holds no amdgpu image at all. */
-int ckpt_load(const char *cmd, const char *dir, struct ckpt *ck);
-void ckpt_free(struct ckpt *ck);
-
-/* ---- ckpt_source.c: the checkpointed GPUs as a matcher source ------------------------ */
-
-struct ckpt_source {
-	struct kfd_topology topo; /* the dump node's nodes from all images, merged */
-	uint32_t *nodes;	  /* node indexes of every recorded GPU, ascending */
-	size_t n_nodes;
-};
+/* ---- ckpt_open.c: a directory's checkpoint (checkpoint/ckpt.h), errors reported ------ */
 
 /*
- * The union of the GPUs of all process and render images (keyed by the dump
- * node's gpu_id) and one topology holding them. -EINVAL (reported) when two
- * images disagree about a node or a GPU.
+ * Opens dir and loads it (ckpt_load()); -ENOENT (reported) when it holds no
+ * amdgpu image at all. tool_ckpt_close() closes the directory too.
  */
-int ckpt_source_build(const char *cmd, const struct ckpt *ck, struct ckpt_source *src);
-void ckpt_source_free(struct ckpt_source *src);
+int tool_ckpt_open(const char *cmd, const char *dir, struct ckpt *ck);
+void tool_ckpt_close(struct ckpt *ck);
+/* ckpt_source_build() and ckpt_check_contents(), reported. */
+int tool_ckpt_source(const char *cmd, const struct ckpt *ck, struct ckpt_source *src);
+int tool_ckpt_contents(const char *cmd, const struct ckpt *ck);
 
 /* ---- inspect_report.c: what inspect shows per GPU ------------------------------------ */
 

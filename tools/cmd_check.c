@@ -156,11 +156,13 @@ static int load_inputs(const struct check_opts *opts, struct check_inputs *in)
 		cli_err("check: %s", err);
 		return ret;
 	}
-	ret = ckpt_load("check", opts->dir, &in->ck);
+	/* the restore's own order and refusals (checkpoint/ckpt.h) */
+	ret = tool_ckpt_open("check", opts->dir, &in->ck);
 	if (ret)
 		return ret;
 	in->ck_loaded = true;
-	return ckpt_source_build("check", &in->ck, &in->src);
+	ret = tool_ckpt_source("check", &in->ck, &in->src);
+	return ret ?: tool_ckpt_contents("check", &in->ck);
 }
 
 /* Without --to-nodes, the GPUs AMDGPU_CRIU_GPUS names, as the plugin would use them. */
@@ -202,7 +204,7 @@ static int load_destination(const struct check_opts *opts, struct check_inputs *
 static void free_inputs(struct check_inputs *in)
 {
 	if (in->ck_loaded)
-		ckpt_free(&in->ck);
+		tool_ckpt_close(&in->ck);
 	ckpt_source_free(&in->src);
 	topo_free(&in->dst);
 	nodelist_free(&in->dst_nodes);

@@ -100,14 +100,22 @@ int cmd_inspect(int argc, char *argv[])
 {
 	struct inspect_opts opts = {0};
 	struct inspect_report rep;
+	struct ckpt_source src = {0};
 	struct ckpt ck;
 	int status, ret;
 
 	status = parse_inspect_opts(argc, argv, &opts);
 	if (status >= 0)
 		return status;
-	if (ckpt_load("inspect", opts.dir, &ck))
+	if (tool_ckpt_open("inspect", opts.dir, &ck))
 		return CLI_EXIT_USAGE;
+	/* images the restore would refuse as one checkpoint are refused here too */
+	ret = tool_ckpt_source("inspect", &ck, &src);
+	ckpt_source_free(&src);
+	if (ret) {
+		tool_ckpt_close(&ck);
+		return CLI_EXIT_USAGE;
+	}
 	ret = inspect_report_build("inspect", &ck, opts.verify, &rep);
 	if (!ret) {
 		ret = opts.json ? inspect_print_json(&rep) : print_text(&rep);
@@ -116,6 +124,6 @@ int cmd_inspect(int argc, char *argv[])
 	} else {
 		status = CLI_EXIT_USAGE;
 	}
-	ckpt_free(&ck);
+	tool_ckpt_close(&ck);
 	return status;
 }

@@ -16,7 +16,7 @@
 #include "common/gpu_libs.h"
 #include "datapath/bo_stream.h"
 #include "common/escape.h"
-#include "images/ckpt_complete.h"
+#include "checkpoint/ckpt.h"
 #include "plugin/kfd_dev.h"
 #include "plugin/restore/kfd_probe.h"
 #include "plugin/restore/dev_nodes.h"
@@ -31,160 +31,71 @@
 #include "images/vram_check.h"
 
 /* A dump that was cut short is refused, naming what it left (ckpt_complete.h). */
-static int check_complete(int dir_fd)
+/* The session's images as the checkpoint library sees them (borrowed). */
+static struct ckpt ckpt_view(const struct restore_session *s, int dir_fd)
 {
-	char why[512];
-	int ret = ckpt_check_complete(dir_fd, why, sizeof(why));
-
-	if (ret)
-		pr_err("%s; the images are unchanged", why);
-	return ret;
+	return (struct ckpt){.dir_fd = dir_fd,
+			     .procs = s->procs,
+			     .n_procs = s->n_procs,
+			     .renders = s->renders,
+			     .n_renders = s->n_renders,
+			     .dmabufs = s->dmabufs,
+			     .n_dmabufs = s->n_dmabufs};
 }
 
-static int load_dmabuf_images(struct restore_session *s, int dir_fd)
+/*
+ * The checkpoint's images, loaded and judged by the rules `amdgpu-criu check`
+ * applies (checkpoint/ckpt.h): the session takes over the images.
+ */
+static int load_checkpoint(struct restore_session *s, int dir_fd)
 {
-	uint32_t *ids = NULL;
-	size_t n, i;
-	char why[512];
-	int ret;
+	struct ckpt ck = {0};
+	char why[1024];
+	int ret = ckpt_load(dir_fd, &ck, why, sizeof(why));
 
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_DMABUF, &ids, &n, why, sizeof(why));
 	if (ret) {
 		pr_err("%s", why);
 		return ret;
 	}
-	s->dmabufs = calloc(n + 1, sizeof(*s->dmabufs));
-	if (!s->dmabufs) {
-		free(ids);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++, s->n_dmabufs++) {
-		ret = dmabuf_file_image_load(dir_fd, ids[i], &s->dmabufs[i], why, sizeof(why));
-		if (ret) {
-			pr_err("%s", why);
-			break;
-		}
-	}
-	free(ids);
-	return ret;
-}
-
-static int load_images(struct restore_session *s, int dir_fd)
-{
-	uint32_t *ids = NULL;
-	size_t n, i;
-	char why[512];
-	int ret;
-
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_PROCESS, &ids, &n, why, sizeof(why));
-	if (ret) {
-		pr_err("%s", why);
-		return ret;
-	}
-	s->procs = calloc(n + 1, sizeof(*s->procs));
-	if (!s->procs) {
-		free(ids);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++, s->n_procs++) {
-		ret = kfd_process_image_load(dir_fd, ids[i], &s->procs[i], why, sizeof(why));
-		if (ret) {
-			pr_err("%s", why);
-			break;
-		}
-	}
-	free(ids);
-	if (ret)
-		return ret;
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_RENDER, &ids, &n, why, sizeof(why));
-	if (ret) {
-		pr_err("%s", why);
-		return ret;
-	}
-	s->renders = calloc(n + 1, sizeof(*s->renders));
-	if (!s->renders) {
-		free(ids);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++, s->n_renders++) {
-		ret = render_file_image_load(dir_fd, ids[i], &s->renders[i], why, sizeof(why));
-		if (ret) {
-			pr_err("%s", why);
-			break;
-		}
-	}
-	free(ids);
-	return ret ? ret : load_dmabuf_images(s, dir_fd);
-}
-
-/* Adds the nodes of `t` to the merged list (each index once). */
-static int merge_nodes(KfdNodeEntry ***nodes, size_t *n, const KfdTopologyEntry *t)
-{
-	KfdNodeEntry **grown;
-	size_t i, j;
-
-	for (i = 0; i < t->n_nodes; i++) {
-		for (j = 0; j < *n; j++)
-			if ((*nodes)[j]->index == t->nodes[i]->index)
-				break;
-		if (j < *n)
-			continue;
-		grown = realloc(*nodes, (*n + 1) * sizeof(**nodes));
-		if (!grown)
-			return -ENOMEM;
-		*nodes = grown;
-		(*nodes)[(*n)++] = t->nodes[i];
-	}
+	s->procs = ck.procs;
+	s->n_procs = ck.n_procs;
+	s->renders = ck.renders;
+	s->n_renders = ck.n_renders;
+	s->dmabufs = ck.dmabufs;
+	s->n_dmabufs = ck.n_dmabufs;
+	ck.procs = NULL, ck.renders = NULL, ck.dmabufs = NULL;
+	ck.n_procs = ck.n_renders = ck.n_dmabufs = 0;
+	ckpt_free(&ck); /* the libhsakmt images: restore_hsakmt() applies them */
 	return 0;
 }
 
-static int add_src_gpu(struct restore_session *s, uint32_t node)
+/* One source topology for all images (checkpoint/ckpt.h), and the GPUs recorded. */
+static int build_source(struct restore_session *s, int dir_fd)
 {
-	size_t i;
+	struct ckpt ck = ckpt_view(s, dir_fd);
+	struct ckpt_source src;
+	char why[1024];
+	int ret = ckpt_source_build(&ck, &src, why, sizeof(why));
 
-	for (i = 0; i < s->n_src_nodes; i++)
-		if (s->src_nodes[i] == node)
-			return 0;
-	s->src_nodes[s->n_src_nodes++] = node;
+	if (ret) {
+		pr_err("%s", why);
+		return ret;
+	}
+	s->src = src.topo;
+	s->src_nodes = src.nodes;
+	s->n_src_nodes = src.n_nodes;
 	return 0;
 }
 
-/* One source topology for all images: they all come from the dump node. */
-static int build_source(struct restore_session *s)
+/* Every BO contents file is there and whole, before any task exists (checkpoint/ckpt.h). */
+static int check_contents(const struct restore_session *s, int dir_fd)
 {
-	KfdTopologyEntry merged = KFD_TOPOLOGY_ENTRY__INIT;
-	KfdNodeEntry **nodes = NULL;
-	size_t n = 0, i, j, max = 0;
-	char why[512];
-	int ret = 0;
+	struct ckpt ck = ckpt_view(s, dir_fd);
+	char why[1024];
+	int ret = ckpt_check_contents(&ck, why, sizeof(why));
 
-	for (i = 0; i < s->n_procs && !ret; i++)
-		ret = merge_nodes(&nodes, &n, s->procs[i].entry->topology);
-	for (i = 0; i < s->n_renders && !ret; i++)
-		ret = merge_nodes(&nodes, &n, s->renders[i].entry->topology);
 	if (ret)
-		goto out;
-	merged.nodes = nodes;
-	merged.n_nodes = n;
-	ret = topo_from_image(&merged, &s->src, why, sizeof(why));
-	if (ret) {
-		pr_err("recorded topologies do not fit together: %s", why);
-		goto out;
-	}
-	for (i = 0; i < s->n_procs; i++)
-		max += s->procs[i].entry->n_devices;
-	s->src_nodes = calloc(max + s->n_renders + 1, sizeof(*s->src_nodes));
-	if (!s->src_nodes) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < s->n_procs; i++)
-		for (j = 0; j < s->procs[i].entry->n_devices; j++)
-			add_src_gpu(s, s->procs[i].device_nodes[j]);
-	for (i = 0; i < s->n_renders; i++)
-		add_src_gpu(s, s->renders[i].entry->node_index);
-out:
-	free(nodes);
+		pr_err("%s", why);
 	return ret;
 }
 
@@ -449,60 +360,6 @@ static int check_vram(struct restore_session *s)
 	return -ENOMEM;
 }
 
-/*
- * The BO contents files of every process image and of every render file's
- * GEM BOs are there and whole (index
- * checksum, sizes): a missing or cut file is refused now, before any task
- * exists. Chunk checksums are verified while the contents are written.
- */
-static int check_contents(const struct restore_session *s, int dir_fd)
-{
-	uint64_t *sizes;
-	uint32_t n;
-	size_t i, d, b;
-	char why[512];
-	int ret = 0;
-
-	for (i = 0; i < s->n_procs && !ret; i++) {
-		const struct kfd_process_image *img = &s->procs[i];
-		const KfdProcessEntry *e = img->entry;
-
-		sizes = calloc(e->n_bos + 1, sizeof(*sizes));
-		if (!sizes)
-			return -ENOMEM;
-		for (d = 0; d < e->n_devices && !ret; d++) {
-			uint32_t user = e->devices[d]->user_gpu_id;
-
-			if (!img->device_bo_count[d])
-				continue;
-			for (b = 0, n = 0; b < e->n_bos; b++)
-				if (e->bos[b]->gpu_id == user && kfd_bo_contents_saved(e->bos[b]))
-					sizes[n++] = e->bos[b]->size;
-			ret = bo_stream_check_files(dir_fd, img->id, user, sizes, n, why,
-						    sizeof(why));
-			if (ret)
-				pr_err("checkpoint file %u (pid %u): BO contents: %s", img->id,
-				       e->pid, why);
-		}
-		free(sizes);
-	}
-	for (i = 0; i < s->n_renders && !ret; i++) {
-		const RenderFileEntry *e = s->renders[i].entry;
-
-		if (!e->n_gem_bos)
-			continue;
-		sizes = render_file_gem_sizes(e);
-		if (!sizes)
-			return -ENOMEM;
-		ret = bo_stream_check_files(dir_fd, s->renders[i].id, e->actual_gpu_id, sizes,
-					    (uint32_t)e->n_gem_bos, why, sizeof(why));
-		if (ret)
-			pr_err("render file %u: GEM BO contents: %s", s->renders[i].id, why);
-		free(sizes);
-	}
-	return ret;
-}
-
 static int create_shared(struct restore_session *s)
 {
 	uint32_t *ids = calloc(s->n_procs + 1, sizeof(*ids));
@@ -611,9 +468,7 @@ int restore_session_init(struct restore_session *s, int dir_fd, const char *opti
 	memset(s, 0, sizeof(*s));
 	s->kfd_fd = -1;
 	s->guard = GUARDIAN_NONE;
-	ret = check_complete(dir_fd);
-	if (!ret)
-		ret = load_images(s, dir_fd);
+	ret = load_checkpoint(s, dir_fd);
 	if (ret)
 		return ret;
 	s->active = s->n_procs || s->n_renders;
@@ -623,7 +478,7 @@ int restore_session_init(struct restore_session *s, int dir_fd, const char *opti
 		return ret;
 	ret = load_gpu_libs();
 	if (!ret)
-		ret = build_source(s);
+		ret = build_source(s, dir_fd);
 	if (!ret)
 		ret = check_contents(s, dir_fd);
 	if (!ret)

@@ -4,8 +4,8 @@
 # sideways between sibling folders; the modules' include graph has no
 # circle; README.md's Layout block is what scripts/layout.sh draws from the
 # tree. Layers, lowest first (a folder may include its own and lower ones):
-#   0 common   1 datapath, topology   2 images   3 plugin, tools
-#   4 plugin/dump, plugin/restore     5 plugin/amdgpu_plugin.c (the hooks)
+#   0 common   1 datapath, topology   2 images   3 checkpoint   4 plugin, tools
+#   5 plugin/dump, plugin/restore     6 plugin/amdgpu_plugin.c (the hooks)
 # A module is a .c and the .h of the same name (X_int.h: X's internal header).
 # run-suite-parallel: yes (reads the tree only)
 set -uo pipefail
@@ -18,9 +18,10 @@ trap 'rm -rf "$T"' EXIT
 
 rank() {
 	case $1 in
-	plugin/amdgpu_plugin) echo 5 ;;
-	plugin/dump/* | plugin/restore/*) echo 4 ;;
-	plugin/* | tools/*) echo 3 ;;
+	plugin/amdgpu_plugin) echo 6 ;;
+	plugin/dump/* | plugin/restore/*) echo 5 ;;
+	plugin/* | tools/*) echo 4 ;;
+	checkpoint/*) echo 3 ;;
 	images/*) echo 2 ;;
 	datapath/* | topology/*) echo 1 ;;
 	common/*) echo 0 ;;
@@ -29,7 +30,7 @@ rank() {
 }
 module() { local m=${1%.*}; echo "${m%_int}"; }
 
-find common topology datapath images plugin tools -name '*.[ch]' | sort >"$T/files"
+find common topology datapath images checkpoint plugin tools -name '*.[ch]' | sort >"$T/files"
 : >"$T/unqualified"
 : >"$T/edges"
 while read -r f; do

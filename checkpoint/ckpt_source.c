@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The GPUs a checkpoint needs, as one matcher source: the union of the GPUs
- * of every process image and render image (keyed by the dump node's
- * gpu_id), in a topology merged from the images' recorded node sets. All
- * images come from one dump node, so a node index means the same node in
- * each of them; images that disagree are refused.
+ * The GPUs a checkpoint needs, as one matcher source (ckpt.h): the union of
+ * the GPUs of every process image and render image (keyed by the dump
+ * node's gpu_id), in a topology merged from the images' recorded node sets.
+ * All images come from one dump node, so a node index means the same node
+ * in each of them; images that disagree are refused.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tools/cli.h"
-#include "tools/ckpt.h"
+#include "checkpoint/ckpt.h"
+#include "common/errmsg.h"
 #include "images/topology_image.h"
 
 /* An image of the directory by its position: processes first, then render files. */
@@ -23,16 +23,16 @@ static void image_file(const struct ckpt *ck, size_t image, char *buf, size_t le
 		kfd_image_name(buf, len, KFD_IMAGE_RENDER, ck->renders[image - ck->n_procs].id);
 }
 
-/* cli_err() for two images that disagree, naming both files. */
-static int disagree(const char *cmd, const struct ckpt *ck, size_t a, size_t b, const char *what)
+/* Two images that disagree, both files named. */
+static int disagree(const struct ckpt *ck, size_t a, size_t b, const char *what, char *err,
+		    size_t errlen)
 {
 	char fa[KFD_IMAGE_NAME_MAX], fb[KFD_IMAGE_NAME_MAX];
 
 	image_file(ck, a, fa, sizeof(fa));
 	image_file(ck, b, fb, sizeof(fb));
-	cli_err("%s: %s: %s and %s disagree %s (images of different dumps?)", cmd, ck->dir, fa, fb,
-		what);
-	return -EINVAL;
+	return errmsg_set(err, errlen, -EINVAL,
+			  "%s and %s disagree %s (images of different dumps?)", fa, fb, what);
 }
 
 struct gpu_set {
@@ -42,8 +42,8 @@ struct gpu_set {
 	size_t n, cap;
 };
 
-static int gpu_set_add(const char *cmd, const struct ckpt *ck, struct gpu_set *s, size_t image,
-		       uint32_t gpu_id, uint32_t node)
+static int gpu_set_add(const struct ckpt *ck, struct gpu_set *s, size_t image, uint32_t gpu_id,
+		       uint32_t node, char *err, size_t errlen)
 {
 	char what[128];
 
@@ -54,7 +54,7 @@ static int gpu_set_add(const char *cmd, const struct ckpt *ck, struct gpu_set *s
 			snprintf(what, sizeof(what),
 				 "(GPU %u is node %u in the first, GPU %u node %u in the second)",
 				 s->gpu_ids[i], s->nodes[i], gpu_id, node);
-			return disagree(cmd, ck, s->images[i], image, what);
+			return disagree(ck, s->images[i], image, what, err, errlen);
 		}
 	}
 	if (s->n == s->cap) /* sized for every device of every image up front */
@@ -65,7 +65,7 @@ static int gpu_set_add(const char *cmd, const struct ckpt *ck, struct gpu_set *s
 	return 0;
 }
 
-static int collect_gpus(const char *cmd, const struct ckpt *ck, struct gpu_set *s)
+static int collect_gpus(const struct ckpt *ck, struct gpu_set *s, char *err, size_t errlen)
 {
 	int ret = 0;
 
@@ -73,12 +73,12 @@ static int collect_gpus(const char *cmd, const struct ckpt *ck, struct gpu_set *
 		const KfdProcessEntry *e = ck->procs[p].entry;
 
 		for (size_t d = 0; !ret && d < e->n_devices; d++)
-			ret = gpu_set_add(cmd, ck, s, p, e->devices[d]->actual_gpu_id,
-					  e->devices[d]->node_index);
+			ret = gpu_set_add(ck, s, p, e->devices[d]->actual_gpu_id,
+					  e->devices[d]->node_index, err, errlen);
 	}
 	for (size_t r = 0; !ret && r < ck->n_renders; r++)
-		ret = gpu_set_add(cmd, ck, s, ck->n_procs + r, ck->renders[r].entry->actual_gpu_id,
-				  ck->renders[r].entry->node_index);
+		ret = gpu_set_add(ck, s, ck->n_procs + r, ck->renders[r].entry->actual_gpu_id,
+				  ck->renders[r].entry->node_index, err, errlen);
 	return ret;
 }
 
@@ -86,8 +86,8 @@ static int collect_gpus(const char *cmd, const struct ckpt *ck, struct gpu_set *
  * Adds the node entries of image `image`, first image wins; the same index
  * must be the same GPU. owner[j]: the image out[j] came from.
  */
-static int merge_nodes(const char *cmd, const struct ckpt *ck, size_t image,
-		       const KfdTopologyEntry *t, KfdNodeEntry **out, size_t *owner, size_t *n)
+static int merge_nodes(const struct ckpt *ck, size_t image, const KfdTopologyEntry *t,
+		       KfdNodeEntry **out, size_t *owner, size_t *n, char *err, size_t errlen)
 {
 	char what[128];
 
@@ -103,7 +103,7 @@ static int merge_nodes(const char *cmd, const struct ckpt *ck, size_t image,
 		} else if (out[j]->gpu_id != ne->gpu_id) {
 			snprintf(what, sizeof(what), "about node %u (gpu_id %u and %u)", ne->index,
 				 out[j]->gpu_id, ne->gpu_id);
-			return disagree(cmd, ck, owner[j], image, what);
+			return disagree(ck, owner[j], image, what, err, errlen);
 		}
 	}
 	return 0;
@@ -120,27 +120,26 @@ static size_t count_entries(const struct ckpt *ck, bool nodes)
 	return n;
 }
 
-static int merge_topology(const char *cmd, const struct ckpt *ck, struct kfd_topology *topo)
+static int merge_topology(const struct ckpt *ck, struct kfd_topology *topo, char *err,
+			  size_t errlen)
 {
 	KfdTopologyEntry merged = KFD_TOPOLOGY_ENTRY__INIT;
 	KfdNodeEntry **nodes = calloc(count_entries(ck, true) + 1, sizeof(*nodes));
 	size_t *owner = calloc(count_entries(ck, true) + 1, sizeof(*owner));
-	char err[512];
-	int ret = nodes && owner ? 0 : -ENOMEM;
+	char why[512];
+	int ret = nodes && owner ? 0 : errmsg_set(err, errlen, -ENOMEM, "out of memory");
 
 	for (size_t p = 0; !ret && p < ck->n_procs; p++)
-		ret = merge_nodes(cmd, ck, p, ck->procs[p].entry->topology, nodes, owner,
-				  &merged.n_nodes);
+		ret = merge_nodes(ck, p, ck->procs[p].entry->topology, nodes, owner,
+				  &merged.n_nodes, err, errlen);
 	for (size_t r = 0; !ret && r < ck->n_renders; r++)
-		ret = merge_nodes(cmd, ck, ck->n_procs + r, ck->renders[r].entry->topology, nodes,
-				  owner, &merged.n_nodes);
-	if (ret == -ENOMEM)
-		cli_err("%s: out of memory", cmd);
+		ret = merge_nodes(ck, ck->n_procs + r, ck->renders[r].entry->topology, nodes, owner,
+				  &merged.n_nodes, err, errlen);
 	if (!ret) {
 		merged.nodes = nodes;
-		ret = topo_from_image(&merged, topo, err, sizeof(err));
+		ret = topo_from_image(&merged, topo, why, sizeof(why));
 		if (ret)
-			cli_err("%s: %s: recorded topologies: %s", cmd, ck->dir, err);
+			errmsg_set(err, errlen, ret, "recorded topologies: %s", why);
 	}
 	free(nodes);
 	free(owner);
@@ -154,7 +153,7 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int ckpt_source_build(const char *cmd, const struct ckpt *ck, struct ckpt_source *src)
+int ckpt_source_build(const struct ckpt *ck, struct ckpt_source *src, char *err, size_t errlen)
 {
 	size_t cap = count_entries(ck, false);
 	struct gpu_set set = {.cap = cap};
@@ -164,10 +163,10 @@ int ckpt_source_build(const char *cmd, const struct ckpt *ck, struct ckpt_source
 	set.gpu_ids = calloc(cap + 1, sizeof(*set.gpu_ids));
 	set.nodes = calloc(cap + 1, sizeof(*set.nodes));
 	set.images = calloc(cap + 1, sizeof(*set.images));
-	ret = set.gpu_ids && set.nodes && set.images ? collect_gpus(cmd, ck, &set) : -ENOMEM;
-	if (ret == -ENOMEM)
-		cli_err("%s: out of memory", cmd);
-	ret = ret ?: merge_topology(cmd, ck, &src->topo);
+	ret = set.gpu_ids && set.nodes && set.images
+		      ? collect_gpus(ck, &set, err, errlen)
+		      : errmsg_set(err, errlen, -ENOMEM, "out of memory");
+	ret = ret ?: merge_topology(ck, &src->topo, err, errlen);
 	free(set.gpu_ids);
 	free(set.images);
 	if (ret) {

@@ -1,0 +1,110 @@
+#!/bin/bash
+# The dry run says what the restore says: the same hostile image directories
+# go to `amdgpu-criu check` and to the restore master's entry point
+# (restore_session_init(), through tests/host/restore_init.c), and both must
+# refuse each one with the same first error line (the tool's after its
+# "amdgpu-criu: check: DIR: " prefix, the plugin's after "amdgpu_plugin:
+# Error: "); a valid checkpoint passes the tool, and the restore gets past
+# the images (it then needs this node's KFD, which this host lacks).
+# env: BUILD (absolute build dir with amdgpu-criu and its n/ objects),
+#      KFD_FIXTURES (kfd-topologies/)
+# run-suite-parallel: yes (writes under mktemp)
+set -uo pipefail
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TOOL=$BUILD/amdgpu-criu
+MI308X=$KFD_FIXTURES/k8sdp-mi308x-8gpu-cpx-32part-2socket
+VEGA10=$KFD_FIXTURES/k8sdp-vega10-mi25-1gpu-1socket
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# objects of the sources there are now: the library's, and the plugin's without its hooks
+objects() {
+	local f
+	for f in "$@"; do
+		f=${f#"$ROOT"/}
+		[ "$f" = plugin/amdgpu_plugin.c ] || echo "$BUILD/n/${f%.c}.o"
+	done
+}
+PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
+build() { # OUT SOURCES...
+	# shellcheck disable=SC2046,SC2086
+	cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I"$ROOT" -I"$ROOT/tests/unit" \
+		-I"$BUILD/gen" $(pkg-config --cflags $PKGS) -o "$@" \
+		$(objects "$ROOT"/common/*.c "$ROOT"/topology/*.c "$ROOT"/images/*.c \
+			"$ROOT"/datapath/*.c "$ROOT"/checkpoint/*.c) \
+		"$BUILD/n/gen/amdgpu_plugin.pb-c.o" $(pkg-config --libs $PKGS) -lpthread 2>"$TMP/cc.err"
+}
+# shellcheck disable=SC2046 # object lists are words
+if ! build "$TMP/mkimage" "$ROOT/tests/host/mkimage.c" "$ROOT/tests/unit/synth_ckpt.c" ||
+	! build "$TMP/restore_init" "$ROOT/tests/host/restore_init.c" "$ROOT/tests/unit/criu_stub.c" \
+		$(objects "$ROOT"/plugin/*.c "$ROOT"/plugin/dump/*.c "$ROOT"/plugin/restore/*.c); then
+	fail "the test's programs build: $(head -c 600 "$TMP/cc.err")"
+	tap_done
+	exit 1
+fi
+
+mkckpt() { # DIR ARGS...: a two-GPU checkpoint of MI308X nodes 2,3 and a render file
+	mkdir -p "$1" && "$TMP/mkimage" --out "$1" --sysfs "$MI308X" --nodes 2,3 --render-id 10 "${@:2}"
+}
+
+# verdicts NAME DIR: each side's exit status and first error line, without its prefix
+verdicts() {
+	"$TOOL" check "$2" --sysfs "$MI308X" >/dev/null 2>"$TMP/$1.tool"
+	TOOL_RC=$?
+	"$TMP/restore_init" "$2" 2>"$TMP/$1.restore"
+	RESTORE_RC=$?
+	TOOL_LINE=$(head -1 "$TMP/$1.tool" | sed "s|^amdgpu-criu: check: $2: ||")
+	RESTORE_LINE=$(grep -m1 '^amdgpu_plugin: Error: ' "$TMP/$1.restore" | sed 's/^amdgpu_plugin: Error: //')
+	diag "$1: check rc $TOOL_RC: $TOOL_LINE"
+	diag "$1: restore rc $RESTORE_RC: $RESTORE_LINE"
+}
+
+# refused NAME DIR PATTERN: both refuse, with the same line, which matches PATTERN
+refused() {
+	verdicts "$1" "$2"
+	check "$1: check refuses it (exit 2)" test "$TOOL_RC" = 2
+	check "$1: the restore master refuses it" test "$RESTORE_RC" = 1
+	check "$1: both say the same first line" test -n "$TOOL_LINE" -a "$TOOL_LINE" = "$RESTORE_LINE"
+	check "$1: the line says why ($3)" grep -Eq "$3" <<<"$TOOL_LINE"
+	check "$1: no control byte in either side's output" \
+		bash -c '! LC_ALL=C grep -qP "[\x00-\x08\x0b-\x1f\x7f]" "$1" "$2"' _ "$TMP/$1.tool" "$TMP/$1.restore"
+}
+
+# a valid checkpoint: the tool says yes; the restore gets past the images
+OK=$TMP/ok
+mkckpt "$OK" --hsakmt 4242
+verdicts valid "$OK"
+check "valid: check accepts it (exit 0)" test "$TOOL_RC" = 0
+check "valid: the restore's first error is this node's, not the images' ($RESTORE_LINE)" \
+	grep -Eq 'KFD|kfd|topology' <<<"$RESTORE_LINE"
+
+D=$TMP/disagree
+mkckpt "$D" && "$TMP/mkimage" --out "$D" --sysfs "$VEGA10" --nodes 1 --id 2
+refused disagree "$D" 'amdgpu-kfd-1.img and amdgpu-kfd-2.img disagree about node 1'
+
+D=$TMP/cron
+mkckpt "$D" --hsakmt 4242 --hsakmt-path /etc/cron.d/amdgpu
+refused hsakmt-path "$D" "amdgpu-hsakmt-4242.img names /etc/cron.d/amdgpu, not one of libhsakmt's files"
+
+D=$TMP/escape
+mkckpt "$D" --hsakmt 4242 --hsakmt-path "$(printf '/dev/shm/x\033]0;owned\a\nok 99 - forged')"
+refused hsakmt-escape "$D" 'names /dev/shm/x\\x1b\]0;owned\\x07\\x0aok 99 - forged'
+
+D=$TMP/missing-idx
+mkckpt "$D" && rm "$D"/amdgpu-bo-1-*.idx
+refused missing-index "$D" 'checkpoint file 1 \(pid [0-9]+\): BO contents: .*idx'
+
+D=$TMP/truncated
+mkckpt "$D" && f=$(ls "$D"/amdgpu-bo-1-*.img | head -1) && truncate -s 4096 "$f"
+refused truncated-data "$D" 'BO contents: .*truncated'
+
+D=$TMP/part
+mkckpt "$D" && touch "$D/amdgpu-kfd-9.img.part"
+refused cut-dump "$D" 'incomplete checkpoint'
+
+D=$TMP/render-gone
+mkckpt "$D" && truncate -s 20 "$D/amdgpu-kfd-1.img"
+refused damaged-image "$D" 'amdgpu-kfd-1.img'
+tap_done
