@@ -5,7 +5,7 @@
  * drm_fd given to RESTORE), at the BO's restored mmap offset.
  *
  * Why not the dma-buf: in 6.12 a restored non-WRITABLE BO's dma-buf is
- * read-only (kfd-criu-abi.md 4.6), while its render-node mapping is granted to
+ * read-only (docs/kfd-facts.md 4.6), while its render-node mapping is granted to
  * the VM's DRM file whatever the BO's GPU permissions. A render-node mapping
  * must start at the BO's offset exactly (no window inside a BO), so each BO
  * is mapped whole while it is written: address space, not memory, since the

@@ -3,7 +3,7 @@
  * SDMA copy engine: BO contents moved by the GPU's own copy engine through
  * libdrm_amdgpu, instead of CPU reads of VRAM across the PCIe BAR (AMD
  * measured 16 GB in about 15 minutes with the CPU on a large-BAR machine,
- * about 10 seconds with SDMA: ../shared/docs/amdgpu-sdma-copy.md 5.3), and
+ * about 10 seconds with SDMA: docs/sdma-facts.md 5.3), and
  * the only way to reach VRAM that the CPU cannot see (small BAR).
  *
  * One engine serves one GPU and is used by one thread at a time (bo_stream

@@ -34,7 +34,7 @@
  * ISA-L's crc32_gzip_refl is zlib's CRC-32 (same polynomial, reflected, same
  * pre- and post-inversion, so chaining works the same and older images
  * verify), about 6x faster than zlib's crc32_z on the machines measured
- * (issue 14: 25 GB/s against 2.8-4.0). Since version 3 it checks only the
+ * (25 GB/s against 2.8-4.0). Since version 3 it checks only the
  * index itself and version 1 and 2 chunks.
  */
 uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
@@ -44,9 +44,9 @@ uint32_t bo_index_crc32(uint32_t crc, const void *buf, size_t len)
 
 /*
  * CRC-64/XZ by ISA-L (crc64_ecma_refl, about as fast as its CRC-32: 25 GiB/s
- * here, against 5 GiB/s for Debian's libxxhash XXH3-128, which we tried
- * first): since version 3 the chunks' only checksum. Version 2 also kept a
- * CRC-32, which cost the dump a second pass over every byte (issue 14).
+ * here, against 5 GiB/s for Debian's libxxhash XXH3-128): since version 3
+ * the chunks' only checksum. Version 2 also kept a CRC-32, which cost the
+ * dump a second pass over every byte.
  */
 uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len)
 {

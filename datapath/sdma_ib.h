@@ -4,7 +4,7 @@
  * plugin's SDMA copy engine submits through libdrm_amdgpu (amdgpu_cs_submit
  * on AMDGPU_HW_IP_DMA).
  *
- * Formats (docs: ../shared/docs/amdgpu-sdma-copy.md section 4; the kernel's
+ * Formats (docs: docs/sdma-facts.md section 4; the kernel's
  * vega10_, navi10_ and sdma_v6_0_0_pkt_open.h): every generation from SDMA
  * v4 (Vega, MI50 to MI350) to v7 (RDNA4) uses the same header (op bits 7:0,
  * sub_op bits 15:8) and the same 7-dword COPY_LINEAR:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading the KFD CRIU private blob (kfd-criu-abi.md section 5) for checks and
+ * Reading the KFD CRIU private blob (docs/kfd-facts.md section 5) for checks and
  * for people. The plugin stores and returns the blob verbatim and never edits
  * it; this module only walks it, bounds-checked, to learn its layout (the BO
  * record size differs between kernels without a version bump) and what it

@@ -9,7 +9,7 @@
  * Need: per local GPU, the page-aligned sizes of the VRAM BOs that RESTORE
  * will allocate there, summed over every process of the checkpoint (KFD
  * reserves VRAM per BO at page granularity, amdgpu_amdkfd_reserve_mem_limit()).
- * Free: KFD's AVAILABLE_MEMORY (kfd-criu-abi.md 7.11) for that GPU, asked on
+ * Free: KFD's AVAILABLE_MEMORY (docs/kfd-facts.md 7.11) for that GPU, asked on
  * the master's own KFD process: the same accounting RESTORE's allocations are
  * checked against (what VRAM is left under the KFD limit, page tables
  * reserved, rounded down to 2 MiB). Another process may still take VRAM

@@ -70,7 +70,7 @@ struct copy_gpu copy_gpu_of_node(const struct kfd_node *node, uint32_t gpu_id,
  * BOs of a small-BAR GPU that were not allocated CPU-visible (no PUBLIC
  * flag): a CPU access to them makes the kernel move them into the visible
  * window or to GTT (changing where the application's memory lives, and
- * SIGBUS for a pinned one; docs/amdgpu-sdma-copy.md 5.2), so only SDMA may
+ * SIGBUS for a pinned one; docs/sdma-facts.md 5.2), so only SDMA may
  * copy them.
  */
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The render-node uAPI of Linux 6.18 that the plugin uses to save GEM BOs
- * (kfd-criu-abi.md 12), defined here where Debian's libdrm (2.4.124) does
+ * (docs/kfd-facts.md 12), defined here where Debian's libdrm (2.4.124) does
  * not have it yet. Layouts as in 6.18's include/uapi/drm/amdgpu_drm.h and
  * drm.h; on older kernels each ioctl is EINVAL (a number past the driver's
  * or the core's table) or, for GET_MAPPING_INFO, an unknown GEM_OP.

@@ -8,7 +8,7 @@
  * that opened /dev/kfd twice has two files but one KFD process, and a second
  * PROCESS_INFO on it would count a second eviction that the one UNPAUSE does
  * not undo: the application's queues would stay stopped after the dump
- * (kfd-criu-abi.md 3.2). ROCm opens /dev/kfd once per process; the dump
+ * (docs/kfd-facts.md 3.2). ROCm opens /dev/kfd once per process; the dump
  * refuses a second file of an already paused process before calling
  * PROCESS_INFO on it.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * KFD ioctls with the retry policy of kfd-criu-abi.md section 6.4: EINTR and
+ * KFD ioctls with the retry policy of docs/kfd-facts.md section 6.4: EINTR and
  * EAGAIN are retried (bounded, with the argument struct the kernel wrote
  * back) only where a retry is safe: PROCESS_INFO (rolled back on failure),
  * CHECKPOINT (changes nothing), UNPAUSE (stays paused on failure),

@@ -2,7 +2,7 @@
 /*
  * Per-GPU property compatibility: may a checkpointed GPU run on a local GPU?
  *
- * The rules are the reference plugin's (kfd-criu-abi.md 9.8) with two
+ * The rules are the reference plugin's (docs/kfd-facts.md 9.8) with two
  * differences:
  *   - io_links_count / p2p_links_count / mem_banks_count are not compared:
  *     the matcher compares links structurally, so a GPU restored into a

@@ -9,7 +9,7 @@
  * the reason why none exists.
  *
  * Hard rules (a mapping violating one is never returned):
- *   - per GPU: the reference plugin's property rules (kfd-criu-abi.md 9.8):
+ *   - per GPU: the reference plugin's property rules (docs/kfd-facts.md 9.8):
  *     equal compute shape, device id, SDMA/CP queue counts and VRAM heap type;
  *     destination VRAM size, caches count, GWS, firmware versions >= source;
  *     capability equal. Link counts are NOT compared. The relaxable checks

@@ -4,7 +4,7 @@
  *
  * Reads a tree laid out like /sys/class/kfd/kfd/topology (or a capture of one)
  * into plain structs. The reader follows what real captures show
- * (docs: shared/docs/kfd-topology-facts.md):
+ * (docs: docs/kfd-topology-facts.md):
  *   - node directories are numbered 0..N-1 but need not be listed in order;
  *   - key sets differ between kernels: known keys are stored with a "present"
  *     bit, unknown keys are ignored, optional files (gpu_id, name, mem_banks,

@@ -14,7 +14,7 @@
  * holding a duplicate of the target's /dev/kfd file. If CRIU dies before the
  * plugin's exit hook has sent UNPAUSE and stood it down: KFD takes CRIU ops
  * on a process's file only from the owner or its ptracer (kfd_chardev.c,
- * kfd-criu-abi.md 1.3), so the guardian waits until the kernel has detached
+ * docs/kfd-facts.md 1.3), so the guardian waits until the kernel has detached
  * the dead CRIU (PTRACE_SEIZE fails with EPERM until then), seizes the
  * application's thread-group leader (which does not stop it), sends UNPAUSE
  * and exits (which detaches it again), with one line in the kernel log.

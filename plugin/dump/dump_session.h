@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The dump session (docs/kfd-facts.md: the dump).
+ * The dump session (docs/kfd-facts.md 6.1).
  *
  * It lives from the plugin's init to its exit hook at the dump stage, in
  * the CRIU process (one thread calls it). It holds the options (read once,

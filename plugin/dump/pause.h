@@ -6,7 +6,7 @@
  * Why at the dump stage's exit hook: the queues must stay stopped until CRIU
  * has dumped the tasks' memory (running queues would change GTT and userptr
  * memory under the dump), and UNPAUSE needs the dumper to still be the
- * ptracer of the target (kfd-criu-abi.md 1.3). CRIU 4.1.1 has no
+ * ptracer of the target (docs/kfd-facts.md 1.3). CRIU 4.1.1 has no
  * DUMP_DEVICES_LATE hook; its cr_dump_finish() calls the plugins' exit hook
  * after every task's memory was written and before pstree_switch_state()
  * resumes or kills the tasks, on success and on failure alike. So each

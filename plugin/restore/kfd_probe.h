@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Measures the KFD CRIU private-blob layout of this kernel (the BO record
- * size, 80 or 272 bytes: kfd-criu-abi.md 5.5, 5.11) instead of guessing it
+ * size, 80 or 272 bytes: docs/kfd-facts.md 5.5, 5.11) instead of guessing it
  * from the kernel release, which DKMS drivers and kfdsim's bo_priv_size
  * make wrong. Runs in the CRIU master, before any task is forked, on the
  * plugin's own /dev/kfd (its own KFD process, whose owner it is): one GTT

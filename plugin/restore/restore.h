@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Restore of GPU files (kfd-criu-abi.md 6.2).
+ * Restore of GPU files (docs/kfd-facts.md 6.2).
  *
  * The session starts in the CRIU master (the plugin's init hook), before any
  * task exists: it loads and validates every image of the checkpoint, checks

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where the restored task's GPU mappings go (UPDATE_VMA_MAP,
- * kfd-criu-abi.md 6.3): a BO mapped through a render node moves from its old
+ * docs/kfd-facts.md 6.3): a BO mapped through a render node moves from its old
  * fake offset to `restored_offset` on the render file that owns the new VM; a
  * doorbell or MMIO mapping of /dev/kfd keeps its offset except for the
  * gpu_id field (bits 61..46), which becomes the new actual gpu_id.

@@ -731,7 +731,7 @@ static struct path_run timed_limit(struct bench *b, bool restore)
  * written beside a file just written took 2.0-2.6 s, the same into memory
  * just freed 0.3-0.7 s. Without this, a round's second run (path or limit)
  * was often 2-3 times slower than its first, most likely because it found
- * part of its memory taken by the host (README, session 18).
+ * part of its memory taken by the host (docs/measurements.md).
  */
 static void release_files(struct bench *b)
 {

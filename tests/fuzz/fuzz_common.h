@@ -25,7 +25,7 @@ int fuzz_scratch_fd(void);
 void fuzz_put_file(const char *name, const uint8_t *data, size_t len);
 
 /*
- * Whether inputs may exercise the issue 10 defects that were found before
+ * Whether inputs may exercise the defects that were found before
  * the fuzz targets existed (FIFOs in place of files, image ids with leading
  * zeros, recorded GPUs without SIMDs): yes, unless FUZZ_STRICT=0 is in the
  * environment. Fixed on main; FUZZ_STRICT=0 fuzzes a tree that still has

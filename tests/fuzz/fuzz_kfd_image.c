@@ -134,7 +134,7 @@ static void load(int dir_fd, enum kfd_image_kind kind)
 	}
 }
 
-/* Every id kfd_image_list() gives is an image under its canonical name (issue 10 finding 4). */
+/* Every id kfd_image_list() gives is an image under its canonical name. */
 static void check_list(int dir_fd, enum kfd_image_kind kind, bool canonical)
 {
 	uint32_t *ids;

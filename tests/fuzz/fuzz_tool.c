@@ -15,7 +15,7 @@
  *   check IMG --sysfs SYSFS, check IMG --sysfs SYSFS --json
  * and every one must end with exit status 0, 1 or 2, print (stdout and
  * stderr, captured) text without control characters or raw bytes from the
- * images (issue 10 finding 5: they are escaped), and leave the tree as it
+ * images (they are escaped), and leave the tree as it
  * was: names, types, sizes and modification times (inspect and check only
  * read). Sanitizers and leak detection watch the rest; their reports go to
  * the real stderr (fuzz_common.c).

@@ -8,7 +8,7 @@
  * PCIe round trip. AMD measured the CRIU plugin reading 16 GB of VRAM this
  * way in about 15 minutes on a large-BAR machine, about 18 MB/s, against
  * about 10 seconds with SDMA (LPC 2021, "Fast Checkpoint Restore for GPUs";
- * docs/amdgpu-sdma-copy.md 5.3).
+ * docs/sdma-facts.md 5.3).
  *
  * Model: every page that a CPU *read* fault maps from a VRAM BO costs
  * PAGE_SIZE / bar_read_mbps, paid by the faulting task, in sleeps of at

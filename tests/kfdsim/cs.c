@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfdsim: command submission on the render nodes, as amdgpu_ctx.c and
- * amdgpu_cs.c of 6.12 (facts: amdgpu-sdma-copy.md 2.8):
+ * amdgpu_cs.c of 6.12 (facts: docs/sdma-facts.md 2.8):
  *
  *   DRM_AMDGPU_CTX      ALLOC (ids 1..4095), FREE, QUERY_STATE, QUERY_STATE2
  *   DRM_AMDGPU_CS       IB chunks for AMDGPU_HW_IP_DMA, ring 0 or 1 (the

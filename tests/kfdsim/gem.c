@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfdsim: the render node's own buffer objects, as amdgpu_gem.c and
- * amdgpu_bo_list.c of 6.12 (facts: amdgpu-sdma-copy.md 2.3, 2.4, 2.7, 2.8, 7):
+ * amdgpu_bo_list.c of 6.12 (facts: docs/sdma-facts.md 2.3, 2.4, 2.7, 2.8, 7):
  *
  *   DRM_AMDGPU_GEM_CREATE   GTT or VRAM (the IB buffer of an SDMA copy);
  *                           counted against the GPU's memory like KFD BOs

@@ -8,7 +8,7 @@
  *                  (GEM_LIST_HANDLES is an unknown driver ioctl: EINVAL, as
  *                  drm_ioctl() answers for a number past the driver table).
  *   618            Linux 6.18: also DRM_AMDGPU_GEM_LIST_HANDLES (facts:
- *                  kfd-criu-abi.md 12), GEM_OP GET_MAPPING_INFO, the core
+ *                  docs/kfd-facts.md 12), GEM_OP GET_MAPPING_INFO, the core
  *                  GEM_CHANGE_HANDLE (drm.c routes it here), and fdinfo in
  *                  the 6.13 format (fdinfo.c).
  *

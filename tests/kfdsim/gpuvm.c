@@ -2,7 +2,7 @@
 /*
  * kfdsim: the GPU virtual address space of a render-node file (amdgpu_vm)
  * and DRM_AMDGPU_GEM_VA, as amdgpu_gem.c and amdgpu_vm.c of 6.12 (facts:
- * amdgpu-sdma-copy.md 2.6 and 3).
+ * docs/sdma-facts.md 2.6 and 3).
  *
  * A VM is a list of mappings [start, end) -> (GEM object, offset in it,
  * READABLE/WRITEABLE/EXECUTABLE), addresses masked to 48 bits as amdgpu

@@ -331,7 +331,7 @@ struct drm_printer;
 void kfdsim_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 bool kfdsim_uapi_618(void);
 
-/* gem_criu.c: Linux 6.18's DRM_AMDGPU_GEM_LIST_HANDLES (kfd-criu-abi.md 12) */
+/* gem_criu.c: Linux 6.18's DRM_AMDGPU_GEM_LIST_HANDLES (docs/kfd-facts.md 12) */
 #define KFDSIM_DRM_AMDGPU_GEM_LIST_HANDLES	0x19
 #define KFDSIM_GEM_LIST_IS_IMPORT		(1 << 0)
 struct kfdsim_drm_gem_list_handles {

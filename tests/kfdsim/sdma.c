@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfdsim: the SDMA engines behind amdgpu command submission (cs.c), and the
- * interpreter of the IBs they run. Facts: amdgpu-sdma-copy.md sections 2.2
+ * interpreter of the IBs they run. Facts: docs/sdma-facts.md sections 2.2
  * (HW_IP_INFO/COUNT), 4 (packets per generation), 6 (engines).
  *
  * Engines: each GPU node has num_sdma_engines + num_sdma_xgmi_engines of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writes a synthetic checkpoint (see synth_ckpt.h). Blob layout: kfd-criu-abi.md
+ * Writes a synthetic checkpoint (see synth_ckpt.h). Blob layout: docs/kfd-facts.md
  * section 5 (process record, device records, BO records, queues, events, SVM).
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * AMDGPU_CRIU_GPUS (plugin/gpu_select.h): render nodes and gpu_ids the
+ * AMDGPU_CRIU_GPUS (topology/gpu_select.h): render nodes and gpu_ids the
  * restore may use; anything else in the value is one clear error.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Hostile image directories and sysfs trees (issue 10, section 2): each
- * finding of the fuzzing gets a test that failed before its fix.
+ * Hostile image directories and sysfs trees: each finding of the fuzzing
+ * gets a test that failed before its fix.
  *   - a FIFO in place of any file the readers open: refused, never a hang
  *     (the reader runs in a child with an alarm, so a hang fails the test)
  *   - a symbolic link in place of an image: refused, saying so and naming it

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The private-blob walker on blobs in the kernel's layout (kfd-criu-abi.md
+ * The private-blob walker on blobs in the kernel's layout (docs/kfd-facts.md
  * section 5): the summary of a valid blob, both BO record sizes, and hostile
  * blobs (every truncation, trailing bytes, wrong counts, unknown object
  * types, queue sizes that overflow, oversized counts, random damage), which

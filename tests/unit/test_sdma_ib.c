@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * SDMA IB builder: every packet's dwords against the layouts of
- * ../shared/docs/amdgpu-sdma-copy.md section 4 (COPY_LINEAR 4.3, CONST_FILL
+ * docs/sdma-facts.md section 4 (COPY_LINEAR 4.3, CONST_FILL
  * 4.4, FENCE 4.5, NOP padding 4.8), the 4 MiB split, odd sizes, and the
  * requests that must append nothing.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Guest test of the kfdsim ABI, case by case against docs/kfd-criu-abi.md:
+ * Guest test of the kfdsim ABI, case by case against docs/kfd-facts.md:
  * the /dev/kfd dispatcher (1.2, 1.3), per-mm processes and pdds (1.1),
  * apertures (7.8), ACQUIRE_VM (7.2), ALLOC/FREE/MAP/UNMAP (7.3-7.5),
  * AVAILABLE_MEMORY (7.11), EXPORT_DMABUF (7.12), render-node mmap (8).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Guest test of kfdsim's queues, events and AMDKFD_IOC_CRIU_OP, case by case
- * against docs/kfd-criu-abi.md (sections 2.4-2.6, 3, 4, 5, 6.5, 7.6, 7.7,
+ * against docs/kfd-facts.md (sections 2.4-2.6, 3, 4, 5, 6.5, 7.6, 7.7,
  * 7.9, 8) and the fault injection of /sys/kernel/debug/kfdsim/inject.
  *
  * Processes: the test itself is "the dumper" (it ptrace-seizes the

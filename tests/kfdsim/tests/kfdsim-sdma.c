@@ -39,7 +39,7 @@
 #define IB_DWORDS 16384
 #define DATA_SIZE (4 * MiB + 64 * 1024)
 
-/* SDMA v4 packets (amdgpu-sdma-copy.md section 4) */
+/* SDMA v4 packets (docs/sdma-facts.md section 4) */
 #define HDR(op, sub) ((uint32_t)(op) | (uint32_t)(sub) << 8)
 #define OP_NOP 0
 #define OP_COPY 1

@@ -172,7 +172,7 @@ ct_plugin_says() {
 		sed 's/^([^)]*) *//; s/^[0-9]*: //; s/amdgpu_plugin: //' | cut -c1-400 | while read -r l; do diag "$l"; done
 }
 
-# ct_cases RUNTIME: the container cases of issue 15 for one runtime, as TAP.
+# ct_cases RUNTIME: the container cases for one runtime, as TAP.
 # kfdsim is reloaded as the MI210 machine (8 GPUs, two xGMI hives of 4); the
 # container "gpu-RUNTIME" is given GPUs A0 A1 (hive A), runs the workload on
 # both, and is checkpointed once. That checkpoint is then restored

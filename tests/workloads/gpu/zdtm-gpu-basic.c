@@ -63,8 +63,8 @@
  *                   a queue (AQL or SDMA) and events, and verifies its own
  *                   state concurrently with the others; they set up one at
  *                   a time unless --parallel-setup (kfdsim deadlocked when a
- *                   USERPTR ALLOC and a doorbell mmap of two threads met,
- *                   until session 3: test-kfdsim-parallel-setup.sh)
+ *                   USERPTR ALLOC and a doorbell mmap of two threads met:
+ *                   test-kfdsim-parallel-setup.sh keeps it from returning)
  *   --fork          a child process (forked before /dev/kfd is opened) with
  *                   its own KFD process and the same kind of state, files
  *                   READY.child, RESULT.child; RESULT gets "PASS" only if

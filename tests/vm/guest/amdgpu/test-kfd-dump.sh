@@ -5,8 +5,8 @@
 # the restore opens /dev/kfd again in the task without RESTORE or RESUME
 # (KFD would refuse a RESUME of a process that never RESTOREd).
 #
-# EXPECT=ok since session 3 (before, the dump failed: the no-GPU image did
-# not validate, and CRIU took the plugin's EOPNOTSUPP for "not my file").
+# EXPECT=ok: the dump succeeds (a no-GPU image validates, and the plugin's
+# own failures are never EOPNOTSUPP, which CRIU takes for "not my file").
 # EXPECT=fail: CRIU must refuse cleanly ("Can't dump file ... chr"),
 # leaving the process running untouched.
 EXPECT=ok

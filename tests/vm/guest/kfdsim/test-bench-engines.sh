@@ -31,7 +31,7 @@ ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 # pread()s), right before each step. Shown, not used as a limit: under TCG
 # this separate process wrote 36-38 MiB/s where the pipeline's own file side
 # wrote 170-186 in the same boot (busybox dd: 25), a figure beating its
-# limit, so no limit; why is not known (see the closing note of session 7).
+# limit, so no limit; why is not known (docs/measurements.md).
 file_limits() {
 	local out
 	out=$(/test/bin/filebench "$WORK/limit" "$SIZE_MIB")

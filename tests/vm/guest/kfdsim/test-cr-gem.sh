@@ -2,7 +2,7 @@
 # Render-node (GEM) BOs. Where the kernel cannot list them (Linux 6.12,
 # kfdsim's default flavour) the plugin refuses the dump rather than lose
 # them (plugin/dump/render_audit.h); where it can (Linux 6.18, kfdsim's
-# drm_uapi=618) it saves and restores them (plugin/gem_bos.h).
+# drm_uapi=618) it saves and restores them (plugin/dump/gem_dump.h, plugin/restore/gem_restore.h).
 # zdtm-gpu-gem holds a KFD VRAM BO and a GEM BO made with libdrm_amdgpu on
 # the same render file, both filled with patterns; its self-check reads
 # every byte of both, asks its GEM handle's size, compares the BO's GPU
