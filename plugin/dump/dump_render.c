@@ -16,7 +16,6 @@
 #include "datapath/bo_stream.h"
 #include "plugin/dump/dump_render.h"
 #include "plugin/dump/dump_session.h"
-#include "plugin/dump/task_gpu.h"
 #include "plugin/dump/gem_dump.h"
 #include "images/kfd_image.h"
 #include "plugin/kfd_ioctl.h"
@@ -46,14 +45,11 @@ int dump_render_audit(struct dump_session *s, int pid)
 	char why[768];
 	int ret;
 
-	ret = dump_task_uses_gpu(s, pid);
+	ret = dump_gpu_task(s, pid);
 	if (ret <= 0)
 		return ret;
-	ret = dump_meets_gpu(s);
-	if (ret)
-		return ret;
 	ret = render_audit_task(&s->audit, pid, audit_classify, s, why, sizeof(why));
-	if (ret && task_gpu_gone(s->audit.proc, pid))
+	if (ret && dump_task_gone(pid))
 		return 0; /* killed while frozen: CRIU finds it gone too */
 	if (ret)
 		pr_err("%s", why);

@@ -95,7 +95,7 @@ static bool task_file_is_gpu(void *arg, dev_t rdev)
 	return dump_classify(arg, &st) != GPU_FILE_NONE;
 }
 
-int dump_task_uses_gpu(struct dump_session *s, int pid)
+int dump_gpu_task(struct dump_session *s, int pid)
 {
 	char why[512];
 	int ret;
@@ -107,7 +107,15 @@ int dump_task_uses_gpu(struct dump_session *s, int pid)
 		pr_err("%s", why);
 		return ret;
 	}
-	return ret == TASK_GPU_USES;
+	if (ret != TASK_GPU_USES)
+		return 0;
+	ret = dump_meets_gpu(s);
+	return ret ? ret : 1;
+}
+
+bool dump_task_gone(int pid)
+{
+	return task_gpu_gone(TASK_PROC, pid);
 }
 
 void dump_session_fini(struct dump_session *s)
@@ -184,14 +192,11 @@ int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid)
 	char why[512];
 	int ret;
 
-	ret = dump_task_uses_gpu(s, pid);
+	ret = dump_gpu_task(s, pid);
 	if (ret <= 0)
 		return ret;
-	ret = dump_meets_gpu(s);
-	if (ret)
-		return ret;
 	ret = hsakmt_files_dump(&hsakmt_paths_default, pid, dir_fd, &res, why, sizeof(why));
-	if (ret && task_gpu_gone(TASK_PROC, pid)) {
+	if (ret && dump_task_gone(pid)) {
 		pr_info("pid %d exited during the dump: none of libhsakmt's files to record", pid);
 		return 0;
 	}

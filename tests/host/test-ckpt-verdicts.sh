@@ -19,27 +19,13 @@ VEGA10=$KFD_FIXTURES/k8sdp-vega10-mi25-1gpu-1socket
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# objects of the sources there are now: the library's, and the plugin's without its hooks
-objects() {
-	local f
-	for f in "$@"; do
-		f=${f#"$ROOT"/}
-		[ "$f" = plugin/amdgpu_plugin.c ] || echo "$BUILD/n/${f%.c}.o"
-	done
-}
-PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
-build() { # OUT SOURCES...
-	# shellcheck disable=SC2046,SC2086
-	cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I"$ROOT" -I"$ROOT/tests/unit" \
-		-I"$BUILD/gen" $(pkg-config --cflags $PKGS) -o "$@" \
-		$(objects "$ROOT"/common/*.c "$ROOT"/topology/*.c "$ROOT"/images/*.c \
-			"$ROOT"/datapath/*.c "$ROOT"/checkpoint/*.c) \
-		"$BUILD/n/gen/amdgpu_plugin.pb-c.o" $(pkg-config --libs $PKGS) -lpthread 2>"$TMP/cc.err"
-}
+# shellcheck source=tests/lib/build.sh
+. "$ROOT/tests/lib/build.sh"
 # shellcheck disable=SC2046 # object lists are words
-if ! build "$TMP/mkimage" "$ROOT/tests/host/mkimage.c" "$ROOT/tests/unit/synth_ckpt.c" ||
-	! build "$TMP/restore_init" "$ROOT/tests/host/restore_init.c" "$ROOT/tests/unit/criu_stub.c" \
-		$(objects "$ROOT"/plugin/*.c "$ROOT"/plugin/dump/*.c "$ROOT"/plugin/restore/*.c); then
+if ! build_program "$TMP/mkimage" "$TMP/cc.err" "$ROOT/tests/host/mkimage.c" \
+	"$ROOT/tests/unit/synth_ckpt.c" ||
+	! build_program "$TMP/restore_init" "$TMP/cc.err" "$ROOT/tests/host/restore_init.c" \
+		"$ROOT/tests/unit/criu_stub.c" $(build_objects plugin plugin/dump plugin/restore); then
 	fail "the test's programs build: $(head -c 600 "$TMP/cc.err")"
 	tap_done
 	exit 1

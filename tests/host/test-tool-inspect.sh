@@ -56,21 +56,9 @@ flip_byte() { # FILE OFFSET
 }
 
 # ---- the generator ---------------------------------------------------------------------
-# the library's objects, of the sources there are now (not stale ones in BUILD)
-lib_objects() {
-	local f
-	for f in "$ROOT"/common/*.c "$ROOT"/images/*.c "$ROOT"/datapath/*.c "$ROOT"/topology/*.c; do
-		f=${f#"$ROOT"/}
-		echo "$BUILD/n/${f%.c}.o"
-	done
-}
-PKGS="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
-# shellcheck disable=SC2046,SC2086
-if cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror \
-	-I"$ROOT" -I"$ROOT/tests/unit" -I"$BUILD/gen" \
-	$(pkg-config --cflags $PKGS) -o "$MKIMAGE" "$ROOT/tests/host/mkimage.c" \
-	"$ROOT/tests/unit/synth_ckpt.c" $(lib_objects) \
-	"$BUILD/n/gen/amdgpu_plugin.pb-c.o" $(pkg-config --libs $PKGS) -lpthread 2>"$ERR"; then
+# shellcheck source=tests/lib/build.sh
+. "$ROOT/tests/lib/build.sh"
+if build_program "$MKIMAGE" "$ERR" "$ROOT/tests/host/mkimage.c" "$ROOT/tests/unit/synth_ckpt.c"; then
 	ok "mkimage builds"
 else
 	fail "mkimage builds: $(head -c 500 "$ERR")"
