@@ -162,9 +162,9 @@ check: deps vm-deps
 	$(MAKE) --no-print-directory -j$(NPROC) products $(UNIT_BINS) $(BUILD)/tests/bin $(BUILD)/bench/bo_bench fuzz-build
 	$(TEST_ENV) tests/run-suite.sh $(VM_TESTS) --parallel $(UNIT_BINS) -- $(HOST_TESTS)
 
-$(BUILD)/tests/bin: $(wildcard tests/workloads/*.c)
+$(BUILD)/tests/bin: $(wildcard tests/workloads/*.c tests/workloads/*.h)
 	@mkdir -p $@
-	for f in $^; do $(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -o $@/$$(basename $$f .c) $$f || exit 1; done
+	for f in $(filter %.c,$^); do $(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -o $@/$$(basename $$f .c) $$f || exit 1; done
 	@touch $@
 
 # The main job on the embedded default machine, in the VM (see scripts/demo.sh).

@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 #define GAP_US	   2000
 #define NCHILD	   6
 #define LIFETIME_S 300
@@ -59,41 +61,6 @@ static void seed(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	rng = ((uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_nsec) | 1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static int write_file(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int write_file(const char *name, const char *fmt, ...)
-{
-	char tmp[64];
-	va_list ap;
-	int fd, ret;
-
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	va_start(ap, fmt);
-	ret = vdprintf(fd, fmt, ap);
-	va_end(ap);
-	if (close(fd) || ret < 0 || rename(tmp, name))
-		return -1;
-	return 0;
 }
 
 /* A child that lives min_us + [0, span_us) and exits 0. */

@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 #define ANON_LEN       (64 * 4096)
 #define MEMFD_PAGE     4096
 #define MEMFD_LEN      (16 * 4096) /* pattern part, after the counter page */
@@ -106,13 +108,6 @@ static int64_t now_ns(clockid_t clock)
 	struct timespec ts;
 	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* Start time of this task in clock ticks since boot, 0 on error. */
@@ -179,25 +174,6 @@ static void *counter_thread(void *arg)
 }
 
 /* Writes DIR-relative NAME atomically (tmp + rename). */
-static int write_file(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int write_file(const char *name, const char *fmt, ...)
-{
-	char tmp[64];
-	va_list ap;
-	int fd, ret;
-
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	va_start(ap, fmt);
-	ret = vdprintf(fd, fmt, ap);
-	va_end(ap);
-	if (close(fd) || ret < 0 || rename(tmp, name))
-		return -1;
-	return 0;
-}
-
 static int setup(void)
 {
 	uint8_t buf[PIPE_LEN];

@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 #define NTHREADS       4
 #define NZOMBIES       2
 #define ZOMBIE_CODE    41
@@ -66,22 +68,6 @@ static uint8_t pattern(size_t i)
 	x ^= x >> 29;
 	x *= 0xbf58476d1ce4e5b9ULL;
 	return (uint8_t)(x >> 32);
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The text after "comm)" of /proc/PATH/stat: field 3 (state) onwards; NULL on error. */
@@ -168,25 +154,6 @@ static void *worker_main(void *arg)
 		sleep_us(TICK_US);
 	}
 	return NULL;
-}
-
-static int write_file(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int write_file(const char *name, const char *fmt, ...)
-{
-	char tmp[64];
-	va_list ap;
-	int fd, ret;
-
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	va_start(ap, fmt);
-	ret = vdprintf(fd, fmt, ap);
-	va_end(ap);
-	if (close(fd) || ret < 0 || rename(tmp, name))
-		return -1;
-	return 0;
 }
 
 static int setup(void)
