@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/escape.h"
 #include "common/regfile.h"
 #include "ckpt_complete.h"
 #include "kfd_image.h"
@@ -507,15 +508,18 @@ fail:
 
 static int check_hsakmt_file(const HsakmtFileEntry *f, const char *name, char *err, size_t errlen)
 {
-	if (f->path[0] != '/' || strstr(f->path, "..") || strlen(f->path) > 255)
+	char shown[ESCAPE_BUF]; /* the image's bytes: escaped, the first 64 or so */
+
+	if (f->path[0] != '/' || strstr(f->path, "..") ||
+	    strlen(f->path) > KFD_IMAGE_HSAKMT_MAX_PATH)
 		return errmsg_set(err, errlen, -EINVAL,
-				  "%s: file path '%.64s' is not a plain absolute path", name,
-				  f->path);
+				  "%s: file path '%s' is not a plain absolute path", name,
+				  str_escape(f->path, shown, sizeof(shown)));
 	if (f->size > KFD_IMAGE_HSAKMT_MAX_FILE || f->contents.len != f->size)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "%s: %s: %zu bytes of contents for a size of %llu (at most %u)",
-				  name, f->path, f->contents.len, (unsigned long long)f->size,
-				  KFD_IMAGE_HSAKMT_MAX_FILE);
+				  name, str_escape(f->path, shown, sizeof(shown)), f->contents.len,
+				  (unsigned long long)f->size, KFD_IMAGE_HSAKMT_MAX_FILE);
 	return 0;
 }
 

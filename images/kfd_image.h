@@ -56,6 +56,7 @@ enum kfd_image_kind {
 /* The most a recorded libhsakmt file may hold (it writes 8 and 32 bytes). */
 #define KFD_IMAGE_HSAKMT_MAX_FILE  4096u
 #define KFD_IMAGE_HSAKMT_MAX_FILES 2u
+#define KFD_IMAGE_HSAKMT_MAX_PATH  255u /* bytes of a recorded path */
 
 /* "amdgpu-kfd-<id>.img" or "amdgpu-render-<id>.img" into buf (>= KFD_IMAGE_NAME_MAX). */
 void kfd_image_name(char *buf, size_t len, enum kfd_image_kind kind, uint32_t id);

@@ -5,11 +5,12 @@
  *
  *   mkimage --sysfs TOPODIR --nodes 2,3 --out IMGDIR [--id N] [--render-id N]
  *           [--release R] [--bo-record N] [--user-delta N] [--pid N] [--xnack]
- *           [--hsakmt PID]
+ *           [--hsakmt PID [--hsakmt-path PATH]]
  *
  * --hsakmt PID also writes amdgpu-hsakmt-PID.img as the plugin does for a
  * process that created libhsakmt's semaphore and maps its 8-byte shared
- * memory (plugin/hsakmt_files.h).
+ * memory (plugin/hsakmt_files.h); --hsakmt-path records another path for it
+ * (a hostile image's, for the tests of how it is shown).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@ struct args {
 	uint32_t nodes[SYNTH_MAX_GPUS];
 	struct synth_spec spec;
 	uint32_t hsakmt_pid; /* 0: none */
+	const char *hsakmt_path;
 };
 
 static int parse_u32(const char *s, uint32_t *v)
@@ -68,6 +70,7 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		{"pid", required_argument, NULL, 'p'},
 		{"xnack", no_argument, NULL, 'x'},
 		{"hsakmt", required_argument, NULL, 'h'},
+		{"hsakmt-path", required_argument, NULL, 'P'},
 		{0},
 	};
 	int c, ret = 0;
@@ -108,6 +111,9 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		case 'h':
 			ret = parse_u32(optarg, &a->hsakmt_pid);
 			break;
+		case 'P':
+			a->hsakmt_path = optarg;
+			break;
 		default:
 			ret = -EINVAL;
 		}
@@ -118,13 +124,13 @@ static int parse_args(int argc, char *argv[], struct args *a)
 	return 0;
 }
 
-static int write_hsakmt(int dir_fd, uint32_t pid, char *err, size_t len)
+static int write_hsakmt(int dir_fd, uint32_t pid, const char *path, char *err, size_t len)
 {
 	static uint8_t shm[8] = {'H', 'S', 'A', 'T', 4, 0, 0, 0};
 	HsakmtFileEntry file = HSAKMT_FILE_ENTRY__INIT, *files[1] = {&file};
 	HsakmtFilesEntry e = HSAKMT_FILES_ENTRY__INIT;
 
-	file.path = "/dev/shm/hsakmt_shared_mem";
+	file.path = (char *)(path ? path : "/dev/shm/hsakmt_shared_mem");
 	file.size = sizeof(shm);
 	file.mode = 0644;
 	file.contents.data = shm;
@@ -160,7 +166,7 @@ int main(int argc, char *argv[])
 	} else {
 		ret = synth_write_checkpoint(dir_fd, &a.spec, err, sizeof(err));
 		if (!ret && a.hsakmt_pid)
-			ret = write_hsakmt(dir_fd, a.hsakmt_pid, err, sizeof(err));
+			ret = write_hsakmt(dir_fd, a.hsakmt_pid, a.hsakmt_path, err, sizeof(err));
 		if (ret)
 			fprintf(stderr, "mkimage: %s\n", err);
 		close(dir_fd);

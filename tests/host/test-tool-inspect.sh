@@ -128,6 +128,38 @@ check "inspect says the process had created the semaphore" grep -q '^  pid 4242:
 run inspect "$TMP/ck-hsakmt" --json
 check "--json: libhsakmt files" jqt '.hsakmt_files == [{"pid": 4242, "semaphore_unlinked": true, "files": [{"path": "/dev/shm/hsakmt_shared_mem", "size": 8, "mode": 420}]}]'
 
+# an image's path with a terminal title sequence (OSC ... BEL), a newline, DEL and
+# a C1 CSI byte: shown escaped (common/escape.h), never raw, in text and JSON
+run inspect "$TMP/ck-hsakmt"
+plain_lines=$(wc -l <"$OUT")
+HOSTILE=$'/dev/shm/hsakmt\e]0;x\a\nforged: line\x7f\x9b'
+SHOWN='/dev/shm/hsakmt\x1b]0;x\x07\x0aforged: line\x7f\x9b'
+check "a checkpoint whose libhsakmt image records a path with control bytes is written" \
+	mkckpt "$TMP/ck-hsakmt-esc" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path "$HOSTILE"
+run inspect "$TMP/ck-hsakmt-esc"
+expect_rc 0 "inspect of a path with control bytes exits 0"
+check "inspect prints no control byte of an image's path" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$OUT'"
+check "inspect prints the path escaped, on its line" grep -qxF "  pid 4242: $SHOWN, 8 bytes, mode 644" "$OUT"
+check "inspect prints no extra line for it" test "$(wc -l <"$OUT")" -eq "$plain_lines"
+run inspect "$TMP/ck-hsakmt-esc" --json
+expect_rc 0 "inspect --json of a path with control bytes exits 0"
+check "--json: no control byte of an image's path" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$OUT'"
+check "--json: the path as text shows it" \
+	bash -c '[ "$(jq -r ".hsakmt_files[0].files[0].path" "$1")" = "$2" ]' _ "$OUT" "$SHOWN"
+# the same as UTF-8 (C1 CSI as U+009B): --json keeps it exact, in printable ASCII
+UTF8=$'/dev/shm/hsakmt\e]0;x\a\nforged: line\x7f\xc2\x9b\xc3\xa9'
+check "a checkpoint whose libhsakmt path is UTF-8 with controls is written" \
+	mkckpt "$TMP/ck-hsakmt-utf8" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path "$UTF8"
+run inspect "$TMP/ck-hsakmt-utf8" --json
+check "--json: no control byte of a UTF-8 path" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$OUT'"
+check "--json: the UTF-8 path reads back exactly" \
+	bash -c '[ "$(jq -r ".hsakmt_files[0].files[0].path" "$1")" = "$2" ]' _ "$OUT" "$UTF8"
+check "an image whose relative path holds control bytes is written" \
+	mkckpt "$TMP/ck-hsakmt-rel" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path $'\e]0;x\a\n../evil'
+error_exit "inspect refuses a relative path in one line" inspect "$TMP/ck-hsakmt-rel"
+check "the refusal has no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
+check "the refusal shows the path escaped" grep -qF '\x1b]0;x\x07\x0a../evil' "$ERR"
+
 run inspect "$CK" --verify
 expect_rc 0 "inspect --verify of an intact checkpoint exits 0"
 check "--verify says ok per GPU" bash -c "grep -q '^verify: gpu 24248: ok (3 BOs, 112.0 KiB)$' '$OUT' && grep -q '^verify: gpu 41657: ok (3 BOs, 116.0 KiB)$' '$OUT'"

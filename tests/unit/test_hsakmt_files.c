@@ -308,6 +308,15 @@ static void write_image(struct fixture *f, uint32_t pid, const char *const *path
 	close(dir);
 }
 
+static void unlink_image(struct fixture *f, uint32_t pid)
+{
+	char name[KFD_IMAGE_NAME_MAX], path[200];
+
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_HSAKMT, pid);
+	snprintf(path, sizeof(path), "%s/%s", f->img, name);
+	assert_int_equal(unlink(path), 0);
+}
+
 /* no byte below 0x20 (a newline included) nor 0x7f..0xff: one printable line */
 static void assert_one_printable_line(const char *s)
 {
@@ -332,6 +341,14 @@ static void refusal_line_is_escaped(void **state)
 	assert_one_printable_line(why);
 	assert_non_null(strstr(why, "\\x1b]0;x\\x07\\x0aforged line"));
 	assert_int_equal(created, 0);
+
+	/* refused as the image is read (not a plain absolute path) */
+	unlink_image(f, 7);
+	snprintf(path, sizeof(path), "\x1b]0;x\x07\n../forged line");
+	write_image(f, 7, paths, sizes, 1);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_one_printable_line(why);
+	assert_non_null(strstr(why, "'\\x1b]0;x\\x07\\x0a../forged line' is not a plain"));
 }
 
 /* (a) the semaphore there with another size: the shared memory it needs is not created */
