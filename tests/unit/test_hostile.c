@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "common/escape.h"
 #include "file_read.h"
@@ -660,6 +661,205 @@ static void test_big_sparse_index(void **state)
 	run_bounded(f, probe_big_index, NULL, "sparse index of a 64 GiB BO");
 }
 
+/*
+ * The check's cost does not grow with an index's holes: a sparse index of a
+ * huge BO, its own checksum right (as anyone can compute it for zeros), is
+ * checked reading a few KiB where it used to read and checksum every byte
+ * of it (4 s for a 2 TiB BO, minutes for 2^48 bytes; per GPU, in the
+ * restore's master and in inspect). Bytes read come from /proc/self/io
+ * (rchar): a measure that does not depend on the machine's speed.
+ */
+static uint64_t bytes_read(void)
+{
+	unsigned long long v = 0;
+	char line[128];
+	FILE *io = fopen("/proc/self/io", "re");
+
+	assert_non_null(io);
+	while (fgets(line, sizeof(line), io))
+		if (sscanf(line, "rchar: %llu", &v) == 1)
+			break;
+	fclose(io);
+	return v;
+}
+
+/* zlib's CRC-32 of n zero bytes, by doubling (crc32_combine): what an attacker computes */
+static uLong crc32_of_zeros(uint64_t n)
+{
+	static const Bytef zero[1];
+	uLong acc = crc32(0, Z_NULL, 0), pw = crc32(0, zero, 1);
+	uint64_t pw_len = 1;
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			acc = crc32_combine(acc, pw, (z_off_t)pw_len);
+		pw = crc32_combine(pw, pw, (z_off_t)pw_len);
+		pw_len <<= 1;
+	}
+	return acc;
+}
+
+/*
+ * amdgpu-bo-7-<gpu>.{idx,img} for one BO of `size` bytes in 4 KiB chunks,
+ * both files sparse: the index's header and BO table, then holes (every
+ * entry zero), then its checksum (right unless `bad_crc`).
+ */
+static void write_sparse_index(struct fixture *f, uint32_t version, uint64_t size, bool bad_crc)
+{
+	static const char *const magic[] = {"", "AMDBOIX1", "AMDBOIX2", "AMDBOIX3"};
+	const uint64_t chunks = size / 4096, bo_rec = version == 1 ? 16 : 24;
+	const uint64_t entries = chunks * (version == 1 ? 4 : 32);
+	uint8_t h[64 + 24] = {0}, tail[4];
+	char name[64];
+	uLong crc;
+	int fd;
+
+	memcpy(h, magic[version], 8);
+	put_le32(h + 8, version);
+	put_le32(h + 12, f->gpu);
+	put_le32(h + 16, ID);
+	put_le32(h + 20, 4096);
+	put_le32(h + 24, 1);
+	put_le64(h + 32, size);
+	put_le64(h + 40, chunks);
+	put_le64(h + 64, size); /* the BO: size, offset 0 (, gpu_va 0) */
+	crc = crc32(0, h, (uInt)(64 + bo_rec));
+	crc = crc32_combine(crc, crc32_of_zeros(entries), (z_off_t)entries);
+	put_le32(tail, (uint32_t)crc ^ (bad_crc ? 1 : 0));
+	bo_name(name, sizeof(name), f, "idx");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, h, 64 + bo_rec, 0), (ssize_t)(64 + bo_rec));
+	assert_int_equal(pwrite(fd, tail, 4, (off_t)(64 + bo_rec + entries)), 4);
+	close(fd);
+	bo_name(name, sizeof(name), f, "img");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
+/* The files check and describe on the index written last: their result, bytes read by each. */
+static void expect_cheap_check(struct fixture *f, uint64_t size, int want, const char *phrase)
+{
+	struct bo_stream_chain chain;
+	uint64_t before, check_bytes, describe_bytes;
+	char err[512] = "";
+	int ret;
+
+	before = bytes_read();
+	ret = bo_stream_check_files(f->dir_fd, ID, f->gpu, &size, 1, err, sizeof(err));
+	check_bytes = bytes_read() - before;
+	print_message("# BO of %" PRIu64 " GiB: files check %d, %" PRIu64 " bytes read: %s\n",
+		      size >> 30, ret, check_bytes, err);
+	if (check_bytes > (1u << 20))
+		fail_msg("the check of the index of a %" PRIu64 " GiB BO read %" PRIu64
+			 " bytes (at most 1 MiB)",
+			 size >> 30, check_bytes);
+	assert_int_equal(ret, want);
+	if (phrase)
+		assert_non_null(strstr(err, phrase));
+	before = bytes_read();
+	ret = bo_stream_describe(f->dir_fd, ID, f->gpu, &size, 1, &chain, err, sizeof(err));
+	describe_bytes = bytes_read() - before;
+	if (describe_bytes > (1u << 20))
+		fail_msg("describing a %" PRIu64 " GiB BO read %" PRIu64 " bytes (at most 1 MiB)",
+			 size >> 30, describe_bytes);
+	assert_int_equal(ret, want);
+	if (!want)
+		assert_true(chain.level_bytes[0] == size && !chain.levels);
+}
+
+static void test_sparse_index_cost(void **state)
+{
+	/* 256 GiB: a 256 MiB index; 8 TiB: 8 GiB (ext4 holds files up to 16 TiB) */
+	static const uint64_t sizes[] = {256ull << 30, 8ull << 40};
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		/* version 1: all-zero entries are valid (level 0, CRC-32 0): checked, not read */
+		write_sparse_index(f, 1, sizes[i], false);
+		expect_cheap_check(f, sizes[i], 0, NULL);
+		write_sparse_index(f, 1, sizes[i], true);
+		expect_cheap_check(f, sizes[i], -EBADMSG, "index checksum mismatch");
+		/* version 3: chunk 1 all zero claims offset 0, not its own */
+		write_sparse_index(f, 3, sizes[i], false);
+		expect_cheap_check(f, sizes[i], -EINVAL, "chunk 1 refers to level 0 offset 0x0");
+	}
+}
+
+/*
+ * A version 1 index whose entries are partly data, partly holes, of BOs of
+ * odd sizes (one empty): the holes' entries count as zero where they fall,
+ * across BOs, as a read would find them; the data's as written.
+ */
+static void test_sparse_index_mixed(void **state)
+{
+	static const uint64_t sizes[] = {(9ull << 20) + 4096, 0, 4096, (11ull << 20) + 12288};
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	struct fixture *f = *state;
+	uint64_t chunks = 0, total = 0, off = 0, len;
+	struct bo_stream_chain chain;
+	uint8_t *idx, *p;
+	char name[64], err[512] = "";
+	int fd;
+
+	for (size_t i = 0; i < N; i++) {
+		chunks += (sizes[i] + 4095) / 4096;
+		total += sizes[i];
+	}
+	len = 64 + N * 16 + chunks * 4 + 4;
+	idx = calloc(1, len);
+	assert_non_null(idx);
+	memcpy(idx, "AMDBOIX1", 8);
+	put_le32(idx + 8, 1);
+	put_le32(idx + 12, f->gpu);
+	put_le32(idx + 16, ID);
+	put_le32(idx + 20, 4096);
+	put_le32(idx + 24, N);
+	put_le64(idx + 32, total);
+	put_le64(idx + 40, chunks);
+	for (size_t i = 0; i < N; i++) {
+		put_le64(idx + 64 + i * 16, sizes[i]);
+		put_le64(idx + 64 + i * 16 + 8, off);
+		off += sizes[i];
+	}
+	/* entries of the second and fourth data page: 0xffffffff (what chunks checksum is moot) */
+	memset(idx + 4096 + 100, 0xff, 4096 - 200);
+	memset(idx + 3 * 4096 + 8, 0xff, 4096 - 16);
+	put_le32(idx + len - 4, (uint32_t)crc32(0, idx, (uInt)(len - 4)));
+	bo_name(name, sizeof(name), f, "idx");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	/* only the pages holding bytes other than zero: the others stay holes */
+	for (p = idx; p < idx + len; p += 4096) {
+		size_t n = (size_t)(idx + len - p < 4096 ? idx + len - p : 4096);
+		bool zero = true;
+
+		for (size_t k = 0; k < n && zero; k++)
+			zero = !p[k];
+		if (!zero)
+			assert_int_equal(pwrite(fd, p, n, p - idx), (ssize_t)n);
+	}
+	assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	close(fd);
+	bo_name(name, sizeof(name), f, "img");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)total), 0);
+	close(fd);
+	free(idx);
+
+	assert_int_equal(bo_stream_check_files(f->dir_fd, ID, f->gpu, sizes, N, err, sizeof(err)),
+			 0);
+	assert_int_equal(
+		bo_stream_describe(f->dir_fd, ID, f->gpu, sizes, N, &chain, err, sizeof(err)), 0);
+	assert_true(chain.level_bytes[0] == total && !chain.levels && !chain.zero_bytes);
+	/* the chunks themselves: zeros whose CRC-32 is not 0 (nor 0xffffffff) */
+	assert_int_equal(bo_stream_verify(f->dir_fd, ID, f->gpu, sizes, N, NULL, err, sizeof(err)),
+			 -EBADMSG);
+}
+
 /* ---- finding 7: symbolic links ------------------------------------------------------------ */
 
 static void test_symlinked_images(void **state)
@@ -768,6 +968,8 @@ int main(void)
 		T(test_property_bomb),
 		T(test_unpacked_estimate),
 		T(test_big_sparse_index),
+		T(test_sparse_index_cost),
+		T(test_sparse_index_mixed),
 		cmocka_unit_test(test_escape),
 	};
 	// clang-format on
