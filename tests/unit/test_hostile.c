@@ -512,9 +512,172 @@ static void test_property_bomb(void **state)
 	run_bounded(f, probe_bounded_load, "unpacked", "600000 unknown fields");
 }
 
-/* An allocator for protobuf-c that counts: live bytes at the end, and all requested. */
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry whose topology has `nodes` nodes of
+ * `links` io_links each, every link its four required fields 0: 10 bytes of
+ * wire, ~90 unpacked and 40 more in the topology model. Within every
+ * per-message limit (4096 nodes, 4096 links a node), 4096 x 4096 of them
+ * are a 168 MB image that took 2.3 GB to read.
+ */
+static size_t write_link_bomb(struct fixture *f, size_t nodes, size_t links)
+{
+	static const uint8_t link[] = {0x42, 0x08, 0x08, 0x00, 0x10, 0x00, 0x18, 0x00, 0x20, 0x00};
+	struct wire node = {0}, topo = {0}, entry = {0}, empty = {0};
+	size_t len;
+	int fd;
+
+	for (size_t i = 0; i < links; i++)
+		wire_put(&node, link, sizeof(link)); /* KfdNodeEntry.io_links */
+	wire_uint(&node, 2, 0);			     /* gpu_id */
+	for (size_t i = 0; i < nodes; i++) {
+		struct wire indexed = {0};
+
+		wire_uint(&indexed, 1, i); /* index */
+		wire_put(&indexed, node.buf, node.len);
+		wire_sub(&topo, 1, &indexed);
+		free(indexed.buf);
+	}
+	free(node.buf);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 10, &topo);
+	free(topo.buf);
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	len = entry.len;
+	free(entry.buf);
+	return len;
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry of `bytes` bytes of private data and
+ * no GPUs: it unpacks (1x), then is refused (private data without GPUs).
+ */
+static size_t write_bulk_image(struct fixture *f, size_t bytes)
+{
+	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0}, priv = {0};
+	size_t len;
+	int fd;
+
+	priv.buf = calloc(1, bytes);
+	assert_non_null(priv.buf);
+	priv.len = priv.cap = bytes;
+	wire_uint(&node, 1, 0);
+	wire_uint(&node, 2, 0);
+	wire_sub(&topo, 1, &node);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &priv);
+	wire_sub(&entry, 10, &topo);
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	len = entry.len;
+	free(entry.buf);
+	free(priv.buf);
+	free(topo.buf);
+	free(node.buf);
+	return len;
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry of n BOs, each its five required
+ * fields 0 (12 bytes of wire, ~90 unpacked): within the BO count of a
+ * process, and refused afterwards (their GPU is unknown).
+ */
+static size_t write_bo_bomb(struct fixture *f, size_t n)
+{
+	static const uint8_t bo[] = {0x4a, 0x0a, 0x08, 0x00, 0x10, 0x00,
+				     0x18, 0x00, 0x20, 0x00, 0x28, 0x00};
+	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0};
+	size_t len;
+	int fd;
+
+	wire_uint(&node, 1, 0);
+	wire_uint(&node, 2, 0);
+	wire_sub(&topo, 1, &node);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 10, &topo);
+	for (size_t i = 0; i < n; i++)
+		wire_put(&entry, bo, sizeof(bo)); /* KfdProcessEntry.bos */
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	len = entry.len;
+	free(entry.buf);
+	free(topo.buf);
+	free(node.buf);
+	return len;
+}
+
+struct mem_bound {
+	const char *phrase; /* the refusal expected */
+	size_t file;	    /* the image's bytes */
+	unsigned int ratio; /* peak RSS may grow by ratio x file + 16 MiB */
+};
+
+/* The load refuses with arg's phrase, growing the peak RSS by at most its bound. */
+static int probe_load_memory(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	const struct mem_bound *m = arg;
+	struct kfd_process_image img;
+	char err[512] = "";
+	long before = peak_rss_kib(), grown, limit;
+	int ret = kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err));
+
+	grown = peak_rss_kib() - before;
+	limit = (long)(m->file * m->ratio >> 10) + (16 << 10);
+	fprintf(stderr, "# %zu bytes: peak RSS grew by %ld KiB (%.1fx), limit %ld KiB: %s\n",
+		m->file, grown, (double)grown * 1024 / (double)m->file, limit, err);
+	if (!ret)
+		kfd_process_image_free(&img);
+	if (grown > limit) {
+		snprintf(why, whylen,
+			 "peak RSS grew by %ld KiB for a %zu KiB image (limit %ld): %s", grown,
+			 m->file >> 10, limit, err);
+		return 1;
+	}
+	return expect_err(ret, err, why, whylen, "amdgpu-kfd-7.img", m->phrase, NULL);
+}
+
+static void test_image_memory_bound(void **state)
+{
+	struct fixture *f = *state;
+	struct mem_bound m;
+
+	/* 1024 nodes of 4096 links: 42 MB, every per-message count within its limit */
+	m = (struct mem_bound){"links", write_link_bomb(f, 1024, 4096), 2};
+	run_bounded(f, probe_load_memory, &m, "42 MB of topology links");
+	/* 2^20 BOs of 12 bytes: dense past what a valid image of 12.6 MB needs */
+	m = (struct mem_bound){"unpacked", write_bo_bomb(f, KFD_IMAGE_MAX_BOS), 2};
+	run_bounded(f, probe_load_memory, &m, "2^20 BOs of 12 bytes");
+	/* a big image that is read: private data, unpacked once (the file, then its copy) */
+	m = (struct mem_bound){"no GPUs", write_bulk_image(f, 64u << 20), 3};
+	run_bounded(f, probe_load_memory, &m, "64 MiB of private data");
+}
+
+/* An allocator for protobuf-c that counts: live bytes at the end, their peak, all requested. */
 struct counting {
-	uint64_t live, total;
+	uint64_t live, peak, total;
 };
 
 static void *count_alloc(void *data, size_t size)
@@ -527,6 +690,8 @@ static void *count_alloc(void *data, size_t size)
 	*p = size;
 	c->live += size;
 	c->total += size;
+	if (c->live > c->peak)
+		c->peak = c->live;
 	return p + 1;
 }
 
@@ -556,12 +721,16 @@ static void expect_estimate_holds(int dir_fd, const char *name, const ProtobufCM
 			 0);
 	m = protobuf_c_message_unpack(d, &a, len, buf);
 	assert_non_null(m);
-	print_message("# %s: %zu bytes, estimate %" PRIu64 ", kept %" PRIu64
+	print_message("# %s: %zu bytes, estimate %" PRIu64 ", kept %" PRIu64 ", peak %" PRIu64
 		      ", requested in all %" PRIu64 "\n",
-		      name, len, estimate, c.live, c.total);
+		      name, len, estimate, c.live, c.peak, c.total);
 	if (c.live > estimate)
 		fail_msg("%s: protobuf-c kept %" PRIu64 " bytes, estimate %" PRIu64, name, c.live,
 			 estimate);
+	/* what kfd_image.c lets protobuf-c have at once: valid images stay well under it */
+	if (c.peak > estimate + pb_precheck_budget(len))
+		fail_msg("%s: protobuf-c held %" PRIu64 " bytes at once, more than %" PRIu64, name,
+			 c.peak, estimate + pb_precheck_budget(len));
 	protobuf_c_message_free_unpacked(m, &a);
 	assert_int_equal(c.live, 0);
 	free(buf);
@@ -967,6 +1136,7 @@ int main(void)
 		T(test_leading_zero_ids),
 		T(test_property_bomb),
 		T(test_unpacked_estimate),
+		T(test_image_memory_bound),
 		T(test_big_sparse_index),
 		T(test_sparse_index_cost),
 		T(test_sparse_index_mixed),
