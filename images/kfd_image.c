@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/kfd_ioctl.h>
+#include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/escape.h"
 #include "common/regfile.h"
 #include "images/kfd_image.h"
 #include "images/pb_precheck.h"
@@ -159,21 +162,67 @@ out:
 
 /* What a valid image can hold, checked on the wire before protobuf-c allocates it. */
 static const struct pb_limit wire_limits[] = {
-	{&kfd_process_entry__descriptor, "devices", KFD_IMAGE_MAX_DEVICES, "GPUs"},
-	{&kfd_process_entry__descriptor, "bos", KFD_IMAGE_MAX_BOS, "BOs"},
-	{&kfd_topology_entry__descriptor, "nodes", TOPO_IMAGE_MAX_NODES, "topology nodes"},
-	{&kfd_node_entry__descriptor, "props", TOPO_IMAGE_MAX_PROPS, "properties of a node"},
-	{&kfd_node_entry__descriptor, "io_links", TOPO_IMAGE_MAX_LINKS, "io_links of a node"},
-	{&kfd_node_entry__descriptor, "p2p_links", TOPO_IMAGE_MAX_LINKS, "p2p_links of a node"},
-	{&hsakmt_files_entry__descriptor, "files", KFD_IMAGE_HSAKMT_MAX_FILES, "libhsakmt files"},
+	{&kfd_process_entry__descriptor, "devices", KFD_IMAGE_MAX_DEVICES, "GPUs", 0, NULL},
+	{&kfd_process_entry__descriptor, "bos", KFD_IMAGE_MAX_BOS, "BOs", 0, NULL},
+	{&kfd_topology_entry__descriptor, "nodes", TOPO_IMAGE_MAX_NODES, "topology nodes", 0, NULL},
+	{&kfd_node_entry__descriptor, "props", TOPO_IMAGE_MAX_PROPS, "properties of a node",
+	 TOPO_IMAGE_MAX_TOTAL_PROPS, "properties of the topology's nodes"},
+	{&kfd_node_entry__descriptor, "io_links", TOPO_IMAGE_MAX_LINKS, "io_links of a node",
+	 TOPO_IMAGE_MAX_TOTAL_LINKS, "io_links of the topology's nodes"},
+	{&kfd_node_entry__descriptor, "p2p_links", TOPO_IMAGE_MAX_LINKS, "p2p_links of a node",
+	 TOPO_IMAGE_MAX_TOTAL_LINKS, "p2p_links of the topology's nodes"},
+	{&render_file_entry__descriptor, "gem_bos", KFD_IMAGE_MAX_BOS, "GEM BOs", 0, NULL},
+	{&gem_bo_entry__descriptor, "mappings", KFD_IMAGE_MAX_GEM_MAPPINGS, "mappings of a GEM BO",
+	 0, NULL},
+	{&hsakmt_files_entry__descriptor, "files", KFD_IMAGE_HSAKMT_MAX_FILES, "libhsakmt files", 0,
+	 NULL},
 };
 
 /* Unknown fields (a newer writer's) per message: as many as BOs, the largest count. */
 #define WIRE_MAX_OTHER KFD_IMAGE_MAX_BOS
 
+/*
+ * protobuf-c's allocations while it unpacks, bounded: what pb_precheck()
+ * estimated it keeps, and as much again of its budget for its scan state
+ * (~32 bytes per field of the message being read, freed as it goes; a
+ * valid image needs well under it). Plain malloc() underneath, so that the
+ * message is freed as any unpacked one (allocator NULL).
+ */
+struct bounded_alloc {
+	size_t live, limit;
+	bool refused;
+};
+
+static void *bounded_alloc(void *data, size_t size)
+{
+	struct bounded_alloc *a = data;
+	void *p;
+
+	if (a->live >= a->limit || size > a->limit - a->live) {
+		a->refused = true;
+		return NULL;
+	}
+	p = malloc(size);
+	if (p)
+		a->live += malloc_usable_size(p);
+	return p;
+}
+
+static void bounded_free(void *data, void *p)
+{
+	struct bounded_alloc *a = data;
+
+	if (p)
+		a->live -= malloc_usable_size(p);
+	free(p);
+}
+
 static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescriptor *desc, int *ret,
 		    char *err, size_t errlen)
 {
+	struct bounded_alloc limit = {0};
+	ProtobufCAllocator alloc = {bounded_alloc, bounded_free, &limit};
+	uint64_t estimate = 0;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	char why[200];
@@ -184,8 +233,8 @@ static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescript
 		return NULL;
 	/* memory and time stay bounded by the file's size: counts and unpacked size first */
 	*ret = pb_precheck(desc, buf, len, wire_limits,
-			   sizeof(wire_limits) / sizeof(wire_limits[0]), WIRE_MAX_OTHER, NULL, why,
-			   sizeof(why));
+			   sizeof(wire_limits) / sizeof(wire_limits[0]), WIRE_MAX_OTHER, &estimate,
+			   why, sizeof(why));
 	if (*ret) {
 		free(buf);
 		errmsg_set(err, errlen, *ret,
@@ -193,9 +242,15 @@ static void *unpack(int dir_fd, const char *name, const ProtobufCMessageDescript
 			   name, why);
 		return NULL;
 	}
-	msg = protobuf_c_message_unpack(desc, NULL, len, buf);
+	limit.limit = (size_t)(estimate + pb_precheck_budget(len));
+	msg = protobuf_c_message_unpack(desc, &alloc, len, buf);
 	free(buf);
-	if (!msg)
+	if (!msg && limit.refused)
+		*ret = errmsg_set(err, errlen, -EINVAL,
+				  "image %s is damaged or hostile (unpacking it takes more than "
+				  "%zu bytes); the checkpoint cannot be restored",
+				  name, limit.limit);
+	else if (!msg)
 		*ret = errmsg_set(err, errlen, -EINVAL,
 				  "image %s is damaged (not a valid %s message); the checkpoint "
 				  "cannot be restored",
@@ -506,15 +561,18 @@ fail:
 
 static int check_hsakmt_file(const HsakmtFileEntry *f, const char *name, char *err, size_t errlen)
 {
-	if (f->path[0] != '/' || strstr(f->path, "..") || strlen(f->path) > 255)
+	char shown[ESCAPE_BUF]; /* the image's bytes: escaped, the first 64 or so */
+
+	if (f->path[0] != '/' || strstr(f->path, "..") ||
+	    strlen(f->path) > KFD_IMAGE_HSAKMT_MAX_PATH)
 		return errmsg_set(err, errlen, -EINVAL,
-				  "%s: file path '%.64s' is not a plain absolute path", name,
-				  f->path);
+				  "%s: file path '%s' is not a plain absolute path", name,
+				  str_escape(f->path, shown, sizeof(shown)));
 	if (f->size > KFD_IMAGE_HSAKMT_MAX_FILE || f->contents.len != f->size)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "%s: %s: %zu bytes of contents for a size of %llu (at most %u)",
-				  name, f->path, f->contents.len, (unsigned long long)f->size,
-				  KFD_IMAGE_HSAKMT_MAX_FILE);
+				  name, str_escape(f->path, shown, sizeof(shown)), f->contents.len,
+				  (unsigned long long)f->size, KFD_IMAGE_HSAKMT_MAX_FILE);
 	return 0;
 }
 

@@ -63,6 +63,7 @@ enum kfd_image_kind {
 #define KFD_IMAGE_HSAKMT_SHM_NAME  "hsakmt_shared_mem"
 #define KFD_IMAGE_HSAKMT_SEM_NAME  "sem.hsakmt_semaphore"
 #define KFD_IMAGE_HSAKMT_MAX_FILES 2u
+#define KFD_IMAGE_HSAKMT_MAX_PATH  255u /* bytes of a recorded path */
 
 /* "amdgpu-kfd-<id>.img" or "amdgpu-render-<id>.img" into buf (>= KFD_IMAGE_NAME_MAX). */
 void kfd_image_name(char *buf, size_t len, enum kfd_image_kind kind, uint32_t id);

@@ -18,6 +18,7 @@ enum wire { WIRE_VARINT = 0, WIRE_64 = 1, WIRE_LEN = 2, WIRE_32 = 5 };
 struct walk {
 	const struct pb_limit *limits;
 	size_t n_limits;
+	uint32_t totals[PB_PRECHECK_MAX_LIMITS]; /* elements so far, per limit */
 	uint32_t default_max;
 	uint64_t unpacked;
 	char *why;
@@ -180,12 +181,22 @@ static int walk_message(struct walk *w, const ProtobufCMessageDescriptor *d, con
 		max = lim ? lim->max : w->default_max;
 		if ((!f || f->label == PROTOBUF_C_LABEL_REPEATED) && ++count[idx] > max)
 			return too_many(w, d, f, lim, max);
+		if (lim && lim->total && ++w->totals[lim - w->limits] > lim->total)
+			return fail(w, "more than %u %s", lim->total, lim->total_what);
 		if (f && f->label == PROTOBUF_C_LABEL_REPEATED)
 			w->unpacked += element_size(f->type);
 		if (walk_value(w, f, wt, &p, end, depth))
 			return fail(w, "truncated or malformed %s", d->short_name);
 	}
 	return 0;
+}
+
+uint64_t pb_precheck_budget(size_t len)
+{
+	uint64_t small = (uint64_t)len * PB_PRECHECK_RATIO + PB_PRECHECK_SLACK;
+	uint64_t big = (uint64_t)len * PB_PRECHECK_BULK_RATIO + PB_PRECHECK_DENSE_MAX;
+
+	return small < big ? small : big;
 }
 
 int pb_precheck(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
@@ -197,9 +208,11 @@ int pb_precheck(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size
 			 .default_max = default_max,
 			 .why = why,
 			 .whylen = whylen};
-	uint64_t budget = (uint64_t)len * PB_PRECHECK_RATIO + PB_PRECHECK_SLACK;
+	uint64_t budget = pb_precheck_budget(len);
 	int ret;
 
+	if (n_limits > PB_PRECHECK_MAX_LIMITS)
+		return fail(&w, "more limits than %u", PB_PRECHECK_MAX_LIMITS);
 	ret = walk_message(&w, desc, buf, buf + len, 0);
 	if (ret)
 		return ret;
@@ -207,8 +220,8 @@ int pb_precheck(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size
 		*unpacked = w.unpacked;
 	if (w.unpacked > budget)
 		return fail(&w,
-			    "would take %llu bytes unpacked, more than %ux its %zu bytes: not "
-			    "an image the plugin writes",
-			    (unsigned long long)w.unpacked, PB_PRECHECK_RATIO, len);
+			    "would take %llu bytes unpacked, more than the %llu its %zu bytes "
+			    "allow: not an image the plugin writes",
+			    (unsigned long long)w.unpacked, (unsigned long long)budget, len);
 	return 0;
 }

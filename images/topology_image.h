@@ -31,6 +31,15 @@
 #define TOPO_IMAGE_MAX_NODES 4096 /* node indexes and link ends are below this */
 #define TOPO_IMAGE_MAX_LINKS 4096 /* io_links, and p2p_links, per node */
 #define TOPO_IMAGE_MAX_PROPS 1024 /* properties per node, unknown keys included */
+/*
+ * In one image's topology, all nodes together (images only: what the image
+ * must hold is its GPUs and the CPU nodes, a real topology has a few dozen
+ * nodes of ~50 properties and links to each other node: 65 nodes, 4034
+ * io_links for an MI300X in CPX mode). With the per-node bounds alone,
+ * 4096 nodes of 4096 links were 168 MB of image and 2.3 GB to read.
+ */
+#define TOPO_IMAGE_MAX_TOTAL_LINKS (1 << 16) /* io_links, and p2p_links */
+#define TOPO_IMAGE_MAX_TOTAL_PROPS (1 << 16)
 
 /*
  * Image of the nodes `nodes[0..n-1]` of `t` and of all its CPU nodes, in index

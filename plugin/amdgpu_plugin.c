@@ -24,9 +24,11 @@
  * init and refuse the first GPU met; a run without GPUs logs one warning.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "common/escape.h"
 #include "criu-plugin.h"
 #include "plugin/dump/dump_kfd.h"
 #include "plugin/dump/dump_render.h"
@@ -63,15 +65,15 @@ static const char *stage_name(int stage)
  */
 static void apply_options_file(char *error, size_t len)
 {
-	char path[256], why[512];
+	char path[PATH_MAX], why[512], shown[ESCAPE_LEN(255)];
 	unsigned int applied;
 
 	error[0] = '\0';
 	if (options_file_apply(path, sizeof(path), &applied, why, sizeof(why)))
 		snprintf(error, len, "options file %s", why);
 	else if (path[0])
-		pr_info("options file %s: %u option%s set (the environment's own win)", path,
-			applied, applied == 1 ? "" : "s");
+		pr_info("options file %s: %u option%s set (the environment's own win)",
+			str_escape(path, shown, sizeof(shown)), applied, applied == 1 ? "" : "s");
 }
 
 static int amdgpu_plugin_init(int stage)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/escape.h"
 #include "common/fullio.h"
 #include "images/kfd_image.h"
 
@@ -231,74 +232,197 @@ static bool known_path(const struct hsakmt_paths *p, const char *path)
 	return is_named(path, p->shm_dir, p->shm_name) || is_named(path, p->shm_dir, p->sem_name);
 }
 
-static int ensure_file(const HsakmtFileEntry *f, unsigned int *created, char *why, size_t len)
-{
-	struct stat st;
-	int fd, ret;
+/* One of the two files as the images record it: the first entry naming it. */
+struct wanted {
+	const HsakmtFileEntry *f;
+	uint32_t pid; /* of the image that names it first */
+	bool missing; /* not there: to be created */
+	bool created; /* by this call, as dev/ino (removed again if a later one fails) */
+	dev_t dev;
+	ino_t ino;
+};
 
-	fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode & 0666);
-	if (fd >= 0) {
-		ret = pwrite_full(fd, f->contents.data, f->contents.len, 0);
-		if (!ret && fchmod(fd, f->mode & 0666))
-			ret = -errno;
-		close(fd);
-		if (ret) {
-			unlink(f->path);
-			return errmsg_set(why, len, ret,
-					  "cannot create %s for the restored process: %s", f->path,
-					  strerror(-ret));
-		}
-		(*created)++;
-		return 0;
+/* Every image of the directory, loaded, and the files they name. */
+struct restore_plan {
+	uint32_t *ids;
+	size_t n;
+	HsakmtFilesEntry **images; /* n of them */
+	struct wanted want[2];	   /* known_path() allows two names */
+	size_t n_want;
+};
+
+static void plan_free(struct restore_plan *plan)
+{
+	for (size_t i = 0; plan->images && i < plan->n; i++)
+		if (plan->images[i])
+			hsakmt_files_entry__free_unpacked(plan->images[i], NULL);
+	free(plan->images);
+	free(plan->ids);
+}
+
+static int plan_load(struct restore_plan *plan, int dir_fd, char *why, size_t len)
+{
+	int ret = kfd_image_list(dir_fd, KFD_IMAGE_HSAKMT, &plan->ids, &plan->n, why, len);
+
+	if (ret)
+		return ret;
+	plan->images = calloc(plan->n + 1, sizeof(*plan->images));
+	if (!plan->images)
+		return errmsg_set(why, len, -ENOMEM, "libhsakmt's files: no memory");
+	for (size_t i = 0; i < plan->n && !ret; i++)
+		ret = hsakmt_files_image_load(dir_fd, plan->ids[i], &plan->images[i], why, len);
+	return ret;
+}
+
+/* Entry j of image i: a known name, once per image, one size across the images. */
+static int plan_add(const struct hsakmt_paths *p, struct restore_plan *plan, size_t i, size_t j,
+		    char *why, size_t len)
+{
+	const HsakmtFilesEntry *e = plan->images[i];
+	const HsakmtFileEntry *f = e->files[j];
+	char shown[ESCAPE_BUF];
+	size_t k;
+
+	if (!known_path(p, f->path))
+		return errmsg_set(why, len, -EINVAL,
+				  "amdgpu-hsakmt-%" PRIu32 ".img names %s, not one of libhsakmt's "
+				  "files: the checkpoint is damaged",
+				  plan->ids[i], str_escape(f->path, shown, sizeof(shown)));
+	for (k = 0; k < j; k++)
+		if (!strcmp(e->files[k]->path, f->path))
+			return errmsg_set(why, len, -EINVAL,
+					  "amdgpu-hsakmt-%" PRIu32 ".img names %s twice: the "
+					  "checkpoint is damaged",
+					  plan->ids[i], f->path);
+	for (k = 0; k < plan->n_want; k++) {
+		const struct wanted *w = &plan->want[k];
+
+		if (strcmp(w->f->path, f->path))
+			continue;
+		if (w->f->size != f->size)
+			return errmsg_set(why, len, -EINVAL,
+					  "amdgpu-hsakmt-%" PRIu32 ".img records %s with %" PRIu64
+					  " bytes, amdgpu-hsakmt-%" PRIu32 ".img with %" PRIu64
+					  ": the checkpoint is damaged",
+					  w->pid, f->path, w->f->size, plan->ids[i], f->size);
+		return 0; /* shared by both processes, as libhsakmt's files are */
 	}
-	if (errno != EEXIST)
-		return errmsg_set(why, len, -errno, "cannot create %s for the restored process: %s",
-				  f->path, strerror(errno));
-	if (lstat(f->path, &st))
-		return errmsg_set(why, len, -errno, "cannot stat %s: %s", f->path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != f->size)
+	if (plan->n_want == sizeof(plan->want) / sizeof(plan->want[0]))
+		return errmsg_set(why, len, -EINVAL, "libhsakmt's files: more than two names");
+	plan->want[plan->n_want++] = (struct wanted){.f = f, .pid = plan->ids[i]};
+	return 0;
+}
+
+/* A file that is there already: left alone if it is a regular file of the recorded size. */
+static int check_existing(const HsakmtFileEntry *f, const struct stat *st, char *why, size_t len)
+{
+	if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size != f->size)
 		return errmsg_set(
 			why, len, -EEXIST,
 			"%s exists here as %s of %lld bytes, the checkpoint's process used "
 			"%" PRIu64 " bytes of libhsakmt's: remove it (libhsakmt makes it anew) "
 			"and restore again",
-			f->path, S_ISREG(st.st_mode) ? "a file" : "a non-regular file",
-			(long long)st.st_size, f->size);
+			f->path, S_ISREG(st->st_mode) ? "a file" : "a non-regular file",
+			(long long)st->st_size, f->size);
 	return 0; /* shared with whoever uses it now, as libhsakmt's processes do */
 }
 
-static int restore_one(const struct hsakmt_paths *p, int dir_fd, uint32_t pid,
-		       unsigned int *created, char *why, size_t len)
+/* Which of the wanted files are missing; those there must fit. Creates nothing. */
+static int plan_check(struct restore_plan *plan, char *why, size_t len)
 {
-	HsakmtFilesEntry *e = NULL;
+	struct stat st;
 	int ret;
 
-	ret = hsakmt_files_image_load(dir_fd, pid, &e, why, len);
-	for (size_t i = 0; !ret && i < e->n_files; i++) {
-		if (!known_path(p, e->files[i]->path))
-			ret = errmsg_set(why, len, -EINVAL,
-					 "amdgpu-hsakmt-%" PRIu32 ".img names %.64s, not one of "
-					 "libhsakmt's files: the checkpoint is damaged",
-					 pid, e->files[i]->path);
-		else
-			ret = ensure_file(e->files[i], created, why, len);
+	for (size_t k = 0; k < plan->n_want; k++) {
+		const HsakmtFileEntry *f = plan->want[k].f;
+
+		if (lstat(f->path, &st)) {
+			if (errno != ENOENT)
+				return errmsg_set(why, len, -errno, "cannot stat %s: %s", f->path,
+						  strerror(errno));
+			plan->want[k].missing = true;
+			continue;
+		}
+		ret = check_existing(f, &st, why, len);
+		if (ret)
+			return ret;
 	}
-	if (e)
-		hsakmt_files_entry__free_unpacked(e, NULL);
-	return ret;
+	return 0;
 }
 
+static int create_file(struct wanted *w, char *why, size_t len)
+{
+	const HsakmtFileEntry *f = w->f;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode & 0666);
+	if (fd < 0 && errno == EEXIST) {
+		/* made meanwhile (a libhsakmt process starting): as if it had been there */
+		if (lstat(f->path, &st))
+			return errmsg_set(why, len, -errno, "cannot stat %s: %s", f->path,
+					  strerror(errno));
+		return check_existing(f, &st, why, len);
+	}
+	if (fd < 0)
+		return errmsg_set(why, len, -errno, "cannot create %s for the restored process: %s",
+				  f->path, strerror(errno));
+	ret = fstat(fd, &st) ? -errno : 0;
+	if (!ret) {
+		w->created = true;
+		w->dev = st.st_dev;
+		w->ino = st.st_ino;
+		ret = pwrite_full(fd, f->contents.data, f->contents.len, 0);
+	}
+	if (!ret && fchmod(fd, f->mode & 0666))
+		ret = -errno;
+	close(fd);
+	if (ret)
+		return errmsg_set(why, len, ret, "cannot create %s for the restored process: %s",
+				  f->path, strerror(-ret));
+	return 0;
+}
+
+/* Removes what this call created (by its inode: never a file someone made since). */
+static void plan_undo(struct restore_plan *plan)
+{
+	struct stat st;
+
+	for (size_t k = 0; k < plan->n_want; k++) {
+		struct wanted *w = &plan->want[k];
+
+		if (w->created && !lstat(w->f->path, &st) && st.st_dev == w->dev &&
+		    st.st_ino == w->ino)
+			unlink(w->f->path);
+		w->created = false;
+	}
+}
+
+/*
+ * Everything is checked first (every image, every entry, the files there
+ * already), then the missing files are created: a refusal leaves nothing
+ * behind, and a creation that fails midway removes the ones made before it.
+ */
 int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int *created, char *why,
 			 size_t len)
 {
-	uint32_t *ids = NULL;
-	size_t n = 0;
+	struct restore_plan plan = {0};
+	size_t k;
 	int ret;
 
 	*created = 0;
-	ret = kfd_image_list(dir_fd, KFD_IMAGE_HSAKMT, &ids, &n, why, len);
-	for (size_t i = 0; !ret && i < n; i++)
-		ret = restore_one(p, dir_fd, ids[i], created, why, len);
-	free(ids);
+	ret = plan_load(&plan, dir_fd, why, len);
+	for (size_t i = 0; !ret && i < plan.n; i++)
+		for (size_t j = 0; !ret && j < plan.images[i]->n_files; j++)
+			ret = plan_add(p, &plan, i, j, why, len);
+	ret = ret ?: plan_check(&plan, why, len);
+	for (k = 0; !ret && k < plan.n_want; k++)
+		if (plan.want[k].missing)
+			ret = create_file(&plan.want[k], why, len);
+	if (ret)
+		plan_undo(&plan);
+	for (k = 0; k < plan.n_want; k++)
+		*created += plan.want[k].created;
+	plan_free(&plan);
 	return ret;
 }

@@ -41,7 +41,13 @@
  *       contents (libhsakmt re-initialises the table when its magic is wrong);
  *     - one that exists with another size, or is not a regular file, is
  *       refused in one line before anything is restored (CRIU would fail on
- *       its size later).
+ *       its size later);
+ *     - every image and entry is checked before anything is created (known
+ *       names only, a name once per image, one size for a name the images
+ *       of several processes share), and so are the files already there: a
+ *       refusal creates nothing, and a creation that fails midway removes
+ *       the files this restore created before it (a retry must find what
+ *       the first attempt found). Paths in messages are escaped.
  * Paths are those of CRIU's mount namespace root; a restore with --root (a
  * container) is not handled here yet.
  */

@@ -4,12 +4,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
+#include "common/escape.h"
 #include "common/regfile.h"
 #include "plugin/options_file.h"
 
@@ -36,6 +39,9 @@ const char *const OPTIONS_FILE_NAMES[] = {
 	NULL,
 };
 
+/* What a message shows of a path: escaped, its first 255 bytes or so. */
+#define SHOWN_PATH ESCAPE_LEN(255)
+
 static bool known_name(const char *name)
 {
 	size_t i;
@@ -58,30 +64,33 @@ static char *trim(char *s)
 	return s;
 }
 
-/* One line (NUL-terminated, no newline): skipped, applied, or refused. */
+/* What a message shows of the file's bytes: escaped, the first 40 or so. */
+#define SHOWN_TEXT 48
+
+/*
+ * One line (NUL-terminated, no newline): skipped, applied, or refused. name
+ * is the file's, escaped.
+ */
 static int apply_line(char *line, const char *name, unsigned int lineno, unsigned int *applied,
 		      char *err, size_t errlen)
 {
-	char *eq, *key, *value;
+	char *eq, *key, *value, shown[SHOWN_TEXT];
 
 	line = trim(line);
 	if (!*line || *line == '#')
 		return 0;
 	eq = strchr(line, '=');
-	if (!eq) {
-		snprintf(err, errlen, "%s line %u: \"%.40s\" is no NAME=VALUE", name, lineno, line);
-		return -EINVAL;
-	}
+	if (!eq)
+		return errmsg_set(err, errlen, -EINVAL, "%s line %u: \"%s\" is no NAME=VALUE", name,
+				  lineno, str_escape(line, shown, sizeof(shown)));
 	*eq = '\0';
 	key = trim(line);
 	value = trim(eq + 1);
-	if (!known_name(key)) {
-		snprintf(err, errlen,
-			 "%s line %u: %.40s is no option of the plugin (AMDGPU_CRIU_COPY_ENGINE, "
-			 "..., README: \"Options\")",
-			 name, lineno, key);
-		return -EINVAL;
-	}
+	if (!known_name(key))
+		return errmsg_set(err, errlen, -EINVAL,
+				  "%s line %u: %s is no option of the plugin "
+				  "(AMDGPU_CRIU_COPY_ENGINE, ..., README: \"Options\")",
+				  name, lineno, str_escape(key, shown, sizeof(shown)));
 	if (getenv(key)) /* the environment wins */
 		return 0;
 	if (setenv(key, value, 0))
@@ -93,18 +102,19 @@ static int apply_line(char *line, const char *name, unsigned int lineno, unsigne
 int options_text_apply(const char *text, const char *name, unsigned int *applied, char *err,
 		       size_t errlen)
 {
-	char *copy = strdup(text), *line, *next;
+	char *copy = strdup(text), *line, *next, shown[SHOWN_PATH];
 	unsigned int lineno = 0;
 	int ret = 0;
 
 	*applied = 0;
 	if (!copy)
 		return -ENOMEM;
+	str_escape(name, shown, sizeof(shown));
 	for (line = copy; !ret && line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		ret = apply_line(line, name, ++lineno, applied, err, errlen);
+		ret = apply_line(line, shown, ++lineno, applied, err, errlen);
 	}
 	free(copy);
 	return ret;
@@ -113,13 +123,14 @@ int options_text_apply(const char *text, const char *name, unsigned int *applied
 /* The whole file, NUL-terminated, at most OPTIONS_FILE_MAX bytes. */
 static int read_file(const char *path, char **text, char *err, size_t errlen)
 {
-	char why[160], *buf = NULL;
+	char why[160], *buf = NULL, shown[SHOWN_PATH];
 	ssize_t n;
 	size_t len = 0;
 	int fd = regfile_open(AT_FDCWD, path, why, sizeof(why)), ret = 0;
 
+	str_escape(path, shown, sizeof(shown));
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		snprintf(err, errlen, "%s: %s", shown, why);
 		return fd;
 	}
 	buf = malloc(OPTIONS_FILE_MAX + 2);
@@ -133,7 +144,7 @@ static int read_file(const char *path, char **text, char *err, size_t errlen)
 		ret = -EFBIG;
 	close(fd);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", path,
+		snprintf(err, errlen, "%s: %s", shown,
 			 ret == -EFBIG ? "larger than 64 KiB: not an options file"
 				       : strerror(-ret));
 		free(buf);
@@ -141,7 +152,7 @@ static int read_file(const char *path, char **text, char *err, size_t errlen)
 	}
 	buf[len] = '\0';
 	if (memchr(buf, '\0', len)) {
-		snprintf(err, errlen, "%s: a NUL byte: not an options file", path);
+		snprintf(err, errlen, "%s: a NUL byte: not an options file", shown);
 		free(buf);
 		return -EINVAL;
 	}
@@ -152,17 +163,27 @@ static int read_file(const char *path, char **text, char *err, size_t errlen)
 int options_file_apply(char *path, size_t pathlen, unsigned int *applied, char *err, size_t errlen)
 {
 	const char *named = getenv(OPTIONS_FILE_ENV);
-	char *text = NULL;
+	char *text = NULL, shown[SHOWN_PATH];
+	size_t len;
 	int ret;
 
 	*applied = 0;
-	path[0] = '\0';
+	if (pathlen)
+		path[0] = '\0';
 	if (!named || !*named) {
 		if (access(OPTIONS_FILE_DEFAULT, F_OK) && errno == ENOENT)
 			return 0;
 		named = OPTIONS_FILE_DEFAULT;
 	}
-	snprintf(path, pathlen, "%s", named);
+	/* cut short, it would name another file: refused whole */
+	len = strlen(named);
+	if (len >= pathlen || len >= PATH_MAX)
+		return errmsg_set(err, errlen, -ENAMETOOLONG,
+				  "%s names a path of %zu bytes, more than the %zu taken: %s",
+				  OPTIONS_FILE_ENV, len,
+				  (pathlen < PATH_MAX ? pathlen : (size_t)PATH_MAX) - 1,
+				  str_escape(named, shown, sizeof(shown)));
+	memcpy(path, named, len + 1);
 	ret = read_file(path, &text, err, errlen);
 	if (!ret)
 		ret = options_text_apply(text, path, applied, err, errlen);

@@ -33,7 +33,9 @@ extern const char *const OPTIONS_FILE_NAMES[];
 /*
  * Applies the options file (setenv without overwrite). 0 (also when there
  * is none to read); -errno with one line in err. *path gets the file read
- * ("" if none) and *applied the number of options it set.
+ * ("" if none) and *applied the number of options it set. A path that
+ * does not fit in pathlen bytes (or PATH_MAX) is refused (-ENAMETOOLONG),
+ * never read cut short. Messages show the path and the file's text escaped.
  */
 int options_file_apply(char *path, size_t pathlen, unsigned int *applied, char *err, size_t errlen);
 

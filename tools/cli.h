@@ -176,6 +176,15 @@ int json_put_bool(struct json_object *obj, const char *key, bool v);
 int json_put_null(struct json_object *obj, const char *key);
 /* s, or null when s is NULL */
 int json_put_opt_str(struct json_object *obj, const char *key, const char *s);
+/*
+ * A string read from an image (or a capture), printed in printable ASCII
+ * only: every code point outside it as \uXXXX, so that the value reads back
+ * exactly. One that is not UTF-8 (JSON cannot hold it) or longer than 4 KiB
+ * is shown as the text output shows it (common/escape.h: escaped, its first
+ * 255 bytes or so). json-c itself passes DEL, C1 controls and bytes that
+ * are not UTF-8 through to the terminal.
+ */
+int json_put_untrusted_str(struct json_object *obj, const char *key, const char *s);
 /* v, or null when !known */
 int json_put_opt_u64(struct json_object *obj, const char *key, uint64_t v, bool known);
 /* Append to an array; releases val on failure. */

@@ -3,7 +3,9 @@
  * inspect --json: {"dir", "processes": [...], "render_files": [...],
  * "hsakmt_files": [{"pid", "files": [{"path", "size", "mode"}],
  * "semaphore_unlinked"}]} and,
- * with --verify, "intact" and a "verify" object per GPU.
+ * with --verify, "intact" and a "verify" object per GPU. Strings of the
+ * images (kernel_release, path, a recorded node's name) are printed in
+ * printable ASCII (json_put_untrusted_str()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -145,7 +147,7 @@ static int put_process_fields(struct json_object *o, const struct proc_report *p
 
 	kfd_image_name(name, sizeof(name), KFD_IMAGE_PROCESS, pr->img->id);
 	if (json_put_str(o, "file", name) || json_put_u64(o, "id", pr->img->id) ||
-	    json_put_str(o, "kernel_release", e->kernel_release) ||
+	    json_put_untrusted_str(o, "kernel_release", e->kernel_release) ||
 	    json_put_u64(o, "kfd_major", e->kfd_major) ||
 	    json_put_u64(o, "kfd_minor", e->kfd_minor) ||
 	    json_put_u64(o, "bo_record_size", e->bo_record_size) ||
@@ -222,7 +224,7 @@ static struct json_object *hsakmt_file_json(const HsakmtFileEntry *f)
 	struct json_object *o = json_object_new_object();
 	int ret = o ? 0 : -ENOMEM;
 
-	ret = ret ?: json_put_str(o, "path", f->path);
+	ret = ret ?: json_put_untrusted_str(o, "path", f->path);
 	ret = ret ?: json_put_u64(o, "size", f->size);
 	ret = ret ?: json_put_u64(o, "mode", f->mode);
 	return built(o, ret);

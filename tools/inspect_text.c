@@ -298,14 +298,16 @@ static int print_renders(FILE *out, const struct ckpt *ck)
 
 static void print_hsakmt(FILE *out, const struct ckpt *ck)
 {
+	char path[ESCAPE_LEN(KFD_IMAGE_HSAKMT_MAX_PATH)];
+
 	fprintf(out, "libhsakmt's shared files (created at restore where missing):\n");
 	for (size_t i = 0; i < ck->n_hsakmt; i++) {
 		const HsakmtFilesEntry *e = ck->hsakmt[i];
 
 		for (size_t f = 0; f < e->n_files; f++)
 			fprintf(out, "  pid %u: %s, %llu bytes, mode %03o\n", ck->hsakmt_pids[i],
-				e->files[f]->path, (unsigned long long)e->files[f]->size,
-				e->files[f]->mode);
+				str_escape(e->files[f]->path, path, sizeof(path)),
+				(unsigned long long)e->files[f]->size, e->files[f]->mode);
 		if (e->semaphore_unlinked)
 			fprintf(out,
 				"  pid %u: had created the semaphore; CRIU saved it with the "

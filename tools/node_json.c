@@ -67,7 +67,8 @@ int node_put_gpu_fields(struct json_object *jn, const struct kfd_topology *topo,
 	fmt_pci_bus(n, pci, sizeof(pci));
 	/* null rather than 0 or "-" for what the capture does not tell */
 	if (json_put_opt_u64(jn, "gpu_id", n->gpu_id, n->gpu_id != 0) ||
-	    json_put_str(jn, "name", n->name) || json_put_u64(jn, "render_minor", minor) ||
+	    json_put_untrusted_str(jn, "name", n->name) ||
+	    json_put_u64(jn, "render_minor", minor) ||
 	    json_put_opt_str(jn, "render_node", minor ? render : NULL) ||
 	    json_put_u64(jn, "device_id", n->props.device_id) ||
 	    json_put_opt_str(jn, "device_name", amdgpu_device_name((uint32_t)n->props.device_id)) ||

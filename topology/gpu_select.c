@@ -4,24 +4,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
+#include "common/escape.h"
 #include "topology/gpu_select.h"
 #include "topology/topology.h"
 
-static bool parse_u32(const char *s, size_t len, int base, uint32_t *out)
+/*
+ * len digits of base 10 or 16, nothing else, at most UINT32_MAX. strtoul()
+ * would take leading white space (a newline), a sign and a second "0x"
+ * ("0x0x5eb8"); a decimal number with a leading zero reads as octal to
+ * some, so it is refused too.
+ */
+static bool parse_u32(const char *s, size_t len, unsigned int base, uint32_t *out)
 {
-	char buf[24], *end;
-	unsigned long v;
+	uint64_t v = 0;
+	unsigned int d;
+	size_t i;
 
-	if (!len || len >= sizeof(buf))
+	if (!len || (base == 10 && s[0] == '0'))
 		return false;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	if (buf[0] == '-' || buf[0] == '+')
-		return false;
-	errno = 0;
-	v = strtoul(buf, &end, base);
-	if (errno || *end || end == buf || v > UINT32_MAX)
-		return false;
+	for (i = 0; i < len; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (unsigned int)(s[i] - '0');
+		else if (base == 16 && s[i] >= 'a' && s[i] <= 'f')
+			d = (unsigned int)(s[i] - 'a' + 10);
+		else if (base == 16 && s[i] >= 'A' && s[i] <= 'F')
+			d = (unsigned int)(s[i] - 'A' + 10);
+		else
+			return false;
+		v = v * base + d;
+		if (v > UINT32_MAX)
+			return false;
+	}
 	*out = (uint32_t)v;
 	return true;
 }
@@ -29,6 +43,9 @@ static bool parse_u32(const char *s, size_t len, int base, uint32_t *out)
 static int add_token(struct gpu_select *sel, const char *tok, size_t len, char *err, size_t errlen)
 {
 	static const char dev[] = "/dev/dri/", render[] = "renderD";
+	const char *word = tok;
+	size_t word_len = len;
+	char raw[65], shown[ESCAPE_BUF];
 	uint32_t v;
 
 	if (len > sizeof(dev) - 1 && !strncmp(tok, dev, sizeof(dev) - 1)) {
@@ -36,7 +53,8 @@ static int add_token(struct gpu_select *sel, const char *tok, size_t len, char *
 		len -= sizeof(dev) - 1;
 	}
 	if (len > sizeof(render) - 1 && !strncmp(tok, render, sizeof(render) - 1)) {
-		if (!parse_u32(tok + sizeof(render) - 1, len - (sizeof(render) - 1), 10, &v))
+		if (!parse_u32(tok + sizeof(render) - 1, len - (sizeof(render) - 1), 10, &v) ||
+		    !v || !kfd_render_minor_valid(v))
 			goto bad;
 		if (sel->n_minors == GPU_SELECT_MAX)
 			goto many;
@@ -56,15 +74,17 @@ static int add_token(struct gpu_select *sel, const char *tok, size_t len, char *
 	sel->gpu_ids[sel->n_gpu_ids++] = v;
 	return 0;
 bad:
-	snprintf(err, errlen,
-		 "%s: '%.*s' is neither a render node (renderD130, /dev/dri/renderD130) nor a "
-		 "gpu_id (decimal or 0x hex, as amdgpu-criu topology shows it)",
-		 GPU_SELECT_ENV, (int)(len > 64 ? 64 : len), tok);
-	return -EINVAL;
+	/* the operator's bytes: escaped, as they could hold anything */
+	snprintf(raw, sizeof(raw), "%.*s", (int)(word_len < 64 ? word_len : 64), word);
+	return errmsg_set(err, errlen, -EINVAL,
+			  "%s: '%s%s' is neither a render node (renderD128 to renderD%u, "
+			  "/dev/dri/renderD130) nor a gpu_id (decimal or 0x hex, as amdgpu-criu "
+			  "topology shows it)",
+			  GPU_SELECT_ENV, str_escape(raw, shown, sizeof(shown)),
+			  word_len > 64 ? "..." : "", KFD_RENDER_MINOR_LAST);
 many:
-	snprintf(err, errlen, "%s names more than %d GPUs of one kind", GPU_SELECT_ENV,
-		 GPU_SELECT_MAX);
-	return -EINVAL;
+	return errmsg_set(err, errlen, -EINVAL, "%s names more than %d GPUs of one kind",
+			  GPU_SELECT_ENV, GPU_SELECT_MAX);
 }
 
 int gpu_select_parse(struct gpu_select *sel, const char *text, char *err, size_t errlen)

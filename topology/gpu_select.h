@@ -7,9 +7,12 @@
  * of the node (runc puts CRIU into the container's cgroup first, and the
  * cgroup alone then hides the other GPUs).
  *
- * The value: GPUs separated by commas or spaces, each a render node
- * ("renderD130" or "/dev/dri/renderD130") or a KFD gpu_id (decimal, or hex
- * with 0x). Unset or empty: every GPU. At most GPU_SELECT_MAX entries.
+ * The value: GPUs separated by commas, spaces or tabs, each a render node
+ * ("renderD130" or "/dev/dri/renderD130", a DRM render minor) or a KFD
+ * gpu_id (decimal without a leading zero, or hex with 0x), its digits and
+ * nothing else (no sign, no other white space, no second 0x). Unset or
+ * empty: every GPU. At most GPU_SELECT_MAX entries. A refusal shows the
+ * value escaped (common/escape.h).
  */
 #ifndef AMDGPU_CRIU_GPU_SELECT_H
 #define AMDGPU_CRIU_GPU_SELECT_H

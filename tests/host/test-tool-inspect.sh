@@ -124,6 +124,32 @@ check "inspect says the process had created the semaphore" grep -q '^  pid 4242:
 run inspect "$TMP/ck-hsakmt" --json
 check "--json: libhsakmt files" jqt '.hsakmt_files == [{"pid": 4242, "semaphore_unlinked": true, "files": [{"path": "/dev/shm/hsakmt_shared_mem", "size": 8, "mode": 420}]}]'
 
+# an image's path with a terminal title sequence (OSC ... BEL), a newline, DEL and
+# a C1 CSI byte: shown escaped (common/escape.h), never raw
+HOSTILE=$'/dev/shm/hsakmt\e]0;x\a\nforged: line\x7f\x9b'
+SHOWN='/dev/shm/hsakmt\x1b]0;x\x07\x0aforged: line\x7f\x9b'
+check "a checkpoint whose libhsakmt image records a path with control bytes is written" \
+	mkckpt "$TMP/ck-hsakmt-esc" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path "$HOSTILE"
+# such an image names no file of libhsakmt's: refused as the restore refuses it
+# (checkpoint/ckpt.h), in one line that shows the path escaped
+for fmt in text json; do
+	args=(inspect "$TMP/ck-hsakmt-esc")
+	[ "$fmt" = text ] || args+=(--json)
+	error_exit "inspect ($fmt) refuses a libhsakmt image naming another file, in one line" "${args[@]}"
+	check "... with no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
+	check "... showing the path escaped" grep -qF "names $SHOWN, not one of libhsakmt's files" "$ERR"
+done
+UTF8=$'/dev/shm/hsakmt\e]0;x\a\nforged: line\x7f\xc2\x9b\xc3\xa9'
+check "a checkpoint whose libhsakmt path is UTF-8 with controls is written" \
+	mkckpt "$TMP/ck-hsakmt-utf8" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path "$UTF8"
+error_exit "inspect --json refuses it in one line" inspect "$TMP/ck-hsakmt-utf8" --json
+check "... with no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
+check "an image whose relative path holds control bytes is written" \
+	mkckpt "$TMP/ck-hsakmt-rel" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path $'\e]0;x\a\n../evil'
+error_exit "inspect refuses a relative path in one line" inspect "$TMP/ck-hsakmt-rel"
+check "the refusal has no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
+check "the refusal shows the path escaped" grep -qF '\x1b]0;x\x07\x0a../evil' "$ERR"
+
 run inspect "$CK" --verify
 expect_rc 0 "inspect --verify of an intact checkpoint exits 0"
 check "--verify says ok per GPU" bash -c "grep -q '^verify: gpu 24248: ok (3 BOs, 112.0 KiB)$' '$OUT' && grep -q '^verify: gpu 41657: ok (3 BOs, 116.0 KiB)$' '$OUT'"

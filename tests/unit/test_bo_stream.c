@@ -1002,6 +1002,18 @@ static void test_crc32_is_zlibs(void **state)
 			assert_int_equal(chained, ours);
 		}
 	}
+	/* zero bytes by arithmetic (an index's holes): as if read */
+	memset(buf, 0, LEN);
+	for (len = 0; len <= LEN; len = len < 70 ? len + 1 : len * 2 + 3)
+		for (seed = 0; seed < 3; seed++) {
+			ours = seed ? bo_index_crc32(0, "abc", seed) : 0;
+			assert_int_equal(bo_index_crc32_zeros(ours, len),
+					 bo_index_crc32(ours, buf, len));
+		}
+	/* zlib's crc32_combine() agrees for sizes past any buffer */
+	assert_int_equal(bo_index_crc32_zeros(0xcbf43926u, 1ull << 40),
+			 (uint32_t)crc32_combine(0xcbf43926u, bo_index_crc32_zeros(0, 1ull << 40),
+						 (z_off_t)(1ull << 40)));
 	/* the check value of the standard CRC-32 */
 	assert_int_equal(bo_index_crc32(0, "123456789", 9), 0xcbf43926u);
 	/* the chunks' CRC-64 is CRC-64/XZ (its check value), and chains the same way */

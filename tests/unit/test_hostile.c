@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "common/escape.h"
 #include "file_read.h"
@@ -511,9 +512,172 @@ static void test_property_bomb(void **state)
 	run_bounded(f, probe_bounded_load, "unpacked", "600000 unknown fields");
 }
 
-/* An allocator for protobuf-c that counts: live bytes at the end, and all requested. */
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry whose topology has `nodes` nodes of
+ * `links` io_links each, every link its four required fields 0: 10 bytes of
+ * wire, ~90 unpacked and 40 more in the topology model. Within every
+ * per-message limit (4096 nodes, 4096 links a node), 4096 x 4096 of them
+ * are a 168 MB image that took 2.3 GB to read.
+ */
+static size_t write_link_bomb(struct fixture *f, size_t nodes, size_t links)
+{
+	static const uint8_t link[] = {0x42, 0x08, 0x08, 0x00, 0x10, 0x00, 0x18, 0x00, 0x20, 0x00};
+	struct wire node = {0}, topo = {0}, entry = {0}, empty = {0};
+	size_t len;
+	int fd;
+
+	for (size_t i = 0; i < links; i++)
+		wire_put(&node, link, sizeof(link)); /* KfdNodeEntry.io_links */
+	wire_uint(&node, 2, 0);			     /* gpu_id */
+	for (size_t i = 0; i < nodes; i++) {
+		struct wire indexed = {0};
+
+		wire_uint(&indexed, 1, i); /* index */
+		wire_put(&indexed, node.buf, node.len);
+		wire_sub(&topo, 1, &indexed);
+		free(indexed.buf);
+	}
+	free(node.buf);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 10, &topo);
+	free(topo.buf);
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	len = entry.len;
+	free(entry.buf);
+	return len;
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry of `bytes` bytes of private data and
+ * no GPUs: it unpacks (1x), then is refused (private data without GPUs).
+ */
+static size_t write_bulk_image(struct fixture *f, size_t bytes)
+{
+	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0}, priv = {0};
+	size_t len;
+	int fd;
+
+	priv.buf = calloc(1, bytes);
+	assert_non_null(priv.buf);
+	priv.len = priv.cap = bytes;
+	wire_uint(&node, 1, 0);
+	wire_uint(&node, 2, 0);
+	wire_sub(&topo, 1, &node);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &priv);
+	wire_sub(&entry, 10, &topo);
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	len = entry.len;
+	free(entry.buf);
+	free(priv.buf);
+	free(topo.buf);
+	free(node.buf);
+	return len;
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry of n BOs, each its five required
+ * fields 0 (12 bytes of wire, ~90 unpacked): within the BO count of a
+ * process, and refused afterwards (their GPU is unknown).
+ */
+static size_t write_bo_bomb(struct fixture *f, size_t n)
+{
+	static const uint8_t bo[] = {0x4a, 0x0a, 0x08, 0x00, 0x10, 0x00,
+				     0x18, 0x00, 0x20, 0x00, 0x28, 0x00};
+	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0};
+	size_t len;
+	int fd;
+
+	wire_uint(&node, 1, 0);
+	wire_uint(&node, 2, 0);
+	wire_sub(&topo, 1, &node);
+	wire_uint(&entry, 1, 1);
+	wire_uint(&entry, 2, 17);
+	wire_sub(&entry, 3, &empty);
+	wire_uint(&entry, 4, 272);
+	wire_uint(&entry, 5, 1);
+	wire_uint(&entry, 6, 0);
+	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 10, &topo);
+	for (size_t i = 0; i < n; i++)
+		wire_put(&entry, bo, sizeof(bo)); /* KfdProcessEntry.bos */
+	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
+	close(fd);
+	len = entry.len;
+	free(entry.buf);
+	free(topo.buf);
+	free(node.buf);
+	return len;
+}
+
+struct mem_bound {
+	const char *phrase; /* the refusal expected */
+	size_t file;	    /* the image's bytes */
+	unsigned int ratio; /* peak RSS may grow by ratio x file + 16 MiB */
+};
+
+/* The load refuses with arg's phrase, growing the peak RSS by at most its bound. */
+static int probe_load_memory(struct fixture *f, const void *arg, char *why, size_t whylen)
+{
+	const struct mem_bound *m = arg;
+	struct kfd_process_image img;
+	char err[512] = "";
+	long before = peak_rss_kib(), grown, limit;
+	int ret = kfd_process_image_load(f->dir_fd, ID, &img, err, sizeof(err));
+
+	grown = peak_rss_kib() - before;
+	limit = (long)(m->file * m->ratio >> 10) + (16 << 10);
+	fprintf(stderr, "# %zu bytes: peak RSS grew by %ld KiB (%.1fx), limit %ld KiB: %s\n",
+		m->file, grown, (double)grown * 1024 / (double)m->file, limit, err);
+	if (!ret)
+		kfd_process_image_free(&img);
+	if (grown > limit) {
+		snprintf(why, whylen,
+			 "peak RSS grew by %ld KiB for a %zu KiB image (limit %ld): %s", grown,
+			 m->file >> 10, limit, err);
+		return 1;
+	}
+	return expect_err(ret, err, why, whylen, "amdgpu-kfd-7.img", m->phrase, NULL);
+}
+
+static void test_image_memory_bound(void **state)
+{
+	struct fixture *f = *state;
+	struct mem_bound m;
+
+	/* 1024 nodes of 4096 links: 42 MB, every per-message count within its limit */
+	m = (struct mem_bound){"links", write_link_bomb(f, 1024, 4096), 2};
+	run_bounded(f, probe_load_memory, &m, "42 MB of topology links");
+	/* 2^20 BOs of 12 bytes: dense past what a valid image of 12.6 MB needs */
+	m = (struct mem_bound){"unpacked", write_bo_bomb(f, KFD_IMAGE_MAX_BOS), 2};
+	run_bounded(f, probe_load_memory, &m, "2^20 BOs of 12 bytes");
+	/* a big image that is read: private data, unpacked once (the file, then its copy) */
+	m = (struct mem_bound){"no GPUs", write_bulk_image(f, 64u << 20), 3};
+	run_bounded(f, probe_load_memory, &m, "64 MiB of private data");
+}
+
+/* An allocator for protobuf-c that counts: live bytes at the end, their peak, all requested. */
 struct counting {
-	uint64_t live, total;
+	uint64_t live, peak, total;
 };
 
 static void *count_alloc(void *data, size_t size)
@@ -526,6 +690,8 @@ static void *count_alloc(void *data, size_t size)
 	*p = size;
 	c->live += size;
 	c->total += size;
+	if (c->live > c->peak)
+		c->peak = c->live;
 	return p + 1;
 }
 
@@ -555,12 +721,16 @@ static void expect_estimate_holds(int dir_fd, const char *name, const ProtobufCM
 			 0);
 	m = protobuf_c_message_unpack(d, &a, len, buf);
 	assert_non_null(m);
-	print_message("# %s: %zu bytes, estimate %" PRIu64 ", kept %" PRIu64
+	print_message("# %s: %zu bytes, estimate %" PRIu64 ", kept %" PRIu64 ", peak %" PRIu64
 		      ", requested in all %" PRIu64 "\n",
-		      name, len, estimate, c.live, c.total);
+		      name, len, estimate, c.live, c.peak, c.total);
 	if (c.live > estimate)
 		fail_msg("%s: protobuf-c kept %" PRIu64 " bytes, estimate %" PRIu64, name, c.live,
 			 estimate);
+	/* what kfd_image.c lets protobuf-c have at once: valid images stay well under it */
+	if (c.peak > estimate + pb_precheck_budget(len))
+		fail_msg("%s: protobuf-c held %" PRIu64 " bytes at once, more than %" PRIu64, name,
+			 c.peak, estimate + pb_precheck_budget(len));
 	protobuf_c_message_free_unpacked(m, &a);
 	assert_int_equal(c.live, 0);
 	free(buf);
@@ -658,6 +828,205 @@ static void test_big_sparse_index(void **state)
 
 	write_big_index(f);
 	run_bounded(f, probe_big_index, NULL, "sparse index of a 64 GiB BO");
+}
+
+/*
+ * The check's cost does not grow with an index's holes: a sparse index of a
+ * huge BO, its own checksum right (as anyone can compute it for zeros), is
+ * checked reading a few KiB where it used to read and checksum every byte
+ * of it (4 s for a 2 TiB BO, minutes for 2^48 bytes; per GPU, in the
+ * restore's master and in inspect). Bytes read come from /proc/self/io
+ * (rchar): a measure that does not depend on the machine's speed.
+ */
+static uint64_t bytes_read(void)
+{
+	unsigned long long v = 0;
+	char line[128];
+	FILE *io = fopen("/proc/self/io", "re");
+
+	assert_non_null(io);
+	while (fgets(line, sizeof(line), io))
+		if (sscanf(line, "rchar: %llu", &v) == 1)
+			break;
+	fclose(io);
+	return v;
+}
+
+/* zlib's CRC-32 of n zero bytes, by doubling (crc32_combine): what an attacker computes */
+static uLong crc32_of_zeros(uint64_t n)
+{
+	static const Bytef zero[1];
+	uLong acc = crc32(0, Z_NULL, 0), pw = crc32(0, zero, 1);
+	uint64_t pw_len = 1;
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			acc = crc32_combine(acc, pw, (z_off_t)pw_len);
+		pw = crc32_combine(pw, pw, (z_off_t)pw_len);
+		pw_len <<= 1;
+	}
+	return acc;
+}
+
+/*
+ * amdgpu-bo-7-<gpu>.{idx,img} for one BO of `size` bytes in 4 KiB chunks,
+ * both files sparse: the index's header and BO table, then holes (every
+ * entry zero), then its checksum (right unless `bad_crc`).
+ */
+static void write_sparse_index(struct fixture *f, uint32_t version, uint64_t size, bool bad_crc)
+{
+	static const char *const magic[] = {"", "AMDBOIX1", "AMDBOIX2", "AMDBOIX3"};
+	const uint64_t chunks = size / 4096, bo_rec = version == 1 ? 16 : 24;
+	const uint64_t entries = chunks * (version == 1 ? 4 : 32);
+	uint8_t h[64 + 24] = {0}, tail[4];
+	char name[64];
+	uLong crc;
+	int fd;
+
+	memcpy(h, magic[version], 8);
+	put_le32(h + 8, version);
+	put_le32(h + 12, f->gpu);
+	put_le32(h + 16, ID);
+	put_le32(h + 20, 4096);
+	put_le32(h + 24, 1);
+	put_le64(h + 32, size);
+	put_le64(h + 40, chunks);
+	put_le64(h + 64, size); /* the BO: size, offset 0 (, gpu_va 0) */
+	crc = crc32(0, h, (uInt)(64 + bo_rec));
+	crc = crc32_combine(crc, crc32_of_zeros(entries), (z_off_t)entries);
+	put_le32(tail, (uint32_t)crc ^ (bad_crc ? 1 : 0));
+	bo_name(name, sizeof(name), f, "idx");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, h, 64 + bo_rec, 0), (ssize_t)(64 + bo_rec));
+	assert_int_equal(pwrite(fd, tail, 4, (off_t)(64 + bo_rec + entries)), 4);
+	close(fd);
+	bo_name(name, sizeof(name), f, "img");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
+/* The files check and describe on the index written last: their result, bytes read by each. */
+static void expect_cheap_check(struct fixture *f, uint64_t size, int want, const char *phrase)
+{
+	struct bo_stream_chain chain;
+	uint64_t before, check_bytes, describe_bytes;
+	char err[512] = "";
+	int ret;
+
+	before = bytes_read();
+	ret = bo_stream_check_files(f->dir_fd, ID, f->gpu, &size, 1, err, sizeof(err));
+	check_bytes = bytes_read() - before;
+	print_message("# BO of %" PRIu64 " GiB: files check %d, %" PRIu64 " bytes read: %s\n",
+		      size >> 30, ret, check_bytes, err);
+	if (check_bytes > (1u << 20))
+		fail_msg("the check of the index of a %" PRIu64 " GiB BO read %" PRIu64
+			 " bytes (at most 1 MiB)",
+			 size >> 30, check_bytes);
+	assert_int_equal(ret, want);
+	if (phrase)
+		assert_non_null(strstr(err, phrase));
+	before = bytes_read();
+	ret = bo_stream_describe(f->dir_fd, ID, f->gpu, &size, 1, &chain, err, sizeof(err));
+	describe_bytes = bytes_read() - before;
+	if (describe_bytes > (1u << 20))
+		fail_msg("describing a %" PRIu64 " GiB BO read %" PRIu64 " bytes (at most 1 MiB)",
+			 size >> 30, describe_bytes);
+	assert_int_equal(ret, want);
+	if (!want)
+		assert_true(chain.level_bytes[0] == size && !chain.levels);
+}
+
+static void test_sparse_index_cost(void **state)
+{
+	/* 256 GiB: a 256 MiB index; 8 TiB: 8 GiB (ext4 holds files up to 16 TiB) */
+	static const uint64_t sizes[] = {256ull << 30, 8ull << 40};
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		/* version 1: all-zero entries are valid (level 0, CRC-32 0): checked, not read */
+		write_sparse_index(f, 1, sizes[i], false);
+		expect_cheap_check(f, sizes[i], 0, NULL);
+		write_sparse_index(f, 1, sizes[i], true);
+		expect_cheap_check(f, sizes[i], -EBADMSG, "index checksum mismatch");
+		/* version 3: chunk 1 all zero claims offset 0, not its own */
+		write_sparse_index(f, 3, sizes[i], false);
+		expect_cheap_check(f, sizes[i], -EINVAL, "chunk 1 refers to level 0 offset 0x0");
+	}
+}
+
+/*
+ * A version 1 index whose entries are partly data, partly holes, of BOs of
+ * odd sizes (one empty): the holes' entries count as zero where they fall,
+ * across BOs, as a read would find them; the data's as written.
+ */
+static void test_sparse_index_mixed(void **state)
+{
+	static const uint64_t sizes[] = {(9ull << 20) + 4096, 0, 4096, (11ull << 20) + 12288};
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	struct fixture *f = *state;
+	uint64_t chunks = 0, total = 0, off = 0, len;
+	struct bo_stream_chain chain;
+	uint8_t *idx, *p;
+	char name[64], err[512] = "";
+	int fd;
+
+	for (size_t i = 0; i < N; i++) {
+		chunks += (sizes[i] + 4095) / 4096;
+		total += sizes[i];
+	}
+	len = 64 + N * 16 + chunks * 4 + 4;
+	idx = calloc(1, len);
+	assert_non_null(idx);
+	memcpy(idx, "AMDBOIX1", 8);
+	put_le32(idx + 8, 1);
+	put_le32(idx + 12, f->gpu);
+	put_le32(idx + 16, ID);
+	put_le32(idx + 20, 4096);
+	put_le32(idx + 24, N);
+	put_le64(idx + 32, total);
+	put_le64(idx + 40, chunks);
+	for (size_t i = 0; i < N; i++) {
+		put_le64(idx + 64 + i * 16, sizes[i]);
+		put_le64(idx + 64 + i * 16 + 8, off);
+		off += sizes[i];
+	}
+	/* entries of the second and fourth data page: 0xffffffff (what chunks checksum is moot) */
+	memset(idx + 4096 + 100, 0xff, 4096 - 200);
+	memset(idx + 3 * 4096 + 8, 0xff, 4096 - 16);
+	put_le32(idx + len - 4, (uint32_t)crc32(0, idx, (uInt)(len - 4)));
+	bo_name(name, sizeof(name), f, "idx");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	/* only the pages holding bytes other than zero: the others stay holes */
+	for (p = idx; p < idx + len; p += 4096) {
+		size_t n = (size_t)(idx + len - p < 4096 ? idx + len - p : 4096);
+		bool zero = true;
+
+		for (size_t k = 0; k < n && zero; k++)
+			zero = !p[k];
+		if (!zero)
+			assert_int_equal(pwrite(fd, p, n, p - idx), (ssize_t)n);
+	}
+	assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	close(fd);
+	bo_name(name, sizeof(name), f, "img");
+	fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)total), 0);
+	close(fd);
+	free(idx);
+
+	assert_int_equal(bo_stream_check_files(f->dir_fd, ID, f->gpu, sizes, N, err, sizeof(err)),
+			 0);
+	assert_int_equal(
+		bo_stream_describe(f->dir_fd, ID, f->gpu, sizes, N, &chain, err, sizeof(err)), 0);
+	assert_true(chain.level_bytes[0] == total && !chain.levels && !chain.zero_bytes);
+	/* the chunks themselves: zeros whose CRC-32 is not 0 (nor 0xffffffff) */
+	assert_int_equal(bo_stream_verify(f->dir_fd, ID, f->gpu, sizes, N, NULL, err, sizeof(err)),
+			 -EBADMSG);
 }
 
 /* ---- finding 7: symbolic links ------------------------------------------------------------ */
@@ -767,7 +1136,10 @@ int main(void)
 		T(test_leading_zero_ids),
 		T(test_property_bomb),
 		T(test_unpacked_estimate),
+		T(test_image_memory_bound),
 		T(test_big_sparse_index),
+		T(test_sparse_index_cost),
+		T(test_sparse_index_mixed),
 		cmocka_unit_test(test_escape),
 	};
 	// clang-format on

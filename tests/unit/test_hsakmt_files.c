@@ -6,7 +6,9 @@
  * files mapped by name are recorded with their bytes; at restore, missing
  * files are created as recorded, files of the same size are left alone,
  * another size or a symlink is refused with a line naming the file, and an
- * image naming any other path is refused with nothing created.
+ * image naming any other path is refused with nothing created (escaped, on
+ * one line). A refusal found in any image, entry or existing file leaves
+ * nothing behind: every image is checked before a file is created.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +282,159 @@ static void write_entry(struct fixture *f, const char *path, uint64_t size, size
 	close(dir);
 }
 
+/* amdgpu-hsakmt-<pid>.img naming paths[0..n-1] with sizes[i] bytes each (mode 0666) */
+static void write_image(struct fixture *f, uint32_t pid, const char *const *paths,
+			const uint64_t *sizes, size_t n)
+{
+	static uint8_t bytes[64];
+	HsakmtFileEntry files[4], *list[4];
+	HsakmtFilesEntry e = HSAKMT_FILES_ENTRY__INIT;
+	char why[256];
+	int dir = open(f->img, O_RDONLY | O_DIRECTORY);
+
+	assert_true(n <= 4);
+	for (size_t i = 0; i < n; i++) {
+		files[i] = (HsakmtFileEntry)HSAKMT_FILE_ENTRY__INIT;
+		files[i].path = (char *)paths[i];
+		files[i].size = sizes[i];
+		files[i].mode = 0666;
+		files[i].contents.data = bytes;
+		files[i].contents.len = (size_t)sizes[i];
+		list[i] = &files[i];
+	}
+	e.n_files = n;
+	e.files = list;
+	assert_int_equal(kfd_image_write(dir, KFD_IMAGE_HSAKMT, pid, &e.base, why, sizeof(why)), 0);
+	close(dir);
+}
+
+static void unlink_image(struct fixture *f, uint32_t pid)
+{
+	char name[KFD_IMAGE_NAME_MAX], path[200];
+
+	kfd_image_name(name, sizeof(name), KFD_IMAGE_HSAKMT, pid);
+	snprintf(path, sizeof(path), "%s/%s", f->img, name);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* no byte below 0x20 (a newline included) nor 0x7f..0xff: one printable line */
+static void assert_one_printable_line(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			fail_msg("byte 0x%02x at %zu of \"%s\"", *p,
+				 (size_t)(p - (const unsigned char *)s), s);
+}
+
+/* the refusal of a path that is not libhsakmt's names it escaped, on one line */
+static void refusal_line_is_escaped(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int created;
+	char why[512] = "", path[200];
+	const char *paths[1] = {path};
+	const uint64_t sizes[1] = {8};
+
+	snprintf(path, sizeof(path), "%s/\x1b]0;x\x07\nforged line\x9b", f->shm);
+	write_image(f, 7, paths, sizes, 1);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_one_printable_line(why);
+	assert_non_null(strstr(why, "\\x1b]0;x\\x07\\x0aforged line"));
+	assert_int_equal(created, 0);
+
+	/* refused as the image is read (not a plain absolute path) */
+	unlink_image(f, 7);
+	snprintf(path, sizeof(path), "\x1b]0;x\x07\n../forged line");
+	write_image(f, 7, paths, sizes, 1);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_one_printable_line(why);
+	assert_non_null(strstr(why, "'\\x1b]0;x\\x07\\x0a../forged line' is not a plain"));
+}
+
+/* (a) the semaphore there with another size: the shared memory it needs is not created */
+static void refusal_creates_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct hsakmt_dump_result res;
+	unsigned int created = 9;
+	char why[256] = "", buf[31];
+	int fd;
+
+	as_libhsakmt(f, 0);
+	assert_int_equal(dump(f, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.recorded, 2);
+	munmap(f->maps[0], 8), munmap(f->maps[1], 32);
+	f->maps[0] = f->maps[1] = NULL;
+	unlink(f->shm_path), unlink(f->sem_path);
+	fd = open(f->sem_path, O_WRONLY | O_CREAT, 0600);
+	memset(buf, 0x55, sizeof(buf));
+	assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	close(fd);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "31 bytes"));
+	if (!access(f->shm_path, F_OK))
+		fail_msg("%s was created, then left by the refusal: %s", f->shm_path, why);
+	assert_int_equal(created, 0);
+}
+
+/* (b) one image naming the same file twice: refused, nothing created, every time */
+static void same_file_twice_refused(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int created = 9;
+	char why[256] = "";
+	const char *paths[2] = {f->shm_path, f->shm_path};
+	const uint64_t sizes[2] = {8, 4};
+
+	write_image(f, 7, paths, sizes, 2);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int ret = restore(f, &created, why, sizeof(why));
+
+		if (!access(f->shm_path, F_OK))
+			fail_msg("attempt %d: %s was left: %s", attempt, f->shm_path, why);
+		assert_int_equal(ret, -EINVAL);
+		assert_non_null(strstr(why, "twice"));
+		assert_int_equal(created, 0);
+	}
+}
+
+/* (c) a valid image, then one naming another path: refused before the first creates anything */
+static void later_image_refused_first(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int created = 9;
+	char why[256] = "";
+	const char *good[1] = {f->shm_path}, *evil[1] = {"/etc/passwd"};
+	const uint64_t size[1] = {8};
+
+	write_image(f, 7, good, size, 1);
+	write_image(f, 8, evil, size, 1);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "amdgpu-hsakmt-8.img"));
+	assert_non_null(strstr(why, "not one of libhsakmt's files"));
+	if (!access(f->shm_path, F_OK))
+		fail_msg("%s was created, then left by the refusal: %s", f->shm_path, why);
+	assert_int_equal(created, 0);
+}
+
+/* two processes' images naming the same file with the same size: created once */
+static void shared_file_created_once(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int created = 9;
+	char why[256] = "";
+	const char *paths[1] = {f->shm_path};
+	const uint64_t size[1] = {8};
+	struct stat st;
+
+	write_image(f, 7, paths, size, 1);
+	write_image(f, 8, paths, size, 1);
+	assert_int_equal(restore(f, &created, why, sizeof(why)), 0);
+	assert_int_equal(created, 1);
+	assert_int_equal(stat(f->shm_path, &st), 0);
+	assert_int_equal(st.st_size, 8);
+}
+
 static void hostile_paths_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -319,6 +474,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(restore_refuses_other_size_and_symlink, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(hostile_paths_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(refusal_line_is_escaped, setup, teardown),
+		cmocka_unit_test_setup_teardown(refusal_creates_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(same_file_twice_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(later_image_refused_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(shared_file_created_once, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
