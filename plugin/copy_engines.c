@@ -11,13 +11,18 @@
 #include "plugin/copy_engines.h"
 #include "topology/topology.h"
 #include "plugin/log.h"
+#include "common/escape.h"
 
 #define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
 #define ENV_TIMEOUT "AMDGPU_CRIU_SDMA_TIMEOUT_MS"
 
+/* What a message shows of an option's value: escaped (the environment's bytes), 32 or so. */
+#define SHOWN_VALUE ESCAPE_LEN(32)
+
 static int mode_get(enum copy_engine_mode *mode, char *why, size_t len)
 {
 	const char *v = getenv(ENV_ENGINE);
+	char shown[SHOWN_VALUE];
 
 	if (!v || !*v || !strcmp(v, "auto"))
 		*mode = COPY_ENGINE_AUTO;
@@ -27,8 +32,8 @@ static int mode_get(enum copy_engine_mode *mode, char *why, size_t len)
 		*mode = COPY_ENGINE_CPU;
 	else {
 		return errmsg_set(why, len, -EINVAL,
-				  "%s=%.32s: unknown copy engine; use auto, sdma or cpu",
-				  ENV_ENGINE, v);
+				  "%s=%s: unknown copy engine; use auto, sdma or cpu", ENV_ENGINE,
+				  str_escape(v, shown, sizeof(shown)));
 	}
 	return 0;
 }
@@ -37,18 +42,20 @@ static int mode_get(enum copy_engine_mode *mode, char *why, size_t len)
 static int timeout_ms_get(uint32_t *ms, char *why, size_t len)
 {
 	const char *v = getenv(ENV_TIMEOUT);
-	unsigned long n;
-	char *end;
+	char *end, shown[SHOWN_VALUE];
+	unsigned long n = 0;
 
 	*ms = 0;
 	if (!v || !*v)
 		return 0;
 	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || !n || n > UINT32_MAX) {
+	/* digits only: strtoul() would take white space (a newline) and a sign first */
+	if (*v >= '0' && *v <= '9')
+		n = strtoul(v, &end, 10);
+	if (errno || !n || *end || n > UINT32_MAX) {
 		return errmsg_set(why, len, -EINVAL,
-				  "%s=%.32s: not a time in milliseconds (1 to %" PRIu32 ")",
-				  ENV_TIMEOUT, v, UINT32_MAX);
+				  "%s=%s: not a time in milliseconds (1 to %" PRIu32 ")",
+				  ENV_TIMEOUT, str_escape(v, shown, sizeof(shown)), UINT32_MAX);
 	}
 	*ms = (uint32_t)n;
 	return 0;

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "topology/match.h"
+#include "common/escape.h"
 
 void match_checks_default(struct match_checks *checks)
 {
@@ -27,6 +28,7 @@ void match_checks_default(struct match_checks *checks)
 static int env_switch(const char *var, bool *value, char *errbuf, size_t errlen)
 {
 	const char *s = getenv(var);
+	char shown[ESCAPE_LEN(32)];
 
 	if (!s)
 		return 0;
@@ -38,7 +40,8 @@ static int env_switch(const char *var, bool *value, char *errbuf, size_t errlen)
 		*value = true;
 		return 0;
 	}
-	snprintf(errbuf, errlen, "invalid value %s=\"%s\": expected 0, 1, NO or YES", var, s);
+	snprintf(errbuf, errlen, "invalid value %s=\"%s\": expected 0, 1, NO or YES", var,
+		 str_escape(s, shown, sizeof(shown)));
 	return -EINVAL;
 }
 

@@ -18,6 +18,7 @@
 #include "plugin/kfd_dev.h"
 #include "plugin/kfd_ioctl.h"
 #include "plugin/log.h"
+#include "common/escape.h"
 
 #define ENV_POLICY "AMDGPU_CRIU_SHARED_BO"
 
@@ -31,6 +32,7 @@ struct bo_share_seen {
 int bo_share_policy_get(enum bo_share_policy *policy, char *why, size_t why_len)
 {
 	const char *v = getenv(ENV_POLICY);
+	char shown[ESCAPE_LEN(32)];
 
 	*policy = BO_SHARE_SHARE;
 	if (!v || !*v || !strcmp(v, "share"))
@@ -40,7 +42,7 @@ int bo_share_policy_get(enum bo_share_policy *policy, char *why, size_t why_len)
 		return 0;
 	}
 	snprintf(why, why_len, "%s=%s: unknown; use share (the default), refuse or copy",
-		 ENV_POLICY, v);
+		 ENV_POLICY, str_escape(v, shown, sizeof(shown)));
 	return -EINVAL;
 }
 

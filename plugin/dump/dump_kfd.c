@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/escape.h"
 #include "common/gpu_libs.h"
 #include "datapath/bo_stream.h"
 #include "plugin/copy_engines.h"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/escape.h"
 #include "common/gpu_libs.h"
 #include "datapath/bo_stream.h"
 #include "plugin/dump/dump_session.h"
@@ -30,11 +31,12 @@
 static int direct_io_check(char *why, size_t len)
 {
 	const char *v = getenv(BO_STREAM_DIRECT_ENV);
+	char shown[ESCAPE_LEN(32)];
 
 	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
 		return 0;
-	return errmsg_set(why, len, -EINVAL, "%s=%.32s means nothing: 0 (default) or 1",
-			  BO_STREAM_DIRECT_ENV, v);
+	return errmsg_set(why, len, -EINVAL, "%s=%s means nothing: 0 (default) or 1",
+			  BO_STREAM_DIRECT_ENV, str_escape(v, shown, sizeof(shown)));
 }
 
 /* The dump's options, read once: -EINVAL with one line in why for one that means nothing. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 #include "plugin/dump/gem_info.h"
 #include "plugin/gem_list.h"
 #include "plugin/dump/render_audit.h"
+#include "common/escape.h"
+#include "common/gpu_libs.h"
 
 #define KIB(x) ((unsigned long long)((x) >> 10))
 
@@ -200,21 +203,21 @@ int render_audit_init(struct render_audit *a, char *err, size_t errlen)
 	const char *limit = getenv("AMDGPU_CRIU_GEM_PROBE");
 	const char *census = getenv("AMDGPU_CRIU_GEM_CENSUS");
 	const char *debugfs = getenv("AMDGPU_CRIU_DEBUGFS");
-
-	char *end;
-	unsigned long n;
+	char *end, shown[ESCAPE_LEN(32)];
+	unsigned long n = ULONG_MAX;
 
 	memset(a, 0, sizeof(*a));
 	a->probe_limit = RENDER_AUDIT_PROBE_DEFAULT;
 	if (limit && *limit) {
 		errno = 0;
-		n = strtoul(limit, &end, 10);
-		if (errno || *end || n > INT32_MAX || *limit == '-') {
-			snprintf(
-				err, errlen,
-				"AMDGPU_CRIU_GEM_PROBE=%.32s means nothing: a number of handles, 0 "
-				"to %d",
-				limit, INT32_MAX);
+		/* digits only: strtoul() would take white space (a newline) and a sign first */
+		if (*limit >= '0' && *limit <= '9')
+			n = strtoul(limit, &end, 10);
+		if (errno || n > INT32_MAX || *end) {
+			snprintf(err, errlen,
+				 "AMDGPU_CRIU_GEM_PROBE=%s means nothing: a number of handles, 0 "
+				 "to %d",
+				 str_escape(limit, shown, sizeof(shown)), INT32_MAX);
 			return -EINVAL;
 		}
 		a->probe_limit = (uint32_t)n;
@@ -228,8 +231,8 @@ int render_audit_init(struct render_audit *a, char *err, size_t errlen)
 		a->census = RENDER_CENSUS_PROBE;
 	else {
 		snprintf(err, errlen,
-			 "AMDGPU_CRIU_GEM_CENSUS=%.32s means nothing: debugfs (default) or probe",
-			 census);
+			 "AMDGPU_CRIU_GEM_CENSUS=%s means nothing: debugfs (default) or probe",
+			 str_escape(census, shown, sizeof(shown)));
 		return -EINVAL;
 	}
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/escape.h"
 #include "plugin/restore/dev_nodes.h"
 #include "plugin/kfd_dev.h"
 #include "plugin/log.h"
@@ -60,6 +61,7 @@ const char *render_node_hint(int err)
 int dev_nodes_policy(bool *create, char *why, size_t len)
 {
 	const char *v = getenv(DEV_NODES_ENV);
+	char shown[ESCAPE_LEN(32)];
 
 	*create = true;
 	if (!v || !*v || !strcmp(v, "create"))
@@ -69,9 +71,9 @@ int dev_nodes_policy(bool *create, char *why, size_t len)
 		return 0;
 	}
 	return errmsg_set(why, len, -EINVAL,
-			  "%s=%.32s: use create (the default: a restored /dev gets the nodes the "
+			  "%s=%s: use create (the default: a restored /dev gets the nodes the "
 			  "restore needs) or keep",
-			  DEV_NODES_ENV, v);
+			  DEV_NODES_ENV, str_escape(v, shown, sizeof(shown)));
 }
 
 /*

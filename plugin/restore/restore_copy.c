@@ -15,6 +15,7 @@
 #include "common/errmsg.h"
 #include "plugin/clock.h"
 #include "plugin/file_holder.h"
+#include "common/escape.h"
 #include "common/fullio.h"
 #include "plugin/restore/restore_copy.h"
 #include "common/thread_fs.h"
@@ -29,6 +30,7 @@
 int restore_copy_parallel_get(bool *on, char *why, size_t len)
 {
 	const char *v = getenv(ENV_PARALLEL);
+	char shown[ESCAPE_LEN(32)];
 
 	*on = true;
 	if (!v || !*v || !strcmp(v, "1"))
@@ -38,9 +40,9 @@ int restore_copy_parallel_get(bool *on, char *why, size_t len)
 		return 0;
 	}
 	return errmsg_set(why, len, -EINVAL,
-			  "%s=%.32s: use 1 (the master writes BO contents while CRIU restores "
+			  "%s=%s: use 1 (the master writes BO contents while CRIU restores "
 			  "memory) or 0",
-			  ENV_PARALLEL, v);
+			  ENV_PARALLEL, str_escape(v, shown, sizeof(shown)));
 }
 
 /* ---- writing the contents (task or copier) ---------------------------------------------- */

@@ -9,8 +9,8 @@
  *
  * --hsakmt PID also writes amdgpu-hsakmt-PID.img as the plugin does for a
  * process that created libhsakmt's semaphore and maps its 8-byte shared
- * memory (plugin/hsakmt_files.h); --hsakmt-path records another path for it
- * (a hostile image's, for the tests of how it is shown).
+ * memory (plugin/hsakmt_files.h); --hsakmt-path names another file in it
+ * (a hostile image).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +70,7 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		{"pid", required_argument, NULL, 'p'},
 		{"xnack", no_argument, NULL, 'x'},
 		{"hsakmt", required_argument, NULL, 'h'},
-		{"hsakmt-path", required_argument, NULL, 'P'},
+		{"hsakmt-path", required_argument, NULL, 'H'},
 		{0},
 	};
 	int c, ret = 0;
@@ -111,7 +111,7 @@ static int parse_args(int argc, char *argv[], struct args *a)
 		case 'h':
 			ret = parse_u32(optarg, &a->hsakmt_pid);
 			break;
-		case 'P':
+		case 'H':
 			a->hsakmt_path = optarg;
 			break;
 		default:

@@ -22,6 +22,9 @@
 #include "plugin/dump/dump_render.h"
 #include "plugin/dump/dump_session.h"
 #include "plugin/restore/restore.h"
+#include "topology/match.h"
+#include "plugin/restore/dev_nodes.h"
+#include "plugin/restore/restore_copy.h"
 #include "synth_ckpt.h"
 
 #define FILE_ERROR "options file /etc/x.conf line 2: COPY_ENGNE is no option of the plugin"
@@ -51,6 +54,77 @@ static void dump_session_keeps_the_refusal(void **state)
 	assert_int_equal(dump_render_audit(&s, getpid()), 0);
 	dump_session_fini(&s);
 	unsetenv("AMDGPU_CRIU_COPY_ENGINE");
+}
+
+/* no byte below 0x20 nor above 0x7e: one printable line */
+static void assert_printable(const char *what, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			fail_msg("%s: byte 0x%02x in its refusal", what, *p);
+}
+
+/* An option's value as the environment gives it: shown escaped, on one line. */
+static void values_are_shown_escaped(void **state)
+{
+	static const char *const dump_vars[] = {
+		"AMDGPU_CRIU_COPY_ENGINE", "AMDGPU_CRIU_SDMA_TIMEOUT_MS", "AMDGPU_CRIU_SHARED_BO",
+		"AMDGPU_CRIU_DIRECT_IO",   "AMDGPU_CRIU_GEM_PROBE",	  "AMDGPU_CRIU_GEM_CENSUS",
+	};
+	static const char hostile[] = "\x1b]0;x\x07\nforged: line";
+	struct match_checks checks;
+	struct dump_session s;
+	char why[512];
+	bool on;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dump_vars) / sizeof(dump_vars[0]); i++) {
+		setenv(dump_vars[i], hostile, 1);
+		assert_int_equal(dump_session_init(&s, NULL), 0);
+		assert_non_null(strstr(s.gpu_refusal, dump_vars[i]));
+		assert_printable(dump_vars[i], s.gpu_refusal);
+		assert_non_null(strstr(s.gpu_refusal, "\\x1b]0;x\\x07\\x0aforged: line"));
+		dump_session_fini(&s);
+		unsetenv(dump_vars[i]);
+	}
+	setenv("AMDGPU_CRIU_PARALLEL_RESTORE", hostile, 1);
+	assert_int_equal(restore_copy_parallel_get(&on, why, sizeof(why)), -EINVAL);
+	assert_printable("AMDGPU_CRIU_PARALLEL_RESTORE", why);
+	unsetenv("AMDGPU_CRIU_PARALLEL_RESTORE");
+	setenv("AMDGPU_CRIU_DEV_NODES", hostile, 1);
+	assert_int_equal(dev_nodes_policy(&on, why, sizeof(why)), -EINVAL);
+	assert_printable("AMDGPU_CRIU_DEV_NODES", why);
+	unsetenv("AMDGPU_CRIU_DEV_NODES");
+	setenv("KFD_NUMA_CHECK", hostile, 1);
+	assert_int_equal(match_checks_from_env(&checks, why, sizeof(why)), -EINVAL);
+	assert_printable("KFD_NUMA_CHECK", why);
+	unsetenv("KFD_NUMA_CHECK");
+}
+
+/* Numbers are digits only: strtoul() alone took a leading newline, blank or sign. */
+static void numbers_are_digits(void **state)
+{
+	static const char *const vars[] = {"AMDGPU_CRIU_SDMA_TIMEOUT_MS", "AMDGPU_CRIU_GEM_PROBE"};
+	static const char *const bad[] = {"\n5", " 5", "+5", "\t5", "-0", "5\n", "0x5"};
+	struct dump_session s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+			setenv(vars[i], bad[j], 1);
+			assert_int_equal(dump_session_init(&s, NULL), 0);
+			if (!strstr(s.gpu_refusal, vars[i]))
+				fail_msg("%s=\"%s\" (value %zu) accepted", vars[i],
+					 j ? bad[j] : "\\n5", j);
+			assert_printable(vars[i], s.gpu_refusal);
+			dump_session_fini(&s);
+		}
+		setenv(vars[i], "5", 1);
+		assert_int_equal(dump_session_init(&s, NULL), 0);
+		assert_string_equal(s.gpu_refusal, "");
+		dump_session_fini(&s);
+		unsetenv(vars[i]);
+	}
 }
 
 struct dirs {
@@ -124,6 +198,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dump_session_keeps_the_refusal),
+		cmocka_unit_test(values_are_shown_escaped),
+		cmocka_unit_test(numbers_are_digits),
 		cmocka_unit_test_setup_teardown(restore_refuses_only_gpus, setup, teardown),
 	};
 
