@@ -72,7 +72,7 @@ struct bo_index_layout {
 	uint32_t bo_count;
 	const struct bo_stream_bo *bos; /* bo_count BOs: their sizes (and gpu_va, written) */
 	const char *name;		/* the index file's name, for messages */
-	/* from bo_layout(): */
+	/* from bo_index_layout(): */
 	uint64_t data_bytes;  /* sum of the BO sizes */
 	uint64_t chunk_count; /* chunks of chunk_size cut from each BO */
 	/* version 2 on: the ancestors whose data files chunks refer to (written

@@ -70,7 +70,7 @@ struct restore_session {
 	const struct kfd_process_image *task_image;
 	struct match_result task_map;
 	bool has_task_map;
-	const struct kfd_process_image *targets_for; /* choose_targets() done for it */
+	const struct kfd_process_image *targets_for; /* restore_choose_targets() done for it */
 	bool confine_kfd;    /* KFD shows it more GPUs than the targets: kfd_confine.h */
 	bool render_settled; /* render_fds_settle() done */
 	struct restore_share_task share; /* dma-buf fds it published */
