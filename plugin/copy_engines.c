@@ -191,3 +191,22 @@ struct copy_gpu copy_gpu_of_node(const struct kfd_node *node, uint32_t gpu_id,
 					 (uint32_t)kfd_prop_get(node, KFD_PROP_gfx_target_version),
 				 .small_bar = node->vram_heap_type == KFD_HEAP_FB_PRIVATE};
 }
+
+int copy_engines_dump(const struct copy_engine_opts *opts, const struct bo_stream_config *cfg,
+		      const struct copy_gpu *gpus, uint32_t n, struct bo_stream_gpu *streams,
+		      const char *what, char *err, size_t errlen)
+{
+	struct bo_sdma_engine **sdma = calloc(n + 1, sizeof(*sdma));
+	int ret;
+
+	if (!sdma)
+		return errmsg_set(err, errlen, -ENOMEM, "out of memory for the copy engines");
+	ret = copy_engines_open(opts, gpus, n, sdma, streams);
+	if (ret)
+		errmsg_set(err, errlen, ret, "no copy engine: %s", strerror(-ret));
+	else
+		ret = bo_stream_dump(cfg, streams, n, err, errlen);
+	copy_engines_close(ret ? NULL : what, gpus, n, sdma, streams);
+	free(sdma);
+	return ret;
+}

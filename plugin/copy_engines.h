@@ -84,4 +84,15 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,
 			struct bo_sdma_engine **sdma, const struct bo_stream_gpu *streams);
 
+/*
+ * A dump's BO contents of n GPUs, the one runner of the dump's /dev/kfd and
+ * render files: engines opened as above, bo_stream_dump(cfg), engines
+ * closed, their figures logged under `what`. 0 or -errno with one line in
+ * err (a failed open has logged its own).
+ */
+struct bo_stream_config;
+int copy_engines_dump(const struct copy_engine_opts *opts, const struct bo_stream_config *cfg,
+		      const struct copy_gpu *gpus, uint32_t n, struct bo_stream_gpu *streams,
+		      const char *what, char *err, size_t errlen);
+
 #endif

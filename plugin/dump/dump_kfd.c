@@ -384,19 +384,18 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	uint32_t nd = c->args.num_devices + 1;
 	struct bo_stream_gpu *gpus = calloc(nd, sizeof(*gpus));
 	struct copy_gpu *copy = calloc(nd, sizeof(*copy));
-	struct bo_sdma_engine **sdma = calloc(nd, sizeof(*sdma));
 	struct bo_stream_config cfg = {.dir_fd = s->dir_fd,
 				       .image_id = id,
 				       .sync = true,
 				       .progress = report_progress,
 				       .progress_arg = &c->args.pid};
 	uint32_t n = 0, i, j;
-	char why[512];
+	char what[64], why[512];
 	int ret;
 
 	cfg.parent_dir_fd = dump_open_parent_dir(s);
 	cfg.has_parent = cfg.parent_dir_fd >= 0;
-	if (!gpus || !copy || !sdma) {
+	if (!gpus || !copy) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -404,24 +403,21 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < gpus[i].bo_count; j++)
 			*bytes += gpus[i].bos[j].size;
-	if (!ret && n)
-		ret = copy_engines_open(&s->engine_opts, copy, n, sdma, gpus);
+	snprintf(what, sizeof(what), "dump of pid %u:", c->args.pid);
 	if (!ret && n) {
-		ret = bo_stream_dump(&cfg, gpus, n, why, sizeof(why));
+		ret = copy_engines_dump(&s->engine_opts, &cfg, copy, n, gpus, what, why,
+					sizeof(why));
 		if (ret)
 			pr_err("pid %u: cannot save BO contents: %s", c->args.pid, why);
 		else if (cfg.has_parent)
 			report_incremental(c, gpus, n);
 	}
-	snprintf(why, sizeof(why), "dump of pid %u:", c->args.pid);
-	copy_engines_close(ret ? NULL : why, copy, n, sdma, gpus);
 	free_streams(gpus, n);
 out:
 	if (cfg.parent_dir_fd >= 0)
 		close(cfg.parent_dir_fd);
 	free(gpus);
 	free(copy);
-	free(sdma);
 	return ret;
 }
 

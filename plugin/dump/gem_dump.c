@@ -190,19 +190,10 @@ static int write_contents(const struct gem_dump_ctx *ctx, struct copy_gpu gpu, u
 				       .sync = true,
 				       .has_parent = ctx->parent_dir_fd >= 0,
 				       .parent_dir_fd = ctx->parent_dir_fd};
-	struct bo_sdma_engine *sdma = NULL;
 	char what[64];
-	int ret;
 
-	ret = copy_engines_open(ctx->engine_opts, &gpu, 1, &sdma, g);
-	if (ret) {
-		snprintf(err, errlen, "no copy engine for GPU %u: %s", gpu.gpu_id, strerror(-ret));
-		return ret;
-	}
-	ret = bo_stream_dump(&cfg, g, 1, err, errlen);
 	snprintf(what, sizeof(what), "dump of render file %u's GEM BOs:", id);
-	copy_engines_close(ret ? NULL : what, &gpu, 1, &sdma, g);
-	return ret;
+	return copy_engines_dump(ctx->engine_opts, &cfg, &gpu, 1, g, what, err, errlen);
 }
 
 int gem_dump_file(const struct gem_dump_ctx *ctx, int fd, uint32_t id, RenderFileEntry *e,
