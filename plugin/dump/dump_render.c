@@ -45,7 +45,7 @@ int dump_render_audit(struct dump_session *s, int pid)
 	char why[768];
 	int ret;
 
-	ret = dump_gpu_task(s, pid);
+	ret = dump_gpu_task(s, pid, false); /* the audit is of render fds */
 	if (ret <= 0)
 		return ret;
 	ret = render_audit_task(&s->audit, pid, audit_classify, s, why, sizeof(why));

@@ -97,14 +97,15 @@ static bool task_file_is_gpu(void *arg, dev_t rdev)
 	return dump_classify(arg, &st) != GPU_FILE_NONE;
 }
 
-int dump_gpu_task(struct dump_session *s, int pid)
+int dump_gpu_task(struct dump_session *s, int pid, bool with_mappings)
 {
 	char why[512];
 	int ret;
 
 	if (!s->has_kfd)
 		return 0;
-	ret = task_gpu_probe(TASK_PROC, pid, task_file_is_gpu, s, why, sizeof(why));
+	ret = task_gpu_probe(TASK_PROC, pid, with_mappings ? TASK_GPU_FDS_AND_MAPS : TASK_GPU_FDS,
+			     task_file_is_gpu, s, why, sizeof(why));
 	if (ret < 0) {
 		pr_err("%s", why);
 		return ret;
@@ -194,7 +195,7 @@ int dump_hsakmt_files(struct dump_session *s, int dir_fd, int pid)
 	char why[512];
 	int ret;
 
-	ret = dump_gpu_task(s, pid);
+	ret = dump_gpu_task(s, pid, true); /* libhsakmt's files are mapped */
 	if (ret <= 0)
 		return ret;
 	ret = hsakmt_files_dump(&hsakmt_paths_default, pid, dir_fd, &res, why, sizeof(why));

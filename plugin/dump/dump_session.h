@@ -63,12 +63,12 @@ int dump_session_init(struct dump_session *s, const char *options_error);
  */
 int dump_meets_gpu(const struct dump_session *s);
 /*
- * For the per-task hooks: 1 if task pid has a GPU file of ours open or
- * mapped (task_gpu.h) and the dump may go on with it (dump_meets_gpu()); 0
- * if it has none, or exited meanwhile; -errno, logged, if it could not be
- * looked at or the dump may not go on.
+ * For the per-task hooks: 1 if task pid has a GPU file of ours open (or,
+ * with_mappings, mapped: task_gpu.h) and the dump may go on with it
+ * (dump_meets_gpu()); 0 if it has none, or exited meanwhile; -errno,
+ * logged, if it could not be looked at or the dump may not go on.
  */
-int dump_gpu_task(struct dump_session *s, int pid);
+int dump_gpu_task(struct dump_session *s, int pid, bool with_mappings);
 /* Did task pid exit (for an error met after dump_gpu_task())? */
 bool dump_task_gone(int pid);
 /* Unpauses everything paused, frees the session. */

@@ -95,12 +95,12 @@ static int scan_maps(const char *proc, pid_t pid, task_gpu_file_fn is_gpu, void 
 	return ret;
 }
 
-int task_gpu_probe(const char *proc, pid_t pid, task_gpu_file_fn is_gpu, void *arg, char *err,
-		   size_t errlen)
+int task_gpu_probe(const char *proc, pid_t pid, enum task_gpu_scope scope, task_gpu_file_fn is_gpu,
+		   void *arg, char *err, size_t errlen)
 {
 	int ret = scan_fds(proc, pid, is_gpu, arg, err, errlen);
 
-	if (ret == TASK_GPU_NONE)
+	if (ret == TASK_GPU_NONE && scope == TASK_GPU_FDS_AND_MAPS)
 		ret = scan_maps(proc, pid, is_gpu, arg, err, errlen);
 	if (ret < 0 && task_gpu_gone(proc, pid))
 		ret = TASK_GPU_GONE;

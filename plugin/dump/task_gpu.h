@@ -28,12 +28,15 @@ enum task_gpu { TASK_GPU_NONE, TASK_GPU_USES, TASK_GPU_GONE };
 /* Is the character device rdev a GPU file of ours? */
 typedef bool (*task_gpu_file_fn)(void *arg, dev_t rdev);
 
+/* What to look at: the fds only (cheaper), or the mappings too. */
+enum task_gpu_scope { TASK_GPU_FDS, TASK_GPU_FDS_AND_MAPS };
+
 /*
  * proc: "/proc" (a test's directory). A TASK_GPU_* value, or -errno with one
  * line in err when the task could not be looked at (and still exists).
  */
-int task_gpu_probe(const char *proc, pid_t pid, task_gpu_file_fn is_gpu, void *arg, char *err,
-		   size_t errlen);
+int task_gpu_probe(const char *proc, pid_t pid, enum task_gpu_scope scope, task_gpu_file_fn is_gpu,
+		   void *arg, char *err, size_t errlen);
 
 /* Did the task exit (its /proc entry is gone)? For errors met after the probe. */
 bool task_gpu_gone(const char *proc, pid_t pid);

@@ -49,7 +49,7 @@ static void gpu_is(struct gpu_dev *g, const char *path)
 static int probe(pid_t pid, struct gpu_dev *g)
 {
 	char err[256] = "";
-	int ret = task_gpu_probe("/proc", pid, is_gpu, g, err, sizeof(err));
+	int ret = task_gpu_probe("/proc", pid, TASK_GPU_FDS_AND_MAPS, is_gpu, g, err, sizeof(err));
 
 	if (ret < 0)
 		print_message("probe: %s\n", err);
@@ -116,6 +116,9 @@ static void mapping_is_gpu_use(void **state)
 	close(fd);
 	gpu_is(&g, "/dev/zero");
 	assert_int_equal(probe(getpid(), &g), TASK_GPU_USES);
+	/* the fds alone do not show it */
+	assert_int_equal(task_gpu_probe("/proc", getpid(), TASK_GPU_FDS, is_gpu, &g, NULL, 0),
+			 TASK_GPU_NONE);
 	munmap(map, 4096);
 	assert_int_equal(probe(getpid(), &g), TASK_GPU_NONE);
 }
@@ -175,7 +178,9 @@ static void unlistable_task_is_an_error(void **state)
 	(void)state;
 	gpu_is(&g, "/dev/null");
 	/* ENOTDIR: neither gone nor looked at */
-	assert_int_equal(task_gpu_probe("/dev/null/x", 1, is_gpu, &g, err, sizeof(err)), -ENOTDIR);
+	assert_int_equal(
+		task_gpu_probe("/dev/null/x", 1, TASK_GPU_FDS, is_gpu, &g, err, sizeof(err)),
+		-ENOTDIR);
 	assert_string_equal(err, "pid 1: cannot list /dev/null/x/1/fd: Not a directory");
 }
 
