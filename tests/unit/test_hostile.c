@@ -557,50 +557,13 @@ static size_t write_link_bomb(struct fixture *f, size_t nodes, size_t links)
 }
 
 /*
- * amdgpu-kfd-7.img: a KfdProcessEntry of `bytes` bytes of private data and
- * no GPUs: it unpacks (1x), then is refused (private data without GPUs).
+ * The wire of a KfdProcessEntry for pid 17 with no GPUs, one CPU node, priv
+ * as its private data and, after it, `tail` (n bytes: repeated fields);
+ * written as amdgpu-kfd-7.img. Returns the image's size.
  */
-static size_t write_bulk_image(struct fixture *f, size_t bytes)
+static size_t write_process_entry(struct fixture *f, const struct wire *priv, const void *tail,
+				  size_t tail_len, size_t tail_count)
 {
-	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0}, priv = {0};
-	size_t len;
-	int fd;
-
-	priv.buf = calloc(1, bytes);
-	assert_non_null(priv.buf);
-	priv.len = priv.cap = bytes;
-	wire_uint(&node, 1, 0);
-	wire_uint(&node, 2, 0);
-	wire_sub(&topo, 1, &node);
-	wire_uint(&entry, 1, 1);
-	wire_uint(&entry, 2, 17);
-	wire_sub(&entry, 3, &empty);
-	wire_uint(&entry, 4, 272);
-	wire_uint(&entry, 5, 1);
-	wire_uint(&entry, 6, 0);
-	wire_sub(&entry, 7, &priv);
-	wire_sub(&entry, 10, &topo);
-	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
-	close(fd);
-	len = entry.len;
-	free(entry.buf);
-	free(priv.buf);
-	free(topo.buf);
-	free(node.buf);
-	return len;
-}
-
-/*
- * amdgpu-kfd-7.img: a KfdProcessEntry of n BOs, each its five required
- * fields 0 (12 bytes of wire, ~90 unpacked): within the BO count of a
- * process, and refused afterwards (their GPU is unknown).
- */
-static size_t write_bo_bomb(struct fixture *f, size_t n)
-{
-	static const uint8_t bo[] = {0x4a, 0x0a, 0x08, 0x00, 0x10, 0x00,
-				     0x18, 0x00, 0x20, 0x00, 0x28, 0x00};
 	struct wire entry = {0}, empty = {0}, topo = {0}, node = {0};
 	size_t len;
 	int fd;
@@ -614,10 +577,10 @@ static size_t write_bo_bomb(struct fixture *f, size_t n)
 	wire_uint(&entry, 4, 272);
 	wire_uint(&entry, 5, 1);
 	wire_uint(&entry, 6, 0);
-	wire_sub(&entry, 7, &empty);
+	wire_sub(&entry, 7, priv);
 	wire_sub(&entry, 10, &topo);
-	for (size_t i = 0; i < n; i++)
-		wire_put(&entry, bo, sizeof(bo)); /* KfdProcessEntry.bos */
+	for (size_t i = 0; i < tail_count; i++)
+		wire_put(&entry, tail, tail_len);
 	fd = openat(f->dir_fd, "amdgpu-kfd-7.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, entry.buf, entry.len), (ssize_t)entry.len);
@@ -627,6 +590,35 @@ static size_t write_bo_bomb(struct fixture *f, size_t n)
 	free(topo.buf);
 	free(node.buf);
 	return len;
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry of `bytes` bytes of private data and
+ * no GPUs: it unpacks (1x), then is refused (private data without GPUs).
+ */
+static size_t write_bulk_image(struct fixture *f, size_t bytes)
+{
+	struct wire priv = {.buf = calloc(1, bytes), .len = bytes, .cap = bytes};
+	size_t len;
+
+	assert_non_null(priv.buf);
+	len = write_process_entry(f, &priv, NULL, 0, 0);
+	free(priv.buf);
+	return len;
+}
+
+/*
+ * amdgpu-kfd-7.img: a KfdProcessEntry of n BOs, each its five required
+ * fields 0 (12 bytes of wire, ~90 unpacked): within the BO count of a
+ * process, and refused afterwards (their GPU is unknown).
+ */
+static size_t write_bo_bomb(struct fixture *f, size_t n)
+{
+	static const uint8_t bo[] = {0x4a, 0x0a, 0x08, 0x00, 0x10, 0x00,
+				     0x18, 0x00, 0x20, 0x00, 0x28, 0x00};
+	struct wire empty = {0};
+
+	return write_process_entry(f, &empty, bo, sizeof(bo), n); /* KfdProcessEntry.bos */
 }
 
 struct mem_bound {
