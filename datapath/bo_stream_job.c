@@ -373,18 +373,17 @@ static void open_parent(struct gpu_job *job)
 }
 
 /*
- * With BO_STREAM_DIRECT_ENV=1, the data file reopened with O_DIRECT (through
+ * With cfg->direct_io, the data file reopened with O_DIRECT (through
  * /proc/self/fd: the same file, no second lookup of its name). Not
  * available is not an error: the dump then writes through the page cache.
  */
 static void open_direct(struct gpu_job *job)
 {
-	const char *env = getenv(BO_STREAM_DIRECT_ENV);
 	char path[64];
 
 	job->direct_fd = -1;
 	job->gpu->direct_io = false;
-	if (!env || strcmp(env, "1"))
+	if (!job->cfg->direct_io)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", job->data_fd);
 	job->direct_fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);

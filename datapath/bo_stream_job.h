@@ -69,7 +69,7 @@ struct gpu_job {
 	uint8_t *zeros;
 	int data_fd;
 	/* dump: the data file again with O_DIRECT, for page-aligned runs (no
-	 * page-cache copy) when BO_STREAM_DIRECT_ENV asks so; -1 otherwise or
+	 * page-cache copy) when cfg->direct_io asks so; -1 otherwise or
 	 * where the file system refuses it */
 	int direct_fd;
 	int index_fd;

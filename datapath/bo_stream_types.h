@@ -129,7 +129,7 @@ struct bo_stream_gpu {
 	/* out, dump with a parent: why this GPU's chunks were all written ("" if not) */
 	char parent_note[256];
 	/* out, dump: the data went to the device with O_DIRECT (no page-cache
-	 * copy): BO_STREAM_DIRECT_ENV=1 asked so and the file system took it */
+	 * copy): cfg->direct_io asked so and the file system took it */
 	bool direct_io;
 	/* out, dump: bytes checksummed and written from the BO in place
 	 * (host_memory above), not through the staging ring */
@@ -142,7 +142,6 @@ struct bo_stream_gpu {
  * cache. Off by default: on this project's VM disk, files written so read
  * back at half the speed (README, `make bench`).
  */
-#define BO_STREAM_DIRECT_ENV "AMDGPU_CRIU_DIRECT_IO"
 
 /*
  * Progress of one GPU: bytes copied so far and in total. Called from the
@@ -163,6 +162,12 @@ struct bo_stream_config {
 	 * final fdatasync() has little left to wait for.
 	 */
 	bool sync;
+	/*
+	 * Dump: the data file is also written with O_DIRECT (no page-cache
+	 * copy) where the file system takes it (AMDGPU_CRIU_DIRECT_IO=1, which
+	 * the plugin reads); else through the page cache.
+	 */
+	bool direct_io;
 	/*
 	 * Dump: write only what changed since the images in parent_dir_fd (a
 	 * directory fd; the stream reads it, never writes it). A GPU whose files

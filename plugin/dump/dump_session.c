@@ -27,16 +27,19 @@
 
 #define TASK_PROC "/proc"
 
-/* AMDGPU_CRIU_DIRECT_IO, which bo_stream reads: unset, empty, 0 or 1. */
-static int direct_io_check(char *why, size_t len)
+#define DIRECT_IO_ENV "AMDGPU_CRIU_DIRECT_IO"
+
+/* AMDGPU_CRIU_DIRECT_IO (bo_stream_config.direct_io): unset, empty, 0 or 1. */
+static int direct_io_get(bool *on, char *why, size_t len)
 {
-	const char *v = getenv(BO_STREAM_DIRECT_ENV);
+	const char *v = getenv(DIRECT_IO_ENV);
 	char shown[ESCAPE_LEN(32)];
 
+	*on = v && !strcmp(v, "1");
 	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
 		return 0;
-	return errmsg_set(why, len, -EINVAL, "%s=%s means nothing: 0 (default) or 1",
-			  BO_STREAM_DIRECT_ENV, str_escape(v, shown, sizeof(shown)));
+	return errmsg_set(why, len, -EINVAL, "%s=%s means nothing: 0 (default) or 1", DIRECT_IO_ENV,
+			  str_escape(v, shown, sizeof(shown)));
 }
 
 /* The dump's options, read once: -EINVAL with one line in why for one that means nothing. */
@@ -47,7 +50,7 @@ static int read_options(struct dump_session *s, char *why, size_t len)
 	if (!ret)
 		ret = bo_share_policy_get(&s->share_policy, why, len);
 	if (!ret)
-		ret = direct_io_check(why, len);
+		ret = direct_io_get(&s->direct_io, why, len);
 	if (!ret)
 		ret = render_audit_init(&s->audit, why, len);
 	return ret;

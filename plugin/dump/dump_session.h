@@ -33,6 +33,7 @@ struct dump_session {
 	char release[65];
 	struct pause_list *paused;
 	struct copy_engine_opts engine_opts; /* read once, at init */
+	bool direct_io;			     /* BO contents written with O_DIRECT */
 	struct render_audit audit;	     /* render-node files of the tree (render_audit.h) */
 	struct bo_share_table shares;	     /* dma-bufs of the BOs checkpointed so far */
 	/* dma-bufs of the GEM BOs saved so far (gem_dump.h); pid: the render file's id, addr: the

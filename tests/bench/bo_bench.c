@@ -294,7 +294,8 @@ static void image_name(char *name, size_t len, int gpu, const char *ext)
 
 static struct path_run run_stream(struct bench *b, bool restore)
 {
-	struct bo_stream_config cfg = {.dir_fd = b->dir_fd, .image_id = 1, .sync = true};
+	struct bo_stream_config cfg = {
+		.dir_fd = b->dir_fd, .image_id = 1, .sync = true, .direct_io = b->direct};
 	struct bo_stream_gpu gpus[MAX_GPUS];
 	struct bo_stream_bo bos[MAX_GPUS][BOS_PER_GPU];
 	struct path_run r = {0};
@@ -801,13 +802,13 @@ static void run_rounds(struct bench *b, int rounds, struct figures *f)
 }
 
 /*
- * Whether the dump will write with O_DIRECT here (bo_stream: with
- * BO_STREAM_DIRECT_ENV=1, where the file system takes it): its limit then
+ * Whether the dump will write with O_DIRECT here (AMDGPU_CRIU_DIRECT_IO=1, as
+ * the plugin takes it, where the file system takes it): its limit then
  * does too.
  */
 static bool direct_io_here(int dir_fd)
 {
-	const char *env = getenv(BO_STREAM_DIRECT_ENV);
+	const char *env = getenv("AMDGPU_CRIU_DIRECT_IO");
 	int fd;
 
 	if (!env || strcmp(env, "1"))

@@ -125,7 +125,7 @@ static bool dir_takes_direct(struct fixture *f)
 }
 
 /*
- * AMDGPU_CRIU_DIRECT_IO=1: page-aligned runs go with O_DIRECT, the rest
+ * cfg.direct_io: page-aligned runs go with O_DIRECT, the rest
  * (a BO of MIB + 12345 bytes ends mid-page) through the page cache, into
  * the same file; every byte comes back. Where the file system refuses
  * O_DIRECT the dump says so (direct_io false) and writes buffered.
@@ -142,17 +142,17 @@ static void test_round_trip_direct_io(void **state)
 	set_build(&s, 2, mixed_sizes, MIXED_COUNT);
 	cfg.image_id = 9;
 	cfg.sync = true;
-	setenv(BO_STREAM_DIRECT_ENV, "1", 1);
+	cfg.direct_io = true;
 	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
-	unsetenv(BO_STREAM_DIRECT_ENV);
 	for (g = 0; g < 2; g++)
 		assert_int_equal(s.gpus[g].direct_io, direct);
 	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
 	assert_restored(&s);
-	/* without the variable: buffered */
+	/* without direct_io: buffered */
 	set_free(&s);
 	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
 	cfg.image_id = 10;
+	cfg.direct_io = false;
 	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
 	assert_false(s.gpus[0].direct_io);
 	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);

@@ -254,13 +254,13 @@ static void test_direct_io_uses_staging(void **state)
 {
 	struct fixture *f = *state;
 	struct bo_set s;
+	struct bo_stream_config direct = small_chunks;
 	char err[256];
 
+	direct.direct_io = true;
 	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
 	mark_host_memory(&s, true);
-	setenv(BO_STREAM_DIRECT_ENV, "1", 1);
-	assert_int_equal(run_dump(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
-	unsetenv(BO_STREAM_DIRECT_ENV);
+	assert_int_equal(run_dump(f, &s, &direct, NULL, err, sizeof(err)), 0);
 	assert_int_equal(s.gpus[0].in_place_bytes, s.gpus[0].direct_io ? 0 : all_bytes(&s, 0));
 	assert_int_equal(run_restore(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
 	assert_restored(&s);
