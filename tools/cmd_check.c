@@ -44,6 +44,12 @@ struct check_inputs {
 	struct match_checks checks;
 };
 
+/* Options from the environment (match_checks_read()'s lookup). */
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
 void cmd_check_usage(FILE *out)
 {
 	fprintf(out,
@@ -151,7 +157,7 @@ static int load_inputs(const struct check_opts *opts, struct check_inputs *in)
 	ret = match_parse_list("check", "--to-nodes", opts->to_nodes, &in->dst_nodes);
 	if (ret)
 		return ret;
-	ret = match_checks_from_env(&in->checks, err, sizeof(err));
+	ret = match_checks_read(&in->checks, env_lookup, err, sizeof(err));
 	if (ret) {
 		cli_err("check: %s", err);
 		return ret;
@@ -173,7 +179,7 @@ static int nodes_from_env(struct check_inputs *in)
 
 	if (in->dst_nodes.n || !getenv(GPU_SELECT_ENV))
 		return 0;
-	if (gpu_select_from_env(&sel, err, sizeof(err))) {
+	if (gpu_select_parse(&sel, getenv(GPU_SELECT_ENV), err, sizeof(err))) {
 		cli_err("check: %s", err);
 		return -EINVAL;
 	}

@@ -27,6 +27,12 @@ struct match_inputs {
 	struct match_checks checks;
 };
 
+/* Options from the environment (match_checks_read()'s lookup). */
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
 void cmd_match_usage(FILE *out)
 {
 	fprintf(out,
@@ -116,7 +122,7 @@ static int load_inputs(const struct match_opts *opts, struct match_inputs *in)
 	ret = match_parse_list("match", "--to-nodes", opts->to_nodes, &in->dst_nodes);
 	if (ret)
 		return ret;
-	ret = match_checks_from_env(&in->checks, err, sizeof(err));
+	ret = match_checks_read(&in->checks, env_lookup, err, sizeof(err));
 	if (ret) {
 		cli_err("match: %s", err);
 		return ret;

@@ -25,9 +25,8 @@ void match_checks_default(struct match_checks *checks)
 }
 
 /* Same spellings as upstream CRIU's getenv_bool(); unset keeps the default. */
-static int env_switch(const char *var, bool *value, char *errbuf, size_t errlen)
+static int option_switch(const char *var, const char *s, bool *value, char *errbuf, size_t errlen)
 {
-	const char *s = getenv(var);
 	char shown[ESCAPE_LEN(32)];
 
 	if (!s)
@@ -45,7 +44,8 @@ static int env_switch(const char *var, bool *value, char *errbuf, size_t errlen)
 	return -EINVAL;
 }
 
-int match_checks_from_env(struct match_checks *checks, char *errbuf, size_t errlen)
+int match_checks_read(struct match_checks *checks, const char *(*lookup)(const char *name),
+		      char *errbuf, size_t errlen)
 {
 	const struct {
 		const char *var;
@@ -65,7 +65,8 @@ int match_checks_from_env(struct match_checks *checks, char *errbuf, size_t errl
 	if (errlen)
 		errbuf[0] = '\0';
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		ret = env_switch(vars[i].var, vars[i].value, errbuf, errlen);
+		ret = option_switch(vars[i].var, lookup(vars[i].var), vars[i].value, errbuf,
+				    errlen);
 		if (ret)
 			return ret;
 	}

@@ -110,11 +110,6 @@ int gpu_select_parse(struct gpu_select *sel, const char *text, char *err, size_t
 	return 0;
 }
 
-int gpu_select_from_env(struct gpu_select *sel, char *err, size_t errlen)
-{
-	return gpu_select_parse(sel, getenv(GPU_SELECT_ENV), err, errlen);
-}
-
 bool gpu_select_all(const struct gpu_select *sel)
 {
 	return !sel->n_minors && !sel->n_gpu_ids;

@@ -33,9 +33,6 @@ struct gpu_select {
 /* Parses text (NULL: every GPU). 0, or -EINVAL with one line in err. */
 int gpu_select_parse(struct gpu_select *sel, const char *text, char *err, size_t errlen);
 
-/* The same for the environment's GPU_SELECT_ENV. */
-int gpu_select_from_env(struct gpu_select *sel, char *err, size_t errlen);
-
 /* No GPU named: every GPU may be used. */
 bool gpu_select_all(const struct gpu_select *sel);
 

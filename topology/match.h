@@ -56,11 +56,13 @@ struct match_checks {
 void match_checks_default(struct match_checks *checks);
 
 /*
- * Read the KFD_*_CHECK environment variables: "0"/"NO" off, "1"/"YES" on
+ * The KFD_*_CHECK options, their values from lookup(name) (NULL: unset;
+ * getenv in the plugin and the tool): "0"/"NO" off, "1"/"YES" on
  * (case-insensitive), unset means on. Any other value is -EINVAL with a
- * message naming the variable.
+ * message naming the option.
  */
-int match_checks_from_env(struct match_checks *checks, char *errbuf, size_t errlen);
+int match_checks_read(struct match_checks *checks, const char *(*lookup)(const char *name),
+		      char *errbuf, size_t errlen);
 
 struct match_pair {
 	uint32_t src_node;

@@ -31,6 +31,12 @@
 #include "images/vram_check.h"
 
 /* A dump that was cut short is refused, naming what it left (ckpt_complete.h). */
+/* Options from the environment (match_checks_read()'s lookup). */
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
 /* The session's images as the checkpoint library sees them (borrowed). */
 static struct ckpt ckpt_view(const struct restore_session *s, int dir_fd)
 {
@@ -134,7 +140,7 @@ int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **n
 
 	*n = 0;
 	*nodes = NULL;
-	ret = gpu_select_from_env(&sel, why, sizeof(why));
+	ret = gpu_select_parse(&sel, getenv(GPU_SELECT_ENV), why, sizeof(why));
 	if (ret) {
 		pr_err("%s", why);
 		return ret;
@@ -279,7 +285,7 @@ int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, siz
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = match_checks_from_env(&req.checks, why, sizeof(why));
+	ret = match_checks_read(&req.checks, env_lookup, why, sizeof(why));
 	if (ret) {
 		pr_err("%s", why);
 		return ret;

@@ -27,6 +27,12 @@ static const char *const env_vars[] = {
 	"KFD_NUMA_CHECK",
 };
 
+/* Options from the environment (match_checks_read()'s lookup). */
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
 static void unset_env(void)
 {
 	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++)
@@ -87,7 +93,7 @@ static void test_checks_env_values(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(match_checks_from_env(&c, err, sizeof(err)), 0);
+	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), 0);
 	assert_true(c.capability && c.vram_size && c.numa);
 
 	setenv("KFD_VRAM_SIZE_CHECK", "0", 1);
@@ -97,7 +103,7 @@ static void test_checks_env_values(void **state)
 	setenv("KFD_NUM_GWS_CHECK", "1", 1);
 	setenv("KFD_CACHES_COUNT_CHECK", "0", 1);
 	setenv("KFD_SDMA_FW_VER_CHECK", "No", 1);
-	assert_int_equal(match_checks_from_env(&c, err, sizeof(err)), 0);
+	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), 0);
 	assert_false(c.vram_size);
 	assert_false(c.numa);
 	assert_false(c.fw_version);
@@ -114,11 +120,11 @@ static void test_checks_env_invalid(void **state)
 
 	(void)state;
 	setenv("KFD_NUM_GWS_CHECK", "maybe", 1);
-	assert_int_equal(match_checks_from_env(&c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "KFD_NUM_GWS_CHECK");
 	assert_contains(err, "maybe");
 	setenv("KFD_NUM_GWS_CHECK", "", 1);
-	assert_int_equal(match_checks_from_env(&c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), -EINVAL);
 }
 
 /* ---- per-GPU compatibility ------------------------------------------------- */
@@ -506,7 +512,8 @@ static void test_numa_shared_cpu(void **state)
 	match_result_free(&res);
 
 	setenv("KFD_NUMA_CHECK", "0", 1);
-	assert_int_equal(match_checks_from_env(&req.checks, res.reason, sizeof(res.reason)), 0);
+	assert_int_equal(match_checks_read(&req.checks, env_lookup, res.reason, sizeof(res.reason)),
+			 0);
 	expect_compatible(&req, &res);
 	match_result_free(&res);
 	synth_free(t);
@@ -659,7 +666,8 @@ static void test_no_compatible_destination_reason(void **state)
 	match_result_free(&res);
 
 	setenv("KFD_VRAM_SIZE_CHECK", "NO", 1);
-	assert_int_equal(match_checks_from_env(&req.checks, res.reason, sizeof(res.reason)), 0);
+	assert_int_equal(match_checks_read(&req.checks, env_lookup, res.reason, sizeof(res.reason)),
+			 0);
 	expect_compatible(&req, &res);
 	assert_int_equal(res.map[0].dst_node, 9);
 	match_result_free(&res);

@@ -45,6 +45,12 @@ struct tree {
 	bool loaded;
 };
 
+/* Options from the environment (match_checks_read()'s lookup). */
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
 static void run(const char *cmd)
 {
 	int ret = system(cmd);
@@ -203,7 +209,7 @@ static struct match_request request(const struct tree *src, const uint32_t *src_
 	};
 	char err[256];
 
-	if (match_checks_from_env(&req.checks, err, sizeof(err)))
+	if (match_checks_read(&req.checks, env_lookup, err, sizeof(err)))
 		fail_msg("%s", err);
 	return req;
 }
@@ -820,7 +826,7 @@ static void test_env_invalid_value(void **state)
 
 	(void)state;
 	setenv("KFD_SDMA_FW_VER_CHECK", "2", 1);
-	assert_int_equal(match_checks_from_env(&checks, err, sizeof(err)), -EINVAL);
+	assert_int_equal(match_checks_read(&checks, env_lookup, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "KFD_SDMA_FW_VER_CHECK");
 }
 
