@@ -5,13 +5,10 @@
  * the load with the loader's one-line message.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "checkpoint/ckpt.h"
 #include "common/errmsg.h"
-#include "common/escape.h"
 #include "images/ckpt_complete.h"
 
 static int load_procs(struct ckpt *ck, const uint32_t *ids, size_t n, char *err, size_t errlen)
@@ -63,35 +60,11 @@ static int load_dmabufs(struct ckpt *ck, char *err, size_t errlen)
 	return ret;
 }
 
-/*
- * The restore creates the files a libhsakmt image names where they are
- * missing: libhsakmt's two files, each once, and nothing else.
- */
-static int check_hsakmt_names(const HsakmtFilesEntry *e, uint32_t pid, char *err, size_t errlen)
-{
-	static const char *const names[] = {
-		KFD_IMAGE_HSAKMT_SHM_DIR "/" KFD_IMAGE_HSAKMT_SHM_NAME,
-		KFD_IMAGE_HSAKMT_SHM_DIR "/" KFD_IMAGE_HSAKMT_SEM_NAME,
-	};
-	bool seen[2] = {false, false};
-	char shown[160];
-
-	for (size_t i = 0; i < e->n_files; i++) {
-		size_t k = 0;
-
-		while (k < 2 && strcmp(e->files[i]->path, names[k]))
-			k++;
-		if (k < 2 && !seen[k]) {
-			seen[k] = true;
-			continue;
-		}
-		str_escape(e->files[i]->path, shown, sizeof(shown));
-		return errmsg_set(err, errlen, -EINVAL,
-				  "amdgpu-hsakmt-%u.img names %s%s: the checkpoint is damaged", pid,
-				  shown, k < 2 ? " twice" : ", not one of libhsakmt's files");
-	}
-	return 0;
-}
+/* The restore creates the files a libhsakmt image names where missing: these two only. */
+static const char *const hsakmt_names[2] = {
+	KFD_IMAGE_HSAKMT_SHM_DIR "/" KFD_IMAGE_HSAKMT_SHM_NAME,
+	KFD_IMAGE_HSAKMT_SHM_DIR "/" KFD_IMAGE_HSAKMT_SEM_NAME,
+};
 
 static int load_hsakmt(struct ckpt *ck, char *err, size_t errlen)
 {
@@ -108,7 +81,9 @@ static int load_hsakmt(struct ckpt *ck, char *err, size_t errlen)
 	for (size_t i = 0; i < ck->n_hsakmt; i++) {
 		ret = hsakmt_files_image_load(ck->dir_fd, ck->hsakmt_pids[i], &ck->hsakmt[i], err,
 					      errlen);
-		ret = ret ?: check_hsakmt_names(ck->hsakmt[i], ck->hsakmt_pids[i], err, errlen);
+		ret = ret
+			      ?: hsakmt_files_check_names(ck->hsakmt[i], ck->hsakmt_pids[i],
+							  hsakmt_names, err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -598,6 +598,30 @@ int hsakmt_files_image_load(int dir_fd, uint32_t pid, HsakmtFilesEntry **out, ch
 	return 0;
 }
 
+int hsakmt_files_check_names(const HsakmtFilesEntry *e, uint32_t pid, const char *const names[2],
+			     char *err, size_t errlen)
+{
+	bool seen[2] = {false, false};
+	char shown[ESCAPE_BUF];
+
+	for (size_t i = 0; i < e->n_files; i++) {
+		size_t k = 0;
+
+		while (k < 2 && strcmp(e->files[i]->path, names[k]))
+			k++;
+		if (k < 2 && !seen[k]) {
+			seen[k] = true;
+			continue;
+		}
+		return errmsg_set(err, errlen, -EINVAL,
+				  "amdgpu-hsakmt-%" PRIu32
+				  ".img names %s%s: the checkpoint is damaged",
+				  pid, str_escape(e->files[i]->path, shown, sizeof(shown)),
+				  k < 2 ? " twice" : ", not one of libhsakmt's files");
+	}
+	return 0;
+}
+
 int dmabuf_file_image_load(int dir_fd, uint32_t id, struct dmabuf_file_image *img, char *err,
 			   size_t errlen)
 {

@@ -160,6 +160,15 @@ int hsakmt_files_image_load(int dir_fd, uint32_t pid, HsakmtFilesEntry **out, ch
 			    size_t errlen);
 
 /*
+ * Each file of image e (of pid) is one of names[0], names[1] and none is
+ * named twice: the rule for what a restore may create (the checkpoint
+ * loader with libhsakmt's real names, the libhsakmt restore with its own).
+ * 0, or -EINVAL with one line naming the image and the path, escaped.
+ */
+int hsakmt_files_check_names(const HsakmtFilesEntry *e, uint32_t pid, const char *const names[2],
+			     char *err, size_t errlen);
+
+/*
  * Ids of every image of `kind` in the directory, sorted ascending. Names that
  * merely look alike (other characters, ids past 32 bits) are skipped. An id
  * spelt with leading zeros ("amdgpu-kfd-01.img": the plugin writes plain

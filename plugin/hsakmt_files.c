@@ -226,12 +226,6 @@ int hsakmt_files_dump(const struct hsakmt_paths *p, int pid, int dir_fd,
 	return kfd_image_write(dir_fd, KFD_IMAGE_HSAKMT, (uint32_t)pid, &e.base, why, len);
 }
 
-/* path is one of the two names: nothing else is ever created */
-static bool known_path(const struct hsakmt_paths *p, const char *path)
-{
-	return is_named(path, p->shm_dir, p->shm_name) || is_named(path, p->shm_dir, p->sem_name);
-}
-
 /* One of the two files as the images record it: the first entry naming it. */
 struct wanted {
 	const HsakmtFileEntry *f;
@@ -247,7 +241,7 @@ struct restore_plan {
 	uint32_t *ids;
 	size_t n;
 	HsakmtFilesEntry **images; /* n of them */
-	struct wanted want[2];	   /* known_path() allows two names */
+	struct wanted want[2];	   /* hsakmt_files_check_names() allows two names */
 	size_t n_want;
 };
 
@@ -274,26 +268,15 @@ static int plan_load(struct restore_plan *plan, int dir_fd, char *why, size_t le
 	return ret;
 }
 
-/* Entry j of image i: a known name, once per image, one size across the images. */
-static int plan_add(const struct hsakmt_paths *p, struct restore_plan *plan, size_t i, size_t j,
-		    char *why, size_t len)
+/*
+ * Entry j of image i, whose names are checked (hsakmt_files_check_names()):
+ * one size across the images.
+ */
+static int plan_add(struct restore_plan *plan, size_t i, size_t j, char *why, size_t len)
 {
-	const HsakmtFilesEntry *e = plan->images[i];
-	const HsakmtFileEntry *f = e->files[j];
-	char shown[ESCAPE_BUF];
+	const HsakmtFileEntry *f = plan->images[i]->files[j];
 	size_t k;
 
-	if (!known_path(p, f->path))
-		return errmsg_set(why, len, -EINVAL,
-				  "amdgpu-hsakmt-%" PRIu32 ".img names %s, not one of libhsakmt's "
-				  "files: the checkpoint is damaged",
-				  plan->ids[i], str_escape(f->path, shown, sizeof(shown)));
-	for (k = 0; k < j; k++)
-		if (!strcmp(e->files[k]->path, f->path))
-			return errmsg_set(why, len, -EINVAL,
-					  "amdgpu-hsakmt-%" PRIu32 ".img names %s twice: the "
-					  "checkpoint is damaged",
-					  plan->ids[i], f->path);
 	for (k = 0; k < plan->n_want; k++) {
 		const struct wanted *w = &plan->want[k];
 
@@ -407,14 +390,20 @@ int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int 
 			 size_t len)
 {
 	struct restore_plan plan = {0};
+	char names[2][PATH_MAX];
+	const char *const name_list[2] = {names[0], names[1]};
 	size_t k;
 	int ret;
 
 	*created = 0;
+	snprintf(names[0], sizeof(names[0]), "%s/%s", p->shm_dir, p->shm_name);
+	snprintf(names[1], sizeof(names[1]), "%s/%s", p->shm_dir, p->sem_name);
 	ret = plan_load(&plan, dir_fd, why, len);
-	for (size_t i = 0; !ret && i < plan.n; i++)
+	for (size_t i = 0; !ret && i < plan.n; i++) {
+		ret = hsakmt_files_check_names(plan.images[i], plan.ids[i], name_list, why, len);
 		for (size_t j = 0; !ret && j < plan.images[i]->n_files; j++)
-			ret = plan_add(p, &plan, i, j, why, len);
+			ret = plan_add(&plan, i, j, why, len);
+	}
 	ret = ret ?: plan_check(&plan, why, len);
 	for (k = 0; !ret && k < plan.n_want; k++)
 		if (plan.want[k].missing)
