@@ -49,11 +49,13 @@ TOPOLOGY_SRC := $(wildcard topology/*.c)
 IMAGES_SRC   := $(wildcard images/*.c)
 DATAPATH_SRC := $(wildcard datapath/*.c)
 CHECKPOINT_SRC := $(wildcard checkpoint/*.c)
+OPTIONS_SRC  := $(wildcard options/*.c)
 PLUGIN_SRC   := $(wildcard plugin/*.c plugin/dump/*.c plugin/restore/*.c)
 TOOLS_SRC    := $(wildcard tools/*.c)
 # The plugin's modules, testable without CRIU (only amdgpu_plugin.c holds hooks).
 PLUGIN_LIB_SRC := $(filter-out plugin/amdgpu_plugin.c,$(PLUGIN_SRC))
-LIB_SRC      := $(COMMON_SRC) $(TOPOLOGY_SRC) $(IMAGES_SRC) $(DATAPATH_SRC) $(CHECKPOINT_SRC)
+LIB_SRC      := $(COMMON_SRC) $(TOPOLOGY_SRC) $(IMAGES_SRC) $(DATAPATH_SRC) $(CHECKPOINT_SRC) \
+                $(OPTIONS_SRC)
 UNIT_TESTS   := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # Shared helpers of the unit tests (any tests/unit/*.c not named test_*), linked into each.
 UNIT_HELPERS := $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))

@@ -20,21 +20,21 @@
  *   RESUME_DEVICES_LATE                inactive: -ENOTSUP; in a checkpoint
  *                                      with GPUs, a task without: -ENOTSUP,
  *                                      resp. 0 (KFD has no process of it)
- * Options that mean nothing (the options file, the environment) are read at
- * init and refuse the first GPU met; a run without GPUs logs one warning.
+ * The options (the environment, the options file) are read once, at init;
+ * one that means nothing refuses the first GPU met, and a run without GPUs
+ * logs it as one warning.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
-#include "common/escape.h"
 #include "criu-plugin.h"
+#include "options/options.h"
 #include "plugin/dump/dump_kfd.h"
 #include "plugin/dump/dump_render.h"
 #include "plugin/dump/dump_session.h"
 #include "plugin/log.h"
-#include "plugin/options_file.h"
 #include "plugin/restore/restore.h"
 
 static struct {
@@ -59,37 +59,41 @@ static const char *stage_name(int stage)
 }
 
 /*
- * The options file, before any option is read (options_file.h). Its error is
- * not the run's: the session refuses the first GPU with it (a CRIU run
- * without GPUs goes on), so it is handed down, not logged here.
+ * The stage's options, read once (options/options.h), from CRIU's
+ * environment and the options file. Their error is not the run's: the
+ * session refuses the first GPU with it (a CRIU run without GPUs goes on),
+ * so it is handed down, not logged here.
  */
-static void apply_options_file(char *error, size_t len)
+static const char *environment(const char *name)
 {
-	char path[PATH_MAX], why[512], shown[ESCAPE_LEN(255)];
-	unsigned int applied;
+	return getenv(name);
+}
 
-	error[0] = '\0';
-	if (options_file_apply(path, sizeof(path), &applied, why, sizeof(why)))
-		snprintf(error, len, "options file %s", why);
-	else if (path[0])
-		pr_info("options file %s: %u option%s set (the environment's own win)",
-			str_escape(path, shown, sizeof(shown)), applied, applied == 1 ? "" : "s");
+static void read_options(int stage, struct amdgpu_options *opts, char *error, size_t len)
+{
+	unsigned int stages = stage == CR_PLUGIN_STAGE__RESTORE ? OPTIONS_RESTORE : OPTIONS_DUMP;
+
+	if (!options_read(opts, stages, environment, error, len) && opts->file[0])
+		pr_info("options file %s: %u option%s set (the environment's own win)", opts->file,
+			opts->from_file, opts->from_file == 1 ? "" : "s");
 }
 
 static int amdgpu_plugin_init(int stage)
 {
+	struct amdgpu_options opts; /* copied by the session */
 	char options_error[600];
 	int ret;
 
 	plugin.stage = stage;
-	apply_options_file(options_error, sizeof(options_error));
+	read_options(stage, &opts, options_error, sizeof(options_error));
 	if (stage == CR_PLUGIN_STAGE__RESTORE) {
-		ret = restore_session_init(&plugin.restore, criu_get_image_dir(), options_error);
+		ret = restore_session_init(&plugin.restore, criu_get_image_dir(), &opts,
+					   options_error);
 		plugin.restore_ready = !ret;
 		if (ret)
 			restore_session_fini(&plugin.restore, ret);
 	} else {
-		ret = dump_session_init(&plugin.dump, options_error);
+		ret = dump_session_init(&plugin.dump, &opts, options_error);
 		plugin.dump_ready = !ret;
 	}
 	pr_info("initialised for %s%s", stage_name(stage), ret ? " (failed)" : "");

@@ -13,54 +13,6 @@
 #include "plugin/log.h"
 #include "common/escape.h"
 
-#define ENV_ENGINE  "AMDGPU_CRIU_COPY_ENGINE"
-#define ENV_TIMEOUT "AMDGPU_CRIU_SDMA_TIMEOUT_MS"
-
-/* What a message shows of an option's value: escaped (the environment's bytes), 32 or so. */
-#define SHOWN_VALUE ESCAPE_LEN(32)
-
-static int mode_get(enum copy_engine_mode *mode, char *why, size_t len)
-{
-	const char *v = getenv(ENV_ENGINE);
-	char shown[SHOWN_VALUE];
-
-	if (!v || !*v || !strcmp(v, "auto"))
-		*mode = COPY_ENGINE_AUTO;
-	else if (!strcmp(v, "sdma"))
-		*mode = COPY_ENGINE_SDMA;
-	else if (!strcmp(v, "cpu"))
-		*mode = COPY_ENGINE_CPU;
-	else {
-		return errmsg_set(why, len, -EINVAL,
-				  "%s=%s: unknown copy engine; use auto, sdma or cpu", ENV_ENGINE,
-				  str_escape(v, shown, sizeof(shown)));
-	}
-	return 0;
-}
-
-/* 0 (the engine's default) when unset; -EINVAL when not a number of ms. */
-static int timeout_ms_get(uint32_t *ms, char *why, size_t len)
-{
-	const char *v = getenv(ENV_TIMEOUT);
-	char *end, shown[SHOWN_VALUE];
-	unsigned long n = 0;
-
-	*ms = 0;
-	if (!v || !*v)
-		return 0;
-	errno = 0;
-	/* digits only: strtoul() would take white space (a newline) and a sign first */
-	if (*v >= '0' && *v <= '9')
-		n = strtoul(v, &end, 10);
-	if (errno || !n || *end || n > UINT32_MAX) {
-		return errmsg_set(why, len, -EINVAL,
-				  "%s=%s: not a time in milliseconds (1 to %" PRIu32 ")",
-				  ENV_TIMEOUT, str_escape(v, shown, sizeof(shown)), UINT32_MAX);
-	}
-	*ms = (uint32_t)n;
-	return 0;
-}
-
 /* -EOPNOTSUPP (logged, with why SDMA is not used) if only SDMA may copy this GPU's BOs. */
 static int cpu_allowed(const struct copy_gpu *g, const char *why_not_sdma)
 {
@@ -71,13 +23,6 @@ static int cpu_allowed(const struct copy_gpu *g, const char *why_not_sdma)
 	       "kernel move the application's VRAM for CPU access; let the plugin use SDMA",
 	       g->gpu_id, g->invisible_bos, why_not_sdma);
 	return -EOPNOTSUPP;
-}
-
-int copy_engine_opts_get(struct copy_engine_opts *opts, char *why, size_t len)
-{
-	int ret = mode_get(&opts->mode, why, len);
-
-	return ret ? ret : timeout_ms_get(&opts->sdma_timeout_ms, why, len);
 }
 
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
@@ -91,7 +36,7 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 	memset(sdma, 0, n * sizeof(*sdma));
 	for (i = 0; i < n; i++) {
 		if (opts->mode == COPY_ENGINE_CPU) {
-			snprintf(why, sizeof(why), "%s=cpu", ENV_ENGINE);
+			snprintf(why, sizeof(why), "AMDGPU_CRIU_COPY_ENGINE=cpu");
 			ret = cpu_allowed(&gpus[i], why);
 			if (ret)
 				goto fail;
@@ -110,8 +55,9 @@ int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu
 			continue;
 		}
 		if (opts->mode == COPY_ENGINE_SDMA) {
-			pr_err("%s; %s=sdma asks for SDMA only (auto would copy with the CPU)", why,
-			       ENV_ENGINE);
+			pr_err("%s; AMDGPU_CRIU_COPY_ENGINE=sdma asks for SDMA only (auto would "
+			       "copy with the CPU)",
+			       why);
 			goto fail;
 		}
 		ret = cpu_allowed(&gpus[i], why);

@@ -5,7 +5,7 @@
  * it, else the CPU (the dma-buf mmap engine on dump, the render-node mmap
  * engine on restore).
  *
- * The environment variable AMDGPU_CRIU_COPY_ENGINE chooses:
+ * AMDGPU_CRIU_COPY_ENGINE (options.h: copy_engine_opts) chooses:
  *   auto (default)  SDMA; a GPU whose SDMA engine cannot be set up (no SDMA
  *                   ring, a render node that refuses libdrm_amdgpu, a GPU
  *                   older than gfx9) is copied by the CPU, with a warning
@@ -25,24 +25,7 @@
 #include <stdint.h>
 
 #include "datapath/bo_copy_sdma.h"
-
-enum copy_engine_mode {
-	COPY_ENGINE_AUTO,
-	COPY_ENGINE_SDMA,
-	COPY_ENGINE_CPU,
-};
-
-struct copy_engine_opts {
-	enum copy_engine_mode mode;
-	uint32_t sdma_timeout_ms; /* 0: the engine's default */
-};
-
-/*
- * The options asked for in the environment, read once when the plugin
- * starts a dump or restore (so a bad value fails it before anything is
- * touched); -EINVAL, with one line in why, for a value that means nothing.
- */
-int copy_engine_opts_get(struct copy_engine_opts *opts, char *why, size_t len);
+#include "options/options.h"
 
 struct copy_gpu {
 	uint32_t gpu_id;	     /* for messages (the checkpointed id) */

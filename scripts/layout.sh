@@ -6,7 +6,7 @@
 #   scripts/layout.sh            print it
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for d in common topology datapath images checkpoint plugin plugin/dump plugin/restore tools; do
+for d in common topology datapath images checkpoint options plugin plugin/dump plugin/restore tools; do
 	[ -f "$d/.layout" ] || { echo "layout: $d/.layout is missing" >&2; exit 1; }
 	n=$(find "$d" -maxdepth 1 -name '*.[ch]' | wc -l)
 	printf '%-16s %3d files  %s\n' "$d/" "$n" "$(head -1 "$d/.layout")"

@@ -26,6 +26,8 @@ static const struct cli_command commands[] = {
 	{"inspect", cmd_inspect, cmd_inspect_usage,
 	 "show what a checkpoint holds (--verify: contents)"},
 	{"check", cmd_check, cmd_check_usage, "can a checkpoint be restored here, onto which GPUs"},
+	{"options", cmd_options, cmd_options_usage,
+	 "the plugin's options, and whether those set here mean something"},
 };
 
 void cli_err(const char *fmt, ...)

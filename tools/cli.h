@@ -58,6 +58,16 @@ int cmd_inspect(int argc, char *argv[]);
 void cmd_inspect_usage(FILE *out);
 int cmd_check(int argc, char *argv[]);
 void cmd_check_usage(FILE *out);
+int cmd_options(int argc, char *argv[]);
+void cmd_options_usage(FILE *out);
+
+/*
+ * The plugin's options as a restore here would read them (the environment,
+ * the options file: options/options.h); 0, or -EINVAL reported as
+ * "<cmd>: <the line>".
+ */
+struct amdgpu_options;
+int tool_options_read(const char *cmd, struct amdgpu_options *o);
 
 /* ---- nodelist.c: "2,3,5-7" ------------------------------------------------------ */
 

@@ -21,6 +21,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "options/options.h"
 #include "tools/cli.h"
 #include "common/escape.h"
 #include "tools/ckpt.h"
@@ -41,14 +42,8 @@ struct check_inputs {
 	struct ckpt_source src;
 	struct kfd_topology dst;
 	struct nodelist dst_nodes;
-	struct match_checks checks;
+	struct amdgpu_options options; /* as the restore reads them (options/options.h) */
 };
-
-/* Options from the environment (match_checks_read()'s lookup). */
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
 
 void cmd_check_usage(FILE *out)
 {
@@ -66,8 +61,10 @@ void cmd_check_usage(FILE *out)
 		"                         (default: every accessible GPU node)\n"
 		"  -j, --json             print one JSON object\n"
 		"  -h, --help             show this help\n\n"
-		"environment: the KFD_*_CHECK variables, as for '" CLI_NAME " match';\n"
-		"  " GPU_SELECT_ENV " (the GPUs a restore may use, as the plugin reads it)\n"
+		"environment: the plugin's options, from the environment and its options\n"
+		"  file, as a restore reads them ('" CLI_NAME " options'): one that means\n"
+		"  nothing is refused as the restore would refuse it; the KFD_*_CHECK ones\n"
+		"  relax the match, and " GPU_SELECT_ENV " names the GPUs a restore may use\n"
 		"  when --to-nodes is not given.\n\n"
 		"exit status: 0 compatible, 1 not compatible, 2 usage error or unusable input\n");
 }
@@ -151,17 +148,14 @@ static int check_kernel(const struct ckpt *ck, struct match_result *res)
 
 static int load_inputs(const struct check_opts *opts, struct check_inputs *in)
 {
-	char err[256];
 	int ret;
 
 	ret = match_parse_list("check", "--to-nodes", opts->to_nodes, &in->dst_nodes);
 	if (ret)
 		return ret;
-	ret = match_checks_read(&in->checks, env_lookup, err, sizeof(err));
-	if (ret) {
-		cli_err("check: %s", err);
+	ret = tool_options_read("check", &in->options);
+	if (ret)
 		return ret;
-	}
 	/* the restore's own order and refusals (checkpoint/ckpt.h) */
 	ret = tool_ckpt_open("check", opts->dir, &in->ck);
 	if (ret)
@@ -174,22 +168,17 @@ static int load_inputs(const struct check_opts *opts, struct check_inputs *in)
 /* Without --to-nodes, the GPUs AMDGPU_CRIU_GPUS names, as the plugin would use them. */
 static int nodes_from_env(struct check_inputs *in)
 {
-	struct gpu_select sel;
-	char err[256];
+	const struct gpu_select *sel = &in->options.gpus;
 
-	if (in->dst_nodes.n || !getenv(GPU_SELECT_ENV))
+	if (in->dst_nodes.n || gpu_select_all(sel))
 		return 0;
-	if (gpu_select_parse(&sel, getenv(GPU_SELECT_ENV), err, sizeof(err))) {
-		cli_err("check: %s", err);
-		return -EINVAL;
-	}
 	in->dst_nodes.nodes = calloc(in->dst.n_nodes + 1, sizeof(*in->dst_nodes.nodes));
 	if (!in->dst_nodes.nodes)
 		return -ENOMEM;
-	in->dst_nodes.n = gpu_select_nodes(&sel, &in->dst, in->dst_nodes.nodes, NULL);
-	if (!in->dst_nodes.n && !gpu_select_all(&sel)) {
+	in->dst_nodes.n = gpu_select_nodes(sel, &in->dst, in->dst_nodes.nodes, NULL);
+	if (!in->dst_nodes.n) {
 		cli_err("check: %s=%s names no GPU of this topology", GPU_SELECT_ENV,
-			getenv(GPU_SELECT_ENV));
+			in->options.gpus_shown);
 		return -ENODEV;
 	}
 	return 0;
@@ -225,7 +214,7 @@ static int run_matcher(const struct check_inputs *in, struct match_result *res)
 		.dst = &in->dst,
 		.dst_nodes = in->dst_nodes.n ? in->dst_nodes.nodes : NULL,
 		.n_dst_nodes = in->dst_nodes.n,
-		.checks = in->checks,
+		.checks = in->options.checks,
 	};
 	int ret = topo_match(&req, res);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "options/options.h"
 #include "tools/cli.h"
 #include "topology/match.h"
 
@@ -24,14 +25,8 @@ struct match_opts {
 struct match_inputs {
 	struct kfd_topology src, dst;
 	struct nodelist src_nodes, dst_nodes; /* n == 0: not restricted */
-	struct match_checks checks;
+	struct amdgpu_options options;	      /* the restore's KFD_*_CHECK (options/options.h) */
 };
-
-/* Options from the environment (match_checks_read()'s lookup). */
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
 
 void cmd_match_usage(FILE *out)
 {
@@ -55,7 +50,9 @@ void cmd_match_usage(FILE *out)
 		"environment: KFD_CAPABILITY_CHECK, KFD_VRAM_SIZE_CHECK, KFD_NUM_GWS_CHECK,\n"
 		"  KFD_CACHES_COUNT_CHECK, KFD_FW_VER_CHECK, KFD_SDMA_FW_VER_CHECK, "
 		"KFD_NUMA_CHECK:\n"
-		"  0/no turns a check off (default: on), as with the CRIU plugin.\n\n"
+		"  0/no turns a check off (default: on), as with the CRIU plugin; they and the\n"
+		"  plugin's other options are read as a restore reads them, from the environment\n"
+		"  and the options file ('" CLI_NAME " options').\n\n"
 		"exit status: 0 compatible, 1 not compatible, 2 usage error or unusable input\n");
 }
 
@@ -112,7 +109,6 @@ static int parse_match_opts(int argc, char *argv[], struct match_opts *opts)
 
 static int load_inputs(const struct match_opts *opts, struct match_inputs *in)
 {
-	char err[256];
 	int ret;
 
 	/* cheap syntax checks first: a typo in LIST should not wait for sysfs */
@@ -122,11 +118,9 @@ static int load_inputs(const struct match_opts *opts, struct match_inputs *in)
 	ret = match_parse_list("match", "--to-nodes", opts->to_nodes, &in->dst_nodes);
 	if (ret)
 		return ret;
-	ret = match_checks_read(&in->checks, env_lookup, err, sizeof(err));
-	if (ret) {
-		cli_err("match: %s", err);
+	ret = tool_options_read("match", &in->options);
+	if (ret)
 		return ret;
-	}
 	ret = match_load_topology("match", "--from", opts->from, &in->src);
 	if (ret)
 		return ret;
@@ -156,7 +150,7 @@ static void build_request(const struct match_inputs *in, struct match_request *r
 		.dst = &in->dst,
 		.dst_nodes = in->dst_nodes.n ? in->dst_nodes.nodes : NULL,
 		.n_dst_nodes = in->dst_nodes.n,
-		.checks = in->checks,
+		.checks = in->options.checks,
 	};
 }
 

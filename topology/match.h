@@ -55,15 +55,6 @@ struct match_checks {
 
 void match_checks_default(struct match_checks *checks);
 
-/*
- * The KFD_*_CHECK options, their values from lookup(name) (NULL: unset;
- * getenv in the plugin and the tool): "0"/"NO" off, "1"/"YES" on
- * (case-insensitive), unset means on. Any other value is -EINVAL with a
- * message naming the option.
- */
-int match_checks_read(struct match_checks *checks, const char *(*lookup)(const char *name),
-		      char *errbuf, size_t errlen);
-
 struct match_pair {
 	uint32_t src_node;
 	uint32_t src_gpu_id;

@@ -20,31 +20,12 @@
 #include "plugin/log.h"
 #include "common/escape.h"
 
-#define ENV_POLICY "AMDGPU_CRIU_SHARED_BO"
-
 struct bo_share_seen {
 	dev_t dev;
 	ino_t ino;
 	uint32_t share_id;
 	struct bo_share_bo first;
 };
-
-int bo_share_policy_get(enum bo_share_policy *policy, char *why, size_t why_len)
-{
-	const char *v = getenv(ENV_POLICY);
-	char shown[ESCAPE_LEN(32)];
-
-	*policy = BO_SHARE_SHARE;
-	if (!v || !*v || !strcmp(v, "share"))
-		return 0;
-	if (!strcmp(v, "refuse") || !strcmp(v, "copy")) {
-		*policy = !strcmp(v, "copy") ? BO_SHARE_COPY : BO_SHARE_REFUSE;
-		return 0;
-	}
-	snprintf(why, why_len, "%s=%s: unknown; use share (the default), refuse or copy",
-		 ENV_POLICY, str_escape(v, shown, sizeof(shown)));
-	return -EINVAL;
-}
 
 void bo_share_init(struct bo_share_table *t)
 {

@@ -23,7 +23,7 @@
  * GTT BO there). The first BO of a dma-buf must be the exporter's: one on
  * another GPU than the dma-buf's (GET_DMABUF_INFO) is refused.
  *
- * Policy (AMDGPU_CRIU_SHARED_BO): "share" (default) as above; "refuse"
+ * Policy (AMDGPU_CRIU_SHARED_BO, options.h): "share" (default) as above; "refuse"
  * fails the dump on any second sharer; "copy" lets every sharer through as
  * a BO of its own, with a warning, for users who accept private copies
  * (data nobody writes any more).
@@ -38,11 +38,7 @@
 
 #include <linux/kfd_ioctl.h>
 
-enum bo_share_policy {
-	BO_SHARE_SHARE,
-	BO_SHARE_REFUSE,
-	BO_SHARE_COPY,
-};
+#include "options/options.h"
 
 /* One BO as the dump saw it. */
 struct bo_share_bo {
@@ -67,9 +63,6 @@ struct bo_share_process {
 	const struct kfd_criu_bo_bucket *bos;
 	uint32_t n_bos;
 };
-
-/* AMDGPU_CRIU_SHARED_BO; -EINVAL (why filled) for an unknown value. */
-int bo_share_policy_get(enum bo_share_policy *policy, char *why, size_t why_len);
 
 void bo_share_init(struct bo_share_table *t);
 void bo_share_fini(struct bo_share_table *t);

@@ -27,36 +27,8 @@
 
 #define TASK_PROC "/proc"
 
-#define DIRECT_IO_ENV "AMDGPU_CRIU_DIRECT_IO"
-
-/* AMDGPU_CRIU_DIRECT_IO (bo_stream_config.direct_io): unset, empty, 0 or 1. */
-static int direct_io_get(bool *on, char *why, size_t len)
-{
-	const char *v = getenv(DIRECT_IO_ENV);
-	char shown[ESCAPE_LEN(32)];
-
-	*on = v && !strcmp(v, "1");
-	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
-		return 0;
-	return errmsg_set(why, len, -EINVAL, "%s=%s means nothing: 0 (default) or 1", DIRECT_IO_ENV,
-			  str_escape(v, shown, sizeof(shown)));
-}
-
-/* The dump's options, read once: -EINVAL with one line in why for one that means nothing. */
-static int read_options(struct dump_session *s, char *why, size_t len)
-{
-	int ret = copy_engine_opts_get(&s->engine_opts, why, len);
-
-	if (!ret)
-		ret = bo_share_policy_get(&s->share_policy, why, len);
-	if (!ret)
-		ret = direct_io_get(&s->direct_io, why, len);
-	if (!ret)
-		ret = render_audit_init(&s->audit, why, len);
-	return ret;
-}
-
-int dump_session_init(struct dump_session *s, const char *options_error)
+int dump_session_init(struct dump_session *s, const struct amdgpu_options *opts,
+		      const char *options_error)
 {
 	struct utsname u;
 
@@ -67,10 +39,13 @@ int dump_session_init(struct dump_session *s, const char *options_error)
 		snprintf(s->release, sizeof(s->release), "%s", u.release);
 	bo_share_init(&s->shares);
 	bo_share_init(&s->gem_dmabufs);
+	s->opts = *opts;
+	s->engine_opts = opts->engine;
+	s->direct_io = opts->direct_io;
+	s->share_policy = opts->shared_bo;
+	render_audit_init(&s->audit, &s->opts);
 	if (options_error && *options_error)
 		snprintf(s->gpu_refusal, sizeof(s->gpu_refusal), "%s", options_error);
-	else
-		read_options(s, s->gpu_refusal, sizeof(s->gpu_refusal));
 	if (s->gpu_refusal[0])
 		pr_warn("%s; a dump without GPUs goes on, one with a GPU fails", s->gpu_refusal);
 	s->paused = pause_list_new();

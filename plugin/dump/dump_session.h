@@ -3,8 +3,8 @@
  * The dump session (docs/kfd-facts.md 6.1).
  *
  * It lives from the plugin's init to its exit hook at the dump stage, in
- * the CRIU process (one thread calls it). It holds the options (read once,
- * at init), the local topology (read once), the KFD version check and the
+ * the CRIU process (one thread calls it). It holds the options (read once
+ * by the plugin, options/options.h), the local topology (read once), the KFD version check and the
  * list of paused KFD processes (pause.h), which the exit hook unpauses.
  * The files of the dumped tasks are dumped by dump_kfd.h (/dev/kfd, and
  * dma-bufs) and dump_render.h (render nodes), each given the session.
@@ -21,6 +21,7 @@
 #include "plugin/copy_engines.h"
 #include "plugin/dump/pause.h"
 #include "plugin/dump/render_audit.h"
+#include "options/options.h"
 #include "topology/topology.h"
 
 struct dump_session {
@@ -32,15 +33,17 @@ struct dump_session {
 	uint32_t kfd_major, kfd_minor; /* 0.0 until checked */
 	char release[65];
 	struct pause_list *paused;
-	struct copy_engine_opts engine_opts; /* read once, at init */
-	bool direct_io;			     /* BO contents written with O_DIRECT */
+	struct amdgpu_options opts;	     /* the dump's options (a copy) */
+	struct copy_engine_opts engine_opts; /* opts.engine */
+	bool direct_io;			     /* opts.direct_io: BO contents written with O_DIRECT */
 	struct render_audit audit;	     /* render-node files of the tree (render_audit.h) */
 	struct bo_share_table shares;	     /* dma-bufs of the BOs checkpointed so far */
 	/* dma-bufs of the GEM BOs saved so far (gem_dump.h); pid: the render file's id, addr: the
 	 * GEM handle */
 	struct bo_share_table gem_dmabufs;
-	enum bo_share_policy share_policy;
-	/* non-empty: an option means nothing (this line); every GPU the dump meets is refused */
+	enum bo_share_policy share_policy; /* opts.shared_bo */
+	/* non-empty: the options could not be read (this line); every GPU the dump meets is refused
+	 */
 	char gpu_refusal[512];
 };
 
@@ -51,12 +54,13 @@ enum gpu_file_kind {
 };
 
 /*
- * options_error: the options file's one-line error, or "" / NULL. The options
- * are read here, once; one that means nothing does not fail the session (a
+ * opts: the dump's options (copied); options_error: the one line that
+ * reading them failed with, or "" / NULL. That does not fail the session (a
  * dump without GPUs goes on, with one warning) but refuses the first GPU the
  * dump meets (dump_meets_gpu()). -ENOMEM only.
  */
-int dump_session_init(struct dump_session *s, const char *options_error);
+int dump_session_init(struct dump_session *s, const struct amdgpu_options *opts,
+		      const char *options_error);
 /*
  * Every hook that meets a GPU calls this first: -EINVAL (logged) when the
  * options meant nothing; else the GPU libraries are loaded (gpu_libs.h),

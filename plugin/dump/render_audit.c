@@ -198,44 +198,14 @@ uint64_t render_audit_allowance(const uint64_t *va, const uint64_t *size, size_t
 
 /* ---- tasks ------------------------------------------------------------------ */
 
-int render_audit_init(struct render_audit *a, char *err, size_t errlen)
+void render_audit_init(struct render_audit *a, const struct amdgpu_options *o)
 {
-	const char *limit = getenv("AMDGPU_CRIU_GEM_PROBE");
-	const char *census = getenv("AMDGPU_CRIU_GEM_CENSUS");
-	const char *debugfs = getenv("AMDGPU_CRIU_DEBUGFS");
-	char *end, shown[ESCAPE_LEN(32)];
-	unsigned long n = ULONG_MAX;
-
 	memset(a, 0, sizeof(*a));
-	a->probe_limit = RENDER_AUDIT_PROBE_DEFAULT;
-	if (limit && *limit) {
-		errno = 0;
-		/* digits only: strtoul() would take white space (a newline) and a sign first */
-		if (*limit >= '0' && *limit <= '9')
-			n = strtoul(limit, &end, 10);
-		if (errno || n > INT32_MAX || *end) {
-			snprintf(err, errlen,
-				 "AMDGPU_CRIU_GEM_PROBE=%s means nothing: a number of handles, 0 "
-				 "to %d",
-				 str_escape(limit, shown, sizeof(shown)), INT32_MAX);
-			return -EINVAL;
-		}
-		a->probe_limit = (uint32_t)n;
-	}
+	a->probe_limit = o->gem_probe;
+	a->census = o->gem_census;
+	a->debugfs = o->debugfs;
 	a->proc = "/proc";
 	a->ioctl_fn = render_drm_ioctl;
-	a->debugfs = debugfs && *debugfs ? debugfs : "/sys/kernel/debug";
-	if (!census || !*census || !strcmp(census, "debugfs"))
-		a->census = RENDER_CENSUS_DEBUGFS;
-	else if (!strcmp(census, "probe"))
-		a->census = RENDER_CENSUS_PROBE;
-	else {
-		snprintf(err, errlen,
-			 "AMDGPU_CRIU_GEM_CENSUS=%s means nothing: debugfs (default) or probe",
-			 str_escape(census, shown, sizeof(shown)));
-		return -EINVAL;
-	}
-	return 0;
 }
 
 void render_audit_fini(struct render_audit *a)

@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "options/options.h"
 #include "plugin/gem_list.h"
 
 /* Handles probed without GEM_LIST_HANDLES (AMDGPU_CRIU_GEM_PROBE overrides). */
@@ -103,7 +104,6 @@ struct render_audit_file {
  * /sys/kernel/debug), and a task it cannot count is refused; "probe"
  * accepts the probe's reach (handles above it, unmapped, go unseen).
  */
-enum render_census { RENDER_CENSUS_DEBUGFS, RENDER_CENSUS_PROBE };
 
 struct render_audit {
 	struct render_audit_file *files;
@@ -120,7 +120,7 @@ enum { RENDER_AUDIT_NONE, RENDER_AUDIT_KFD, RENDER_AUDIT_RENDER };
 typedef int (*render_classify_fn)(void *arg, dev_t rdev, uint32_t *gpu_id);
 
 /* Reads the environment; -EINVAL with a line in err for a value that means nothing. */
-int render_audit_init(struct render_audit *a, char *err, size_t errlen);
+void render_audit_init(struct render_audit *a, const struct amdgpu_options *o);
 void render_audit_fini(struct render_audit *a);
 
 /*

@@ -58,24 +58,6 @@ const char *render_node_hint(int err)
 	}
 }
 
-int dev_nodes_policy(bool *create, char *why, size_t len)
-{
-	const char *v = getenv(DEV_NODES_ENV);
-	char shown[ESCAPE_LEN(32)];
-
-	*create = true;
-	if (!v || !*v || !strcmp(v, "create"))
-		return 0;
-	if (!strcmp(v, "keep")) {
-		*create = false;
-		return 0;
-	}
-	return errmsg_set(why, len, -EINVAL,
-			  "%s=%s: use create (the default: a restored /dev gets the nodes the "
-			  "restore needs) or keep",
-			  DEV_NODES_ENV, str_escape(v, shown, sizeof(shown)));
-}
-
 /*
  * dir_fd/name made character device rdev with tmpl's mode and owner (mknod
  * applies the umask; the owner may be a render group); 0 or -errno, and
@@ -144,12 +126,11 @@ out:
 	return ret;
 }
 
-int render_node_open_task(uint32_t minor)
+int render_node_open_task(uint32_t minor, bool create)
 {
-	bool create;
 	int fd = render_node_open(minor), ret;
 
-	if (fd != -ENOENT || dev_nodes_policy(&create, NULL, 0) || !create)
+	if (fd != -ENOENT || !create)
 		return fd;
 	ret = render_node_create_at("/dev/dri", minor);
 	if (ret) {
@@ -277,38 +258,18 @@ static int kfd_sysfs_rdev(dev_t *rdev)
 	return 0;
 }
 
-/*
- * What /dev/kfd must be here: 1 with this host's KFD number and the policy,
- * 0 when sysfs has no KFD (a fake one: nothing to check the node against),
- * or -errno (a bad policy).
- */
-static int kfd_node_expected(dev_t *rdev, bool *create)
-{
-	int ret;
-
-	if (kfd_sysfs_rdev(rdev))
-		return 0;
-	ret = dev_nodes_policy(create, NULL, 0); /* checked by the master already */
-	return ret ? ret : 1;
-}
-
-int kfd_node_prepare_task(void)
+int kfd_node_prepare_task(bool create)
 {
 	dev_t rdev = 0;
-	bool create = false;
-	int ret = kfd_node_expected(&rdev, &create);
 
-	return ret <= 0 ? ret : kfd_node_prepare_at(KFD_DEVICE_PATH, rdev, create);
+	/* no KFD in sysfs (a fake one): nothing to check the node against */
+	return kfd_sysfs_rdev(&rdev) ? 0 : kfd_node_prepare_at(KFD_DEVICE_PATH, rdev, create);
 }
 
-int kfd_node_open_task(void)
+int kfd_node_open_task(bool create)
 {
 	dev_t rdev = 0;
-	bool create = false;
-	int ret = kfd_node_expected(&rdev, &create);
 
-	if (ret < 0)
-		return ret;
-	return ret ? kfd_node_open_at(KFD_DEVICE_PATH, rdev, create)
-		   : kfd_node_open(KFD_DEVICE_PATH);
+	return kfd_sysfs_rdev(&rdev) ? kfd_node_open(KFD_DEVICE_PATH)
+				     : kfd_node_open_at(KFD_DEVICE_PATH, rdev, create);
 }

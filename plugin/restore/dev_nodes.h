@@ -17,8 +17,8 @@
  *   - /dev/kfd, when it is not this host's KFD (sysfs kfd/dev), is replaced
  *     (same mode and owner) by an atomic rename, never opened first: the
  *     old numbers may be another driver's device.
- * AMDGPU_CRIU_DEV_NODES: "create" (the default) or "keep" (touch nothing:
- * such a restore is refused).
+ * AMDGPU_CRIU_DEV_NODES (options.h, given as `create`): "create" (the
+ * default) or "keep" (touch nothing: such a restore is refused).
  */
 #ifndef AMDGPU_CRIU_DEV_NODES_H
 #define AMDGPU_CRIU_DEV_NODES_H
@@ -42,11 +42,8 @@ int render_node_open_at(const char *dir, uint32_t minor);
 /* What a render_node_open() error means for the user, ": ..." or "". */
 const char *render_node_hint(int err);
 
-/* The policy from the environment: 0 and *create, or -EINVAL with one line in why. */
-int dev_nodes_policy(bool *create, char *why, size_t len);
-
-/* render_node_open(), creating a missing node when the policy says so. fd or -errno. */
-int render_node_open_task(uint32_t minor);
+/* render_node_open(), creating a missing node when create (the policy) says so. fd or -errno. */
+int render_node_open_task(uint32_t minor, bool create);
 
 /* Creates dir/renderD<minor> (dir too) as above: 0 or -errno (-EEXIST: there). */
 int render_node_create_at(const char *dir, uint32_t minor);
@@ -56,7 +53,7 @@ int render_node_create_at(const char *dir, uint32_t minor);
  * this host's KFD (KFD_SYSFS_DEV) and the policy allows; opened unchecked
  * where sysfs has no KFD (a fake one). fd or -errno (logged).
  */
-int kfd_node_open_task(void);
+int kfd_node_open_task(bool create);
 
 /* The same for the node at path, which must be character device kfd_rdev. */
 int kfd_node_open_at(const char *path, dev_t kfd_rdev, bool create);
@@ -65,7 +62,7 @@ int kfd_node_open_at(const char *path, dev_t kfd_rdev, bool create);
  * Only the check and replacement, not the open (the first open of /dev/kfd
  * makes the KFD process: kfd_confine.h opens it elsewhere). 0 or -errno.
  */
-int kfd_node_prepare_task(void);
+int kfd_node_prepare_task(bool create);
 int kfd_node_prepare_at(const char *path, dev_t kfd_rdev, bool create);
 
 #endif

@@ -53,7 +53,7 @@ int render_fd_get(struct render_fds *t, uint32_t minor)
 		return r->fd;
 	if (t->n == RENDER_FDS_MAX)
 		return -EMFILE;
-	fd = render_node_open_task(minor);
+	fd = render_node_open_task(minor, t->create_nodes);
 	if (fd < 0)
 		return fd;
 	fd = render_fd_move_high(fd);

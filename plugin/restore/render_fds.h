@@ -32,6 +32,7 @@ struct render_fd {
 struct render_fds {
 	struct render_fd items[RENDER_FDS_MAX];
 	unsigned int n;
+	bool create_nodes; /* AMDGPU_CRIU_DEV_NODES=create: dev_nodes.h */
 };
 
 /*

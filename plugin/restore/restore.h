@@ -26,6 +26,7 @@
 
 #include "plugin/copy_engines.h"
 #include "images/kfd_image.h"
+#include "options/options.h"
 #include "plugin/restore/gem_restore.h"
 #include "plugin/guardian.h"
 #include "topology/match.h"
@@ -57,10 +58,10 @@ struct restore_session {
 	struct kfd_topology dst; /* this node, as the CRIU master sees it */
 	struct match_result map; /* checkpointed GPU -> local GPU */
 	struct shared_state *shared;
-	struct guardian guard; /* ends the tasks if the master dies (restore_guard.h) */
-	struct copy_engine_opts engine_opts; /* read by the master, inherited by the tasks */
-	bool parallel;			     /* tasks offer their BO contents to the copier */
-	struct restore_copier copier;	     /* master only (its threads are not forked) */
+	struct guardian guard;	      /* ends the tasks if the master dies (restore_guard.h) */
+	struct amdgpu_options opts;   /* read once by the plugin, inherited by the tasks */
+	bool parallel;		      /* tasks offer their BO contents to the copier */
+	struct restore_copier copier; /* master only (its threads are not forked) */
 	int kfd_fd; /* a kfd_dev reference for RESUME, taken at the first one; -1 */
 	uint32_t resumed;
 
@@ -79,10 +80,12 @@ struct restore_session {
 
 /*
  * Master, init hook. 0 also when there is nothing to do (active false).
- * options_error: the options file's one-line error ("" or NULL: none); it
- * and an option that means nothing fail a restore with GPU files only.
+ * opts: the restore's options (copied); options_error: the one line that
+ * reading them failed with ("" or NULL: none), which fails a restore with
+ * GPU files only.
  */
-int restore_session_init(struct restore_session *s, int dir_fd, const char *options_error);
+int restore_session_init(struct restore_session *s, int dir_fd, const struct amdgpu_options *opts,
+			 const char *options_error);
 /* Master, exit hook: reports the tasks' outcomes and frees everything. */
 void restore_session_fini(struct restore_session *s, int criu_ret);
 
@@ -111,9 +114,10 @@ int restore_choose_targets(struct restore_session *s, const struct kfd_process_i
 int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *img);
 
 /* Shared by the master and the task parts (restore_session.c, restore_task.c). */
-int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **nodes, size_t *n);
-int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, size_t n_src,
-		  const struct kfd_topology *dst, const uint32_t *dst_nodes, size_t n_dst,
-		  struct match_result *out);
+int restore_usable_gpus(const struct restore_session *s, const struct kfd_topology *t, bool in_task,
+			uint32_t **nodes, size_t *n);
+int restore_match(const struct match_checks *checks, const struct kfd_topology *src,
+		  const uint32_t *src_nodes, size_t n_src, const struct kfd_topology *dst,
+		  const uint32_t *dst_nodes, size_t n_dst, struct match_result *out);
 
 #endif

@@ -20,30 +20,11 @@
 #include "plugin/restore/restore_copy.h"
 #include "common/thread_fs.h"
 
-#define ENV_PARALLEL	  "AMDGPU_CRIU_PARALLEL_RESTORE"
 #define COPY_SLOT_WAIT_MS (10 * 60 * 1000)
 #define SHARED_WAIT_MS	  (30 * 1000)
 #define TAKE_WAIT_MS	  (60 * 1000) /* a TAKING copier is quick: fds only */
 #define MANIFEST_MAGIC	  0x4d434741u /* "AGCM" */
 #define MANIFEST_MAX_GPUS 64u
-
-int restore_copy_parallel_get(bool *on, char *why, size_t len)
-{
-	const char *v = getenv(ENV_PARALLEL);
-	char shown[ESCAPE_LEN(32)];
-
-	*on = true;
-	if (!v || !*v || !strcmp(v, "1"))
-		return 0;
-	if (!strcmp(v, "0")) {
-		*on = false;
-		return 0;
-	}
-	return errmsg_set(why, len, -EINVAL,
-			  "%s=%s: use 1 (the master writes BO contents while CRIU restores "
-			  "memory) or 0",
-			  ENV_PARALLEL, str_escape(v, shown, sizeof(shown)));
-}
 
 /* ---- writing the contents (task or copier) ---------------------------------------------- */
 

@@ -65,9 +65,6 @@ struct restore_copy_set {
  */
 void restore_copy_set_free(struct restore_copy_set *set);
 
-/* Reads AMDGPU_CRIU_PARALLEL_RESTORE; -EINVAL, one line in why, for a value that means nothing. */
-int restore_copy_parallel_get(bool *on, char *why, size_t len);
-
 /*
  * Writes the set's contents: engines (SDMA where it can be had), a copy
  * slot, bo_stream_restore(), engines closed (their figures logged). Logs

@@ -30,13 +30,6 @@
 #include "images/topology_image.h"
 #include "images/vram_check.h"
 
-/* A dump that was cut short is refused, naming what it left (ckpt_complete.h). */
-/* Options from the environment (match_checks_read()'s lookup). */
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
-
 /* The session's images as the checkpoint library sees them (borrowed). */
 static struct ckpt ckpt_view(const struct restore_session *s, int dir_fd)
 {
@@ -110,12 +103,11 @@ static int check_contents(const struct restore_session *s, int dir_fd)
  * then). In a restored task a missing node counts when it may be created
  * (render_node_open_task() creates it for the GPUs chosen, not for all).
  */
-static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_task)
+static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_task, bool create)
 {
 	int fd = render_node_open(minor);
-	bool create;
 
-	if (in_task && fd == -ENOENT && !dev_nodes_policy(&create, NULL, 0) && create)
+	if (in_task && fd == -ENOENT && create)
 		return true;
 	if (fd < 0) {
 		pr_info("GPU %u (node %u) is not usable here: /dev/dri/renderD%u: %s%s", g->gpu_id,
@@ -131,33 +123,25 @@ static bool render_node_opens(const struct kfd_node *g, uint32_t minor, bool in_
  * (when set) and their render node opens (or, in a restored task, may be
  * created in a restored /dev that lacks it).
  */
-int restore_usable_gpus(const struct kfd_topology *t, bool in_task, uint32_t **nodes, size_t *n)
+int restore_usable_gpus(const struct restore_session *s, const struct kfd_topology *t, bool in_task,
+			uint32_t **nodes, size_t *n)
 {
-	struct gpu_select sel;
-	char why[256];
 	size_t i, named, unnamed;
-	int ret;
 
 	*n = 0;
-	*nodes = NULL;
-	ret = gpu_select_parse(&sel, getenv(GPU_SELECT_ENV), why, sizeof(why));
-	if (ret) {
-		pr_err("%s", why);
-		return ret;
-	}
 	*nodes = calloc(t->n_nodes + 1, sizeof(**nodes));
 	if (!*nodes)
 		return -ENOMEM;
-	named = gpu_select_nodes(&sel, t, *nodes, &unnamed);
+	named = gpu_select_nodes(&s->opts.gpus, t, *nodes, &unnamed);
 	for (i = 0; i < named; i++) {
 		const struct kfd_node *g = topo_node(t, (*nodes)[i]);
 
 		if (render_node_opens(g, (uint32_t)kfd_prop_get(g, KFD_PROP_drm_render_minor),
-				      in_task))
+				      in_task, s->opts.dev_nodes_create))
 			(*nodes)[(*n)++] = g->index;
 	}
 	if (unnamed)
-		pr_info("%s=%s: %zu other GPUs %s not used", GPU_SELECT_ENV, getenv(GPU_SELECT_ENV),
+		pr_info("%s=%s: %zu other GPUs %s not used", GPU_SELECT_ENV, s->opts.gpus_shown,
 			unnamed, in_task ? "this task sees are" : "of this node are");
 	return 0;
 }
@@ -271,25 +255,20 @@ static void log_map(const struct match_result *m, const char *who)
 			m->map[i].dst_gpu_id, m->map[i].dst_node, m->map[i].dst_render_minor);
 }
 
-int restore_match(const struct kfd_topology *src, const uint32_t *src_nodes, size_t n_src,
-		  const struct kfd_topology *dst, const uint32_t *dst_nodes, size_t n_dst,
-		  struct match_result *out)
+int restore_match(const struct match_checks *checks, const struct kfd_topology *src,
+		  const uint32_t *src_nodes, size_t n_src, const struct kfd_topology *dst,
+		  const uint32_t *dst_nodes, size_t n_dst, struct match_result *out)
 {
 	struct match_request req = {.src = src,
 				    .src_nodes = src_nodes,
 				    .n_src_nodes = n_src,
 				    .dst = dst,
 				    .dst_nodes = dst_nodes,
-				    .n_dst_nodes = n_dst};
-	char why[256];
+				    .n_dst_nodes = n_dst,
+				    .checks = *checks};
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = match_checks_read(&req.checks, env_lookup, why, sizeof(why));
-	if (ret) {
-		pr_err("%s", why);
-		return ret;
-	}
 	ret = topo_match(&req, out);
 	if (ret || !out->compatible) {
 		pr_err("the checkpointed GPUs cannot be restored on this node: %s; the images are "
@@ -311,15 +290,15 @@ static int load_local(struct restore_session *s, uint32_t **usable, size_t *n_us
 		pr_err("cannot read this node's KFD topology: %s", why);
 		return ret;
 	}
-	return restore_usable_gpus(&s->dst, false, usable, n_usable);
+	return restore_usable_gpus(s, &s->dst, false, usable, n_usable);
 }
 
 static int map_gpus(struct restore_session *s, const uint32_t *usable, size_t n_usable)
 {
 	int ret;
 
-	ret = restore_match(&s->src, s->src_nodes, s->n_src_nodes, &s->dst, usable, n_usable,
-			    &s->map);
+	ret = restore_match(&s->opts.checks, &s->src, s->src_nodes, s->n_src_nodes, &s->dst, usable,
+			    n_usable, &s->map);
 	if (!ret)
 		log_map(&s->map, "");
 	return ret;
@@ -400,7 +379,7 @@ static void start_copier(struct restore_session *s, int dir_fd)
 		s->parallel = false;
 		return;
 	}
-	ret = restore_copier_start(&s->copier, s->shared, dir_fd, &s->engine_opts);
+	ret = restore_copier_start(&s->copier, s->shared, dir_fd, &s->opts.engine);
 	if (ret) {
 		pr_warn("no BO copier in the master (%s): each task writes its own BO contents",
 			strerror(-ret));
@@ -426,32 +405,24 @@ static int restore_hsakmt(int dir_fd)
 }
 
 /*
- * The restore's options, read once, before any task exists. An options file
- * that failed (options_error) or an option that means nothing refuses a
- * checkpoint with GPU files in one line; one without is restored as usual,
- * with one warning.
+ * The restore's options, read by the plugin before any task exists: when
+ * that failed (options_error), a checkpoint with GPU files is refused in
+ * that line; one without is restored as usual, with it as one warning.
  */
-static int read_options(struct restore_session *s, const char *options_error)
+static int take_options(struct restore_session *s, const struct amdgpu_options *opts,
+			const char *options_error)
 {
-	char why[512];
-	bool create_nodes;
-	int ret = 0;
-
-	if (options_error && *options_error)
-		ret = errmsg_set(why, sizeof(why), -EINVAL, "%s", options_error);
-	if (!ret)
-		ret = copy_engine_opts_get(&s->engine_opts, why, sizeof(why));
-	if (!ret)
-		ret = restore_copy_parallel_get(&s->parallel, why, sizeof(why));
-	if (!ret)
-		ret = dev_nodes_policy(&create_nodes, why, sizeof(why));
-	if (!ret)
+	s->opts = *opts;
+	s->parallel = opts->parallel_restore;
+	s->render.create_nodes = opts->dev_nodes_create;
+	if (!options_error || !*options_error)
 		return 0;
-	if (s->active)
-		pr_err("%s: the checkpoint has GPU files; the images are unchanged", why);
-	else
-		pr_warn("%s; a restore without GPUs goes on, one with a GPU fails", why);
-	return s->active ? ret : 0;
+	if (s->active) {
+		pr_err("%s: the checkpoint has GPU files; the images are unchanged", options_error);
+		return -EINVAL;
+	}
+	pr_warn("%s; a restore without GPUs goes on, one with a GPU fails", options_error);
+	return 0;
 }
 
 /* The master loads them before any task exists: the tasks inherit them. */
@@ -465,7 +436,8 @@ static int load_gpu_libs(void)
 	return ret;
 }
 
-int restore_session_init(struct restore_session *s, int dir_fd, const char *options_error)
+int restore_session_init(struct restore_session *s, int dir_fd, const struct amdgpu_options *opts,
+			 const char *options_error)
 {
 	uint32_t *usable = NULL;
 	size_t n_usable = 0;
@@ -479,7 +451,7 @@ int restore_session_init(struct restore_session *s, int dir_fd, const char *opti
 		return ret;
 	s->active = s->n_procs || s->n_renders;
 	/* a bad AMDGPU_CRIU_COPY_ENGINE fails a GPU restore here, before any task exists */
-	ret = read_options(s, options_error);
+	ret = take_options(s, opts, options_error);
 	if (ret || !s->active)
 		return ret;
 	ret = load_gpu_libs();

@@ -81,7 +81,7 @@ int restore_choose_targets(struct restore_session *s, const struct kfd_process_i
 		pr_err("cannot read the KFD topology in the restored task: %s", why);
 		return ret;
 	}
-	ret = restore_usable_gpus(&mine, true, &usable, &n_usable);
+	ret = restore_usable_gpus(s, &mine, true, &usable, &n_usable);
 	if (ret)
 		goto out;
 	n_visible = kfd_visible_gpus(&mine);
@@ -90,9 +90,9 @@ int restore_choose_targets(struct restore_session *s, const struct kfd_process_i
 		       "KFD needs the same number: expose exactly %zu GPUs to it (see "
 		       "`amdgpu-criu check IMGDIR`)%s",
 		       e->pid, e->n_devices, n_usable,
-		       getenv(GPU_SELECT_ENV) ? " of those " GPU_SELECT_ENV " names" : "",
+		       s->opts.gpus_shown[0] ? " of those " GPU_SELECT_ENV " names" : "",
 		       e->n_devices,
-		       n_visible > e->n_devices && !getenv(GPU_SELECT_ENV) ? CRUN_HINT : "");
+		       n_visible > e->n_devices && !s->opts.gpus_shown[0] ? CRUN_HINT : "");
 		ret = -EINVAL;
 		goto out;
 	}
@@ -107,8 +107,8 @@ int restore_choose_targets(struct restore_session *s, const struct kfd_process_i
 	if (!all_visible) {
 		pr_info("pid %u sees other GPUs than the CRIU master: matching onto its own",
 			e->pid);
-		ret = restore_match(&img->topo, img->device_nodes, e->n_devices, &mine, usable,
-				    n_usable, &s->task_map);
+		ret = restore_match(&s->opts.checks, &img->topo, img->device_nodes, e->n_devices,
+				    &mine, usable, n_usable, &s->task_map);
 		if (ret) {
 			match_result_free(&s->task_map);
 			goto out;
@@ -139,7 +139,7 @@ int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *
 	int fd;
 
 	if (!e->n_devices || !s->confine_kfd)
-		return kfd_node_open_task();
+		return kfd_node_open_task(s->opts.dev_nodes_create);
 	if (e->n_devices > KFD_CONFINE_MAX)
 		return -E2BIG;
 	for (i = 0; i < e->n_devices; i++) {
@@ -151,7 +151,8 @@ int restore_open_kfd(struct restore_session *s, const struct kfd_process_image *
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%srenderD%u", i ? "," : "",
 					minors[i]);
 	}
-	fd = kfd_node_prepare_task(); /* the node right first: the open makes the process */
+	fd = kfd_node_prepare_task(
+		s->opts.dev_nodes_create); /* the node right first: the open makes the process */
 	if (fd)
 		return fd;
 	fd = kfd_open_confined(minors, e->n_devices, why, sizeof(why));

@@ -206,9 +206,9 @@ static int restore_contents(struct restore_session *s, struct kfd_restore *r, in
 		if (!ret)
 			pr_info("pid %u: BO contents handed to the master's copier", set.pid);
 		else if (ret == -EAGAIN)
-			ret = restore_copy_run(&s->engine_opts, s->shared, dir_fd, &set, &bytes);
+			ret = restore_copy_run(&s->opts.engine, s->shared, dir_fd, &set, &bytes);
 	} else if (!ret) {
-		ret = restore_copy_run(&s->engine_opts, s->shared, dir_fd, &set, &bytes);
+		ret = restore_copy_run(&s->opts.engine, s->shared, dir_fd, &set, &bytes);
 	}
 	restore_copy_set_free(&set);
 	return ret;
@@ -350,7 +350,7 @@ static int restore_gem(struct restore_session *s, int dir_fd, const struct rende
 	const struct kfd_node *node = topo_node(&img->topo, img->entry->node_index);
 	struct gem_restore_ctx ctx = {
 		.dir_fd = dir_fd,
-		.engine_opts = &s->engine_opts,
+		.engine_opts = &s->opts.engine,
 		.shared = s->shared,
 		.gpu = copy_gpu_of_node(node, img->entry->actual_gpu_id, p->dst_render_minor),
 		.ioctl_fn = render_drm_ioctl};

@@ -93,4 +93,27 @@ refused cut-dump "$D" 'incomplete checkpoint'
 D=$TMP/render-gone
 mkckpt "$D" && truncate -s 20 "$D/amdgpu-kfd-1.img"
 refused damaged-image "$D" 'amdgpu-kfd-1.img'
+
+# options read by one parser: one that means nothing, in the environment or
+# the options file, is refused by both with the same line
+# option_refused NAME LINE: both refuse the valid checkpoint, their lines start with LINE
+option_refused() {
+	verdicts "$1" "$OK"
+	check "$1: check refuses it (exit 2)" test "$TOOL_RC" = 2
+	check "$1: the restore master refuses it" test "$RESTORE_RC" = 1
+	TOOL_LINE=${TOOL_LINE#amdgpu-criu: check: }
+	check "$1: both give the option's line ($2)" \
+		bash -c '[[ $1 == "$3"* && $2 == "$3"* ]]' _ "$TOOL_LINE" "$RESTORE_LINE" "$2"
+}
+AMDGPU_CRIU_COPY_ENGINE=gpu option_refused env-option \
+	'AMDGPU_CRIU_COPY_ENGINE=gpu: unknown copy engine; use auto (the default), sdma or cpu'
+printf '# node defaults\nAMDGPU_CRIU_GPUS=renderD130,0x0x5eb8\n' >"$TMP/bad.conf"
+AMDGPU_CRIU_CONFIG=$TMP/bad.conf option_refused file-option \
+	"options file $TMP/bad.conf line 2: AMDGPU_CRIU_GPUS"
+printf 'AMDGPU_CRIU_SHARED_BO=bogus\n' >"$TMP/dump-only.conf"
+AMDGPU_CRIU_CONFIG=$TMP/dump-only.conf verdicts dump-option "$OK"
+check "dump-option: a dump's option is not the restore's: check accepts (exit 0)" \
+	test "$TOOL_RC" = 0
+check "dump-option: ... and the restore gets past the options ($RESTORE_LINE)" \
+	grep -Eq 'KFD|kfd|topology' <<<"$RESTORE_LINE"
 tap_done

@@ -4,7 +4,7 @@
 # sideways between sibling folders; the modules' include graph has no
 # circle; README.md's Layout block is what scripts/layout.sh draws from the
 # tree. Layers, lowest first (a folder may include its own and lower ones):
-#   0 common   1 datapath, topology   2 images   3 checkpoint   4 plugin, tools
+#   0 common   1 datapath, topology   2 images   3 checkpoint, options   4 plugin, tools
 #   5 plugin/dump, plugin/restore     6 plugin/amdgpu_plugin.c (the hooks)
 # A module is a .c and the .h of the same name (X_int.h: X's internal header).
 # run-suite-parallel: yes (reads the tree only)
@@ -21,7 +21,7 @@ rank() {
 	plugin/amdgpu_plugin) echo 6 ;;
 	plugin/dump/* | plugin/restore/*) echo 5 ;;
 	plugin/* | tools/*) echo 4 ;;
-	checkpoint/*) echo 3 ;;
+	checkpoint/* | options/*) echo 3 ;;
 	images/*) echo 2 ;;
 	datapath/* | topology/*) echo 1 ;;
 	common/*) echo 0 ;;
@@ -30,7 +30,7 @@ rank() {
 }
 module() { local m=${1%.*}; echo "${m%_int}"; }
 
-find common topology datapath images checkpoint plugin tools -name '*.[ch]' | sort >"$T/files"
+find common topology datapath images checkpoint options plugin tools -name '*.[ch]' | sort >"$T/files"
 : >"$T/unqualified"
 : >"$T/edges"
 while read -r f; do

@@ -15,7 +15,7 @@ build_objects() {
 }
 
 # build_program OUT ERRFILE SOURCES_OR_OBJECTS...: cc with the library's objects
-# (common, topology, images, datapath, checkpoint) and its packages; the
+# (common, topology, images, datapath, checkpoint, options) and its packages; the
 # compiler's messages go to ERRFILE
 build_program() {
 	local out=$1 err=$2 pkgs="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
@@ -23,6 +23,6 @@ build_program() {
 	# shellcheck disable=SC2046,SC2086 # package flags and object lists are words
 	cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I"$ROOT" -I"$ROOT/tests/unit" \
 		-I"$BUILD/gen" $(pkg-config --cflags $pkgs) -o "$out" "$@" \
-		$(build_objects common topology images datapath checkpoint) \
+		$(build_objects common topology images datapath checkpoint options) \
 		"$BUILD/n/gen/amdgpu_plugin.pb-c.o" $(pkg-config --libs $pkgs) -lpthread 2>"$err"
 }

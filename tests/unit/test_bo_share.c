@@ -21,30 +21,6 @@
 
 #include "plugin/dump/bo_share.h"
 
-static void policy(void **state)
-{
-	enum bo_share_policy p;
-	char why[256] = "";
-
-	(void)state;
-	unsetenv("AMDGPU_CRIU_SHARED_BO");
-	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
-	assert_int_equal(p, BO_SHARE_SHARE);
-	setenv("AMDGPU_CRIU_SHARED_BO", "share", 1);
-	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
-	assert_int_equal(p, BO_SHARE_SHARE);
-	setenv("AMDGPU_CRIU_SHARED_BO", "copy", 1);
-	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
-	assert_int_equal(p, BO_SHARE_COPY);
-	setenv("AMDGPU_CRIU_SHARED_BO", "refuse", 1);
-	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), 0);
-	assert_int_equal(p, BO_SHARE_REFUSE);
-	setenv("AMDGPU_CRIU_SHARED_BO", "private", 1);
-	assert_int_equal(bo_share_policy_get(&p, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, "AMDGPU_CRIU_SHARED_BO=private: unknown"));
-	unsetenv("AMDGPU_CRIU_SHARED_BO");
-}
-
 static void table(void **state)
 {
 	struct bo_share_table t;
@@ -193,7 +169,7 @@ static void note_process(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(policy),   cmocka_unit_test(table),	    cmocka_unit_test(by_fd),
+		cmocka_unit_test(table),	    cmocka_unit_test(by_fd),
 		cmocka_unit_test(describe), cmocka_unit_test(note_process),
 	};
 

@@ -17,43 +17,6 @@
 #include "fake_amdgpu.h"
 #include "plugin/copy_engines.h"
 
-static void test_options(void **state)
-{
-	struct copy_engine_opts o;
-	char why[256];
-
-	(void)state;
-	unsetenv("AMDGPU_CRIU_COPY_ENGINE");
-	unsetenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS");
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), 0);
-	assert_int_equal(o.mode, COPY_ENGINE_AUTO);
-	assert_int_equal(o.sdma_timeout_ms, 0);
-	setenv("AMDGPU_CRIU_COPY_ENGINE", "sdma", 1);
-	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "2500", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), 0);
-	assert_int_equal(o.mode, COPY_ENGINE_SDMA);
-	assert_int_equal(o.sdma_timeout_ms, 2500);
-	setenv("AMDGPU_CRIU_COPY_ENGINE", "cpu", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), 0);
-	assert_int_equal(o.mode, COPY_ENGINE_CPU);
-	setenv("AMDGPU_CRIU_COPY_ENGINE", "auto", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), 0);
-	assert_int_equal(o.mode, COPY_ENGINE_AUTO);
-	setenv("AMDGPU_CRIU_COPY_ENGINE", "gpu", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), -EINVAL);
-	assert_string_equal(
-		why, "AMDGPU_CRIU_COPY_ENGINE=gpu: unknown copy engine; use auto, sdma or cpu");
-	setenv("AMDGPU_CRIU_COPY_ENGINE", "sdma", 1);
-	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "10s", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), -EINVAL);
-	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "0", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), -EINVAL);
-	setenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS", "99999999999", 1);
-	assert_int_equal(copy_engine_opts_get(&o, why, sizeof(why)), -EINVAL);
-	unsetenv("AMDGPU_CRIU_COPY_ENGINE");
-	unsetenv("AMDGPU_CRIU_SDMA_TIMEOUT_MS");
-}
-
 /* GPUs whose render nodes do not exist here (minors past any real one), and an old GPU. */
 static const struct copy_gpu gpus[] = {
 	{.gpu_id = 0x1111, .render_minor = 4000, .gfx_target_version = 90010},
@@ -116,7 +79,6 @@ static void test_small_bar(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_choice),
 		cmocka_unit_test(test_small_bar),
 	};

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "options/options.h"
 #include "topology/match.h"
 #include "topology/match_int.h" /* IMPROVE_STEPS */
 #include "match_synth.h"
@@ -27,10 +28,20 @@ static const char *const env_vars[] = {
 	"KFD_NUMA_CHECK",
 };
 
-/* Options from the environment (match_checks_read()'s lookup). */
+/* The environment as options_read_text() sees it. */
 static const char *env_lookup(const char *name)
 {
 	return getenv(name);
+}
+
+/* The KFD_*_CHECK options from the environment, as the restore reads them (options/options.h). */
+static int checks_read(struct match_checks *c, char *err, size_t len)
+{
+	struct amdgpu_options o;
+	int ret = options_read_text(&o, OPTIONS_RESTORE, env_lookup, NULL, "", err, len);
+
+	*c = o.checks;
+	return ret;
 }
 
 static void unset_env(void)
@@ -93,7 +104,7 @@ static void test_checks_env_values(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), 0);
+	assert_int_equal(checks_read(&c, err, sizeof(err)), 0);
 	assert_true(c.capability && c.vram_size && c.numa);
 
 	setenv("KFD_VRAM_SIZE_CHECK", "0", 1);
@@ -103,7 +114,7 @@ static void test_checks_env_values(void **state)
 	setenv("KFD_NUM_GWS_CHECK", "1", 1);
 	setenv("KFD_CACHES_COUNT_CHECK", "0", 1);
 	setenv("KFD_SDMA_FW_VER_CHECK", "No", 1);
-	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), 0);
+	assert_int_equal(checks_read(&c, err, sizeof(err)), 0);
 	assert_false(c.vram_size);
 	assert_false(c.numa);
 	assert_false(c.fw_version);
@@ -120,11 +131,12 @@ static void test_checks_env_invalid(void **state)
 
 	(void)state;
 	setenv("KFD_NUM_GWS_CHECK", "maybe", 1);
-	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), -EINVAL);
+	assert_int_equal(checks_read(&c, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "KFD_NUM_GWS_CHECK");
 	assert_contains(err, "maybe");
-	setenv("KFD_NUM_GWS_CHECK", "", 1);
-	assert_int_equal(match_checks_read(&c, env_lookup, err, sizeof(err)), -EINVAL);
+	setenv("KFD_NUM_GWS_CHECK", "", 1); /* empty: unset, as for every option */
+	assert_int_equal(checks_read(&c, err, sizeof(err)), 0);
+	assert_true(c.num_gws);
 }
 
 /* ---- per-GPU compatibility ------------------------------------------------- */
@@ -512,8 +524,7 @@ static void test_numa_shared_cpu(void **state)
 	match_result_free(&res);
 
 	setenv("KFD_NUMA_CHECK", "0", 1);
-	assert_int_equal(match_checks_read(&req.checks, env_lookup, res.reason, sizeof(res.reason)),
-			 0);
+	assert_int_equal(checks_read(&req.checks, res.reason, sizeof(res.reason)), 0);
 	expect_compatible(&req, &res);
 	match_result_free(&res);
 	synth_free(t);
@@ -666,8 +677,7 @@ static void test_no_compatible_destination_reason(void **state)
 	match_result_free(&res);
 
 	setenv("KFD_VRAM_SIZE_CHECK", "NO", 1);
-	assert_int_equal(match_checks_read(&req.checks, env_lookup, res.reason, sizeof(res.reason)),
-			 0);
+	assert_int_equal(checks_read(&req.checks, res.reason, sizeof(res.reason)), 0);
 	expect_compatible(&req, &res);
 	assert_int_equal(res.map[0].dst_node, 9);
 	match_result_free(&res);

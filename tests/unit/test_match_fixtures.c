@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "options/options.h"
 #include "topology/match.h"
 #include "topology/match_int.h" /* IMPROVE_STEPS */
 #include "tests/unit/fixtures.h"
@@ -45,10 +46,20 @@ struct tree {
 	bool loaded;
 };
 
-/* Options from the environment (match_checks_read()'s lookup). */
+/* The environment as options_read_text() sees it. */
 static const char *env_lookup(const char *name)
 {
 	return getenv(name);
+}
+
+/* The KFD_*_CHECK options from the environment, as the restore reads them (options/options.h). */
+static int checks_read(struct match_checks *c, char *err, size_t len)
+{
+	struct amdgpu_options o;
+	int ret = options_read_text(&o, OPTIONS_RESTORE, env_lookup, NULL, "", err, len);
+
+	*c = o.checks;
+	return ret;
 }
 
 static void run(const char *cmd)
@@ -209,7 +220,7 @@ static struct match_request request(const struct tree *src, const uint32_t *src_
 	};
 	char err[256];
 
-	if (match_checks_read(&req.checks, env_lookup, err, sizeof(err)))
+	if (checks_read(&req.checks, err, sizeof(err)))
 		fail_msg("%s", err);
 	return req;
 }
@@ -826,7 +837,7 @@ static void test_env_invalid_value(void **state)
 
 	(void)state;
 	setenv("KFD_SDMA_FW_VER_CHECK", "2", 1);
-	assert_int_equal(match_checks_read(&checks, env_lookup, err, sizeof(err)), -EINVAL);
+	assert_int_equal(checks_read(&checks, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "KFD_SDMA_FW_VER_CHECK");
 }
 

@@ -262,11 +262,12 @@ static void gem_info_format(void **state)
 }
 
 static char err_last[512];
+static struct amdgpu_options defaults; /* options_default(), in main() */
 
 /* The task scan of this process refused with a line containing want. */
 static void census_refuses(struct render_audit *a, const char *want)
 {
-	assert_int_equal(render_audit_init(a, err_last, sizeof(err_last)), 0);
+	render_audit_init(a, &defaults);
 	a->debugfs = debugfs_dir;
 	a->ioctl_fn = model_ioctl;
 	a->probe_limit = 64;
@@ -279,6 +280,7 @@ static void census_refuses(struct render_audit *a, const char *want)
 
 static void task_scan(void **state)
 {
+	struct amdgpu_options opts = defaults;
 	struct render_audit a;
 	struct stat st;
 	char err[512] = "", text[256];
@@ -298,7 +300,7 @@ static void task_scan(void **state)
 		 (int)getpid(), 1, 4096);
 	write_gem_info(full_minor, text);
 	memset(&model, 0, sizeof(model));
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	render_audit_init(&a, &defaults);
 	a.debugfs = debugfs_dir;
 	a.ioctl_fn = model_ioctl;
 	a.probe_limit = 64;
@@ -311,7 +313,7 @@ static void task_scan(void **state)
 
 	/* a GEM BO on it: refused, with the pid, fd, GPU and bytes */
 	model.sizes[1] = 3 << 20;
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	render_audit_init(&a, &defaults);
 	a.ioctl_fn = model_ioctl;
 	assert_int_equal(render_audit_task(&a, getpid(), classify, NULL, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "1 GEM buffer object of 3072 KiB"));
@@ -325,7 +327,7 @@ static void task_scan(void **state)
 	render_audit_fini(&a);
 
 	/* a task that is gone cannot be audited: an error, not a pass */
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	render_audit_init(&a, &defaults);
 	assert_int_equal(render_audit_task(&a, 0x7ffffff0, classify, NULL, err, sizeof(err)),
 			 -ENOENT);
 	render_audit_fini(&a);
@@ -343,24 +345,17 @@ static void task_scan(void **state)
 	write_gem_info(full_minor, NULL);
 	census_refuses(&a, "cannot read");
 	assert_non_null(strstr(err_last, "AMDGPU_CRIU_GEM_CENSUS=probe"));
-	setenv("AMDGPU_CRIU_GEM_CENSUS", "probe", 1);
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	opts.gem_census = RENDER_CENSUS_PROBE;
+	render_audit_init(&a, &opts);
 	a.debugfs = debugfs_dir;
 	a.ioctl_fn = model_ioctl;
 	assert_int_equal(render_audit_task(&a, getpid(), classify, NULL, err, sizeof(err)), 0);
 	render_audit_fini(&a);
-	setenv("AMDGPU_CRIU_GEM_CENSUS", "bogus", 1);
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "AMDGPU_CRIU_GEM_CENSUS=bogus means nothing"));
-	unsetenv("AMDGPU_CRIU_GEM_CENSUS");
-	/* a probe reach that is no number fails too, rather than turn the probe off */
-	setenv("AMDGPU_CRIU_GEM_PROBE", "4k", 1);
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "AMDGPU_CRIU_GEM_PROBE=4k means nothing"));
-	setenv("AMDGPU_CRIU_GEM_PROBE", "0", 1);
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	/* the options' probe reach is the audit's */
+	opts.gem_probe = 0;
+	render_audit_init(&a, &opts);
 	assert_int_equal(a.probe_limit, 0);
-	unsetenv("AMDGPU_CRIU_GEM_PROBE");
+	assert_string_equal(a.debugfs, "/sys/kernel/debug");
 	remove_debugfs(full_minor);
 	close(fd);
 }
@@ -372,7 +367,7 @@ static void kfd_comparison(void **state)
 	char err[512] = "";
 
 	(void)state;
-	assert_int_equal(render_audit_init(&a, err, sizeof(err)), 0);
+	render_audit_init(&a, &defaults);
 	a.n = a.cap = 2;
 	a.files = calloc(2, sizeof(*a.files));
 	f = &a.files[0];
@@ -407,5 +402,6 @@ int main(void)
 		cmocka_unit_test(task_scan),	   cmocka_unit_test(kfd_comparison),
 	};
 
+	options_default(&defaults);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,34 +149,12 @@ static void stale_kfd_node_is_replaced_not_opened(void **state)
 	rmdir(dir);
 }
 
-static void node_policy_from_the_environment(void **state)
-{
-	bool create = false;
-	char why[256];
-
-	(void)state;
-	unsetenv(DEV_NODES_ENV);
-	assert_int_equal(dev_nodes_policy(&create, why, sizeof(why)), 0);
-	assert_true(create);
-	setenv(DEV_NODES_ENV, "keep", 1);
-	assert_int_equal(dev_nodes_policy(&create, why, sizeof(why)), 0);
-	assert_false(create);
-	setenv(DEV_NODES_ENV, "create", 1);
-	assert_int_equal(dev_nodes_policy(&create, why, sizeof(why)), 0);
-	assert_true(create);
-	setenv(DEV_NODES_ENV, "yes", 1);
-	assert_int_equal(dev_nodes_policy(&create, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, DEV_NODES_ENV "=yes: use create"));
-	unsetenv(DEV_NODES_ENV);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nodes_are_checked_by_number),
 		cmocka_unit_test(missing_nodes_are_created_like_their_siblings),
 		cmocka_unit_test(stale_kfd_node_is_replaced_not_opened),
-		cmocka_unit_test(node_policy_from_the_environment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

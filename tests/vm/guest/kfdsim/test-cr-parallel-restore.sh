@@ -71,7 +71,7 @@ if gpu_start bad --gpus 1; then
 	rc=$?
 	check "bad: AMDGPU_CRIU_PARALLEL_RESTORE=yes refused (status $rc)" test "$rc" -ne 0
 	check "bad: the plugin says which values work" \
-		grep -q "AMDGPU_CRIU_PARALLEL_RESTORE=yes: use 1" "$WORK/img-bad/restore.log"
+		grep -q "AMDGPU_CRIU_PARALLEL_RESTORE=yes: unknown switch; use 1 (the default) or 0" "$WORK/img-bad/restore.log"
 	check "bad: no task of it exists" eval '! alive "$pid"'
 	check "bad: then restored with the default" criu_restore "$WORK/img-bad"
 	gpu_finish bad "$pid"

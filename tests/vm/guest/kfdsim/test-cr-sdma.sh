@@ -107,7 +107,7 @@ if gpu_start same --gpus 2 --big-bo 64M; then
 	rc=$?
 	check "bad engine name: dump refused (status $rc)" test "$rc" -ne 0
 	check "bad engine name: one line saying what to use" \
-		grep -q 'amdgpu_plugin: Error: AMDGPU_CRIU_COPY_ENGINE=gpu: unknown copy engine; use auto, sdma or cpu' "$WORK/img-c/dump.log"
+		grep -q 'amdgpu_plugin: Error: AMDGPU_CRIU_COPY_ENGINE=gpu: unknown copy engine; use auto (the default), sdma or cpu' "$WORK/img-c/dump.log"
 	check "bad engine name: the process still runs, queues unpaused" wait_until 10 kfd_running "$pid"
 	gpu_finish same "$pid"
 else

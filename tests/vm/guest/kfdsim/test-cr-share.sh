@@ -173,7 +173,7 @@ if GPU_WL=$SHARE_WL gpu_start policy; then
 	rc=$?
 	check "policy: dump fails (status $rc)" test "$rc" -ne 0
 	check "policy: the plugin says the value is unknown" \
-		grep -q "amdgpu_plugin: Error: AMDGPU_CRIU_SHARED_BO=bogus: unknown; use share (the default), refuse or copy" "$WORK/img-policy/dump.log"
+		grep -q "amdgpu_plugin: Error: AMDGPU_CRIU_SHARED_BO=bogus: unknown sharing policy; use share (the default), refuse or copy" "$WORK/img-policy/dump.log"
 	gpu_finish policy "$pid" "$child"
 else
 	fail "policy: workload ready"
