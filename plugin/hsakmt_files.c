@@ -236,37 +236,14 @@ struct wanted {
 	ino_t ino;
 };
 
-/* Every image of the directory, loaded, and the files they name. */
+/* The images (the caller's) and the files they name. */
 struct restore_plan {
-	uint32_t *ids;
+	HsakmtFilesEntry *const *images;
+	const uint32_t *ids;
 	size_t n;
-	HsakmtFilesEntry **images; /* n of them */
-	struct wanted want[2];	   /* hsakmt_files_check_names() allows two names */
+	struct wanted want[2]; /* hsakmt_files_check_names() allows two names */
 	size_t n_want;
 };
-
-static void plan_free(struct restore_plan *plan)
-{
-	for (size_t i = 0; plan->images && i < plan->n; i++)
-		if (plan->images[i])
-			hsakmt_files_entry__free_unpacked(plan->images[i], NULL);
-	free(plan->images);
-	free(plan->ids);
-}
-
-static int plan_load(struct restore_plan *plan, int dir_fd, char *why, size_t len)
-{
-	int ret = kfd_image_list(dir_fd, KFD_IMAGE_HSAKMT, &plan->ids, &plan->n, why, len);
-
-	if (ret)
-		return ret;
-	plan->images = calloc(plan->n + 1, sizeof(*plan->images));
-	if (!plan->images)
-		return errmsg_set(why, len, -ENOMEM, "libhsakmt's files: no memory");
-	for (size_t i = 0; i < plan->n && !ret; i++)
-		ret = hsakmt_files_image_load(dir_fd, plan->ids[i], &plan->images[i], why, len);
-	return ret;
-}
 
 /*
  * Entry j of image i, whose names are checked (hsakmt_files_check_names()):
@@ -386,19 +363,19 @@ static void plan_undo(struct restore_plan *plan)
  * already), then the missing files are created: a refusal leaves nothing
  * behind, and a creation that fails midway removes the ones made before it.
  */
-int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int *created, char *why,
+int hsakmt_files_restore(const struct hsakmt_paths *p, HsakmtFilesEntry *const *images,
+			 const uint32_t *pids, size_t n, unsigned int *created, char *why,
 			 size_t len)
 {
-	struct restore_plan plan = {0};
+	struct restore_plan plan = {.images = images, .ids = pids, .n = n};
 	char names[2][PATH_MAX];
 	const char *const name_list[2] = {names[0], names[1]};
 	size_t k;
-	int ret;
+	int ret = 0;
 
 	*created = 0;
 	snprintf(names[0], sizeof(names[0]), "%s/%s", p->shm_dir, p->shm_name);
 	snprintf(names[1], sizeof(names[1]), "%s/%s", p->shm_dir, p->sem_name);
-	ret = plan_load(&plan, dir_fd, why, len);
 	for (size_t i = 0; !ret && i < plan.n; i++) {
 		ret = hsakmt_files_check_names(plan.images[i], plan.ids[i], name_list, why, len);
 		for (size_t j = 0; !ret && j < plan.images[i]->n_files; j++)
@@ -412,6 +389,5 @@ int hsakmt_files_restore(const struct hsakmt_paths *p, int dir_fd, unsigned int 
 		plan_undo(&plan);
 	for (k = 0; k < plan.n_want; k++)
 		*created += plan.want[k].created;
-	plan_free(&plan);
 	return ret;
 }

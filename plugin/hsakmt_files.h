@@ -55,6 +55,9 @@
 #define AMDGPU_CRIU_HSAKMT_FILES_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "images/kfd_image.h"
 
 /* Where to look: the real ones in production, others in unit tests. */
 struct hsakmt_paths {
@@ -81,11 +84,13 @@ int hsakmt_files_dump(const struct hsakmt_paths *paths, int pid, int dir_fd,
 		      struct hsakmt_dump_result *res, char *why, size_t len);
 
 /*
- * Restore side, before any task exists: every amdgpu-hsakmt-*.img of dir_fd
- * applied as described above. *created gets the number of files created.
- * 0, or -errno with one line in why.
+ * Restore side, before any task exists: the n libhsakmt images (of the
+ * processes pids; loaded by the checkpoint loader, borrowed) applied as
+ * described above. *created gets the number of files created. 0, or -errno
+ * with one line in why.
  */
-int hsakmt_files_restore(const struct hsakmt_paths *paths, int dir_fd, unsigned int *created,
-			 char *why, size_t len);
+int hsakmt_files_restore(const struct hsakmt_paths *paths, HsakmtFilesEntry *const *images,
+			 const uint32_t *pids, size_t n, unsigned int *created, char *why,
+			 size_t len);
 
 #endif

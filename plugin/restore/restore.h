@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "checkpoint/ckpt.h"
 #include "plugin/copy_engines.h"
 #include "images/kfd_image.h"
 #include "options/options.h"
@@ -52,6 +53,7 @@ struct restore_session {
 	size_t n_renders;
 	struct dmabuf_file_image *dmabufs; /* the application's dma-buf fds of KFD BOs */
 	size_t n_dmabufs;
+	struct ckpt hsakmt;	 /* the loader's libhsakmt images only, until they are applied */
 	struct kfd_topology src; /* recorded GPUs and CPU nodes of all images */
 	uint32_t *src_nodes;
 	size_t n_src_nodes;

@@ -64,7 +64,7 @@ static int load_checkpoint(struct restore_session *s, int dir_fd)
 	s->n_dmabufs = ck.n_dmabufs;
 	ck.procs = NULL, ck.renders = NULL, ck.dmabufs = NULL;
 	ck.n_procs = ck.n_renders = ck.n_dmabufs = 0;
-	ckpt_free(&ck); /* the libhsakmt images: restore_hsakmt() applies them */
+	s->hsakmt = ck; /* the libhsakmt images: restore_hsakmt() applies them */
 	return 0;
 }
 
@@ -387,14 +387,16 @@ static void start_copier(struct restore_session *s, int dir_fd)
 	}
 }
 
-/* libhsakmt's /dev/shm files the dumped processes mapped (hsakmt_files.h) */
-static int restore_hsakmt(int dir_fd)
+/* libhsakmt's /dev/shm files the dumped processes mapped (hsakmt_files.h), as loaded */
+static int restore_hsakmt(struct restore_session *s)
 {
 	unsigned int created;
 	char why[512];
 	int ret;
 
-	ret = hsakmt_files_restore(&hsakmt_paths_default, dir_fd, &created, why, sizeof(why));
+	ret = hsakmt_files_restore(&hsakmt_paths_default, s->hsakmt.hsakmt, s->hsakmt.hsakmt_pids,
+				   s->hsakmt.n_hsakmt, &created, why, sizeof(why));
+	ckpt_free(&s->hsakmt);
 	if (ret)
 		pr_err("%s", why);
 	else if (created)
@@ -471,7 +473,7 @@ int restore_session_init(struct restore_session *s, int dir_fd, const struct amd
 		ret = check_vram(s);
 	free(usable);
 	if (!ret)
-		ret = restore_hsakmt(dir_fd);
+		ret = restore_hsakmt(s);
 	if (!ret)
 		ret = create_shared(s);
 	if (!ret)
@@ -533,6 +535,7 @@ void restore_session_fini(struct restore_session *s, int criu_ret)
 		render_file_image_free(&s->renders[i]);
 	for (i = 0; i < s->n_dmabufs; i++)
 		dmabuf_file_image_free(&s->dmabufs[i]);
+	ckpt_free(&s->hsakmt);
 	free(s->dmabufs);
 	vma_map_free(&s->gem_vmas);
 	free(s->procs);

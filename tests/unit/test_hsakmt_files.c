@@ -122,11 +122,26 @@ static int dump(struct fixture *f, struct hsakmt_dump_result *res, char *why, si
 	return ret;
 }
 
+/* The images as the checkpoint loader hands them over, then the restore. */
 static int restore(struct fixture *f, unsigned int *created, char *why, size_t len)
 {
 	int dir = open(f->img, O_RDONLY | O_DIRECTORY), ret;
+	HsakmtFilesEntry **images = NULL;
+	uint32_t *pids = NULL;
+	size_t n = 0, i = 0;
 
-	ret = hsakmt_files_restore(&f->paths, dir, created, why, len);
+	ret = kfd_image_list(dir, KFD_IMAGE_HSAKMT, &pids, &n, why, len);
+	images = calloc(n + 1, sizeof(*images));
+	assert_non_null(images);
+	for (; !ret && i < n; i++)
+		ret = hsakmt_files_image_load(dir, pids[i], &images[i], why, len);
+	if (!ret)
+		ret = hsakmt_files_restore(&f->paths, images, pids, n, created, why, len);
+	for (i = 0; i < n; i++)
+		if (images[i])
+			hsakmt_files_entry__free_unpacked(images[i], NULL);
+	free(images);
+	free(pids);
 	close(dir);
 	return ret;
 }
