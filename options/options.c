@@ -111,9 +111,11 @@ static const struct option_def table[] = {
 	{.name = GPU_SELECT_ENV,
 	 .stages = OPTIONS_RESTORE,
 	 .kind = OPTION_GPUS,
-	 .values = "unset (every GPU), or render nodes and gpu_ids: `renderD130,renderD131`, "
-		   "`/dev/dri/renderD130`, `0xbeef`, `48879`",
-	 .help = "the local GPUs a restore may use (containers)"},
+	 .values = "unset (every GPU), or GPUs by render node, gpu_id, PCI address or unique_id: "
+		   "`renderD130,renderD131`, `/dev/dri/renderD130`, `0xbeef`, `48879`, "
+		   "`0000:c1:00.0`, `93bb3629c01aea1c`",
+	 .help = "the local GPUs a restore may use (containers, device plugins); one no GPU "
+		 "here has is refused"},
 	{.name = "AMDGPU_CRIU_DEV_NODES",
 	 .stages = OPTIONS_RESTORE,
 	 .kind = OPTION_SWITCH,

@@ -169,18 +169,18 @@ static int load_inputs(const struct check_opts *opts, struct check_inputs *in)
 static int nodes_from_env(struct check_inputs *in)
 {
 	const struct gpu_select *sel = &in->options.gpus;
+	char err[600];
 
 	if (in->dst_nodes.n || gpu_select_all(sel))
 		return 0;
+	if (gpu_select_check(sel, &in->dst, err, sizeof(err))) {
+		cli_err("check: %s", err);
+		return -ENODEV;
+	}
 	in->dst_nodes.nodes = calloc(in->dst.n_nodes + 1, sizeof(*in->dst_nodes.nodes));
 	if (!in->dst_nodes.nodes)
 		return -ENOMEM;
 	in->dst_nodes.n = gpu_select_nodes(sel, &in->dst, in->dst_nodes.nodes, NULL);
-	if (!in->dst_nodes.n) {
-		cli_err("check: %s=%s names no GPU of this topology", GPU_SELECT_ENV,
-			in->options.gpus_shown);
-		return -ENODEV;
-	}
 	return 0;
 }
 

@@ -290,6 +290,12 @@ static int load_local(struct restore_session *s, uint32_t **usable, size_t *n_us
 		pr_err("cannot read this node's KFD topology: %s", why);
 		return ret;
 	}
+	/* a GPU named by the operator that is not here is a mistake, not a smaller choice */
+	ret = gpu_select_check(&s->opts.gpus, &s->dst, why, sizeof(why));
+	if (ret) {
+		pr_err("%s; the images are unchanged", why);
+		return ret;
+	}
 	return restore_usable_gpus(s, &s->dst, false, usable, n_usable);
 }
 

@@ -94,6 +94,22 @@ D=$TMP/render-gone
 mkckpt "$D" && truncate -s 20 "$D/amdgpu-kfd-1.img"
 refused damaged-image "$D" 'amdgpu-kfd-1.img'
 
+# GPUs named by stable identity: check maps onto exactly those, or refuses a name no GPU has
+AMDGPU_CRIU_GPUS=0000:80:00.0,0000:80:00.1 "$TOOL" check "$OK" --sysfs "$MI308X" --json \
+	>"$TMP/pci.json" 2>"$TMP/pci.err"
+check "GPUs by PCI address: check maps onto them, nodes 6 and 7 ($(jq -c '[.map[]?.dst_node]' "$TMP/pci.json"))" \
+	test "$(jq -c '[.map[]?.dst_node]' "$TMP/pci.json")" = "[6,7]"
+AMDGPU_CRIU_GPUS=084cafeae17e7696 "$TOOL" check "$OK" --sysfs "$MI308X" --json \
+	>"$TMP/uid.json" 2>"$TMP/uid.err"
+check "GPUs by unique_id: check maps onto that device's partitions ($(jq -c '[.map[]?.dst_node]' "$TMP/uid.json"))" \
+	test "$(jq -c '[.map[]?.dst_node]' "$TMP/uid.json")" = "[2,3]"
+AMDGPU_CRIU_GPUS=0000:80:00.0,0000:c1:00.0 "$TOOL" check "$OK" --sysfs "$MI308X" \
+	>"$TMP/nopci.out" 2>"$TMP/nopci.err"
+rc=$?
+check "a PCI address no GPU has: check refuses (exit $rc), naming it and the node's" \
+	bash -c '[ "$1" = 2 ] && grep -q "AMDGPU_CRIU_GPUS names PCI address 0000:c1:00.0, which no usable GPU of this node has (its GPUs. PCI addresses: 0000:0a:00.0, " "$2"' \
+	_ "$rc" "$TMP/nopci.err"
+
 # options read by one parser: one that means nothing, in the environment or
 # the options file, is refused by both with the same line
 # option_refused NAME LINE: both refuse the valid checkpoint, their lines start with LINE

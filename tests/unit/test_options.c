@@ -153,9 +153,10 @@ static void every_value(void **state)
 	assert_false(o.dev_nodes_create);
 	assert_int_equal(read_one(&o, "AMDGPU_CRIU_GPUS", "renderD130, 0xbeef"), 0);
 	assert_false(gpu_select_all(&o.gpus));
-	assert_true(gpu_select_allows(&o.gpus, 1, 130));
-	assert_true(gpu_select_allows(&o.gpus, 0xbeef, 1));
-	assert_false(gpu_select_allows(&o.gpus, 1, 131));
+	assert_int_equal(o.gpus.n_minors, 1);
+	assert_int_equal(o.gpus.minors[0], 130);
+	assert_int_equal(o.gpus.n_gpu_ids, 1);
+	assert_int_equal(o.gpus.gpu_ids[0], 0xbeef);
 	assert_string_equal(o.gpus_shown, "renderD130, 0xbeef");
 
 	/* the KFD checks, named and spelt as upstream CRIU's plugin has them */
