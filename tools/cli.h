@@ -107,6 +107,9 @@ const char *amdgpu_device_name(uint32_t device_id);
 char *fmt_bytes(uint64_t bytes, char *buf, size_t len);
 /* PCI "domain:bus" of a GPU node: "0001:0b". */
 char *fmt_pci_bus(const struct kfd_node *n, char *buf, size_t len);
+/* PCI address "0000:0a:00.1" of a GPU node, as AMDGPU_CRIU_GPUS takes it (a partition's function
+ * is devfn plus its index, as KFD shows it). */
+char *fmt_pci_address(const struct kfd_node *n, char *buf, size_t len);
 /* First 8 hex digits of an id ("1d14f3c2"), "-" for 0; JSON has the full value. */
 char *fmt_short_id(uint64_t id, char *buf, size_t len);
 /* Compute units: simd_count / simd_per_cu (0 if unknown). */

@@ -23,7 +23,7 @@ void cmd_topology_usage(FILE *out)
 	fprintf(out,
 		"usage: " CLI_NAME " topology [--sysfs DIR] [--json]\n\n"
 		"Show the KFD topology: one row per node with its GPU id, render node, device,\n"
-		"gfx target, VRAM, compute units, PCI domain:bus, xGMI hive and partition.\n\n"
+		"gfx target, VRAM, compute units, PCI address, xGMI hive and partition.\n\n"
 		"options:\n"
 		"  -s, --sysfs DIR  read the topology under DIR (a directory holding nodes/)\n"
 		"                   instead of " KFD_SYSFS_TOPOLOGY "\n"
@@ -118,7 +118,7 @@ static void fill_gpu_row(const struct kfd_topology *topo, const struct kfd_node 
 	cells[COL_GFX] = fmt_gfx_target(n, row->gfx, sizeof(row->gfx));
 	cells[COL_VRAM] = fmt_bytes(n->vram_size, row->vram, sizeof(row->vram));
 	cells[COL_COMPUTE] = row->compute;
-	cells[COL_PCI] = fmt_pci_bus(n, row->pci, sizeof(row->pci));
+	cells[COL_PCI] = fmt_pci_address(n, row->pci, sizeof(row->pci));
 	cells[COL_HIVE] = fmt_short_id(n->props.hive_id, row->hive, sizeof(row->hive));
 	cells[COL_PART] = row->part;
 }

@@ -102,6 +102,15 @@ char *fmt_pci_bus(const struct kfd_node *n, char *buf, size_t len)
 	return buf;
 }
 
+char *fmt_pci_address(const struct kfd_node *n, char *buf, size_t len)
+{
+	unsigned int loc = (unsigned int)n->props.location_id;
+
+	snprintf(buf, len, "%04x:%02x:%02x.%x", (unsigned int)n->props.domain, (loc >> 8) & 0xff,
+		 (loc >> 3) & 0x1f, loc & 7);
+	return buf;
+}
+
 /* Leading hex digits, like a short git hash: enough to tell hives apart in one box. */
 char *fmt_short_id(uint64_t id, char *buf, size_t len)
 {

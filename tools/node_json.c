@@ -60,11 +60,12 @@ int node_put_gpu_fields(struct json_object *jn, const struct kfd_topology *topo,
 {
 	uint32_t minor = (uint32_t)n->props.drm_render_minor;
 	int cpu_node = topo_gpu_cpu_node(topo, n);
-	char gfx[FMT_SHORT], render[FMT_SHORT], pci[FMT_SHORT];
+	char gfx[FMT_SHORT], render[FMT_SHORT], pci[FMT_SHORT], address[FMT_SHORT];
 
 	fmt_gfx_target(n, gfx, sizeof(gfx));
 	fmt_render_node(minor, render, sizeof(render));
 	fmt_pci_bus(n, pci, sizeof(pci));
+	fmt_pci_address(n, address, sizeof(address));
 	/* null rather than 0 or "-" for what the capture does not tell */
 	if (json_put_opt_u64(jn, "gpu_id", n->gpu_id, n->gpu_id != 0) ||
 	    json_put_untrusted_str(jn, "name", n->name) ||
@@ -76,8 +77,9 @@ int node_put_gpu_fields(struct json_object *jn, const struct kfd_topology *topo,
 	    json_put_u64(jn, "vram_size", n->vram_size) ||
 	    json_put_u64(jn, "vram_heap_type", n->vram_heap_type) ||
 	    json_put_u64(jn, "compute_units", node_compute_units(n)) ||
-	    json_put_str(jn, "pci_bus", pci) || json_put_hex_id(jn, "hive_id", n->props.hive_id) ||
-	    put_partition(jn, topo, n) ||
+	    json_put_str(jn, "pci_bus", pci) || json_put_str(jn, "pci_address", address) ||
+	    json_put_hex_id(jn, "unique_id", n->props.unique_id) ||
+	    json_put_hex_id(jn, "hive_id", n->props.hive_id) || put_partition(jn, topo, n) ||
 	    json_put_opt_u64(jn, "cpu_node", (uint64_t)cpu_node, cpu_node >= 0) ||
 	    json_put_bool(jn, "cpu_visible", topo_gpu_cpu_visible(topo, n)))
 		return -ENOMEM;

@@ -92,6 +92,8 @@ check "MI308X node 2 is gfx942" jqt '.nodes[2].gfx_target == "gfx942"'
 check "MI308X node 2 has 20 CUs and 48 GiB VRAM" jqt '.nodes[2].compute_units == 20 and .nodes[2].vram_size == 51539607552'
 check "MI308X node 2 is partition 1 of 4" jqt '.nodes[2].partition.index == 1 and .nodes[2].partition.count == 4'
 check "MI308X node 18 is on PCI 0001:0b" jqt '.nodes[18].pci_bus == "0001:0b"'
+check "MI308X node 19 (partition 2) is at PCI address 0001:0b:00.1, unique_id as AMDGPU_CRIU_GPUS takes it" \
+	jqt '.nodes[19].pci_address == "0001:0b:00.1" and (.nodes[19].unique_id | test("^0x[0-9a-f]{16}$"))'
 check "MI308X node 0 is a CPU with 112 cores" jqt '.nodes[0].type == "cpu" and .nodes[0].cpu_cores == 112'
 check "MI308X node 2 properties hold simd_count and device_id" jqt '.nodes[2].properties | .simd_count == 80 and .device_id == 29858'
 file_keys=$(awk '{print $1}' "$MI308X/nodes/2/properties" | LC_ALL=C sort | paste -sd, -)
@@ -111,7 +113,7 @@ run topology --sysfs "$MI308X"
 expect_rc 0 "topology on MI308X exits 0"
 check "table has a header and 34 rows" test "$(wc -l <"$OUT")" -eq 35
 check "table shows gfx942" grep -q 'gfx942' "$OUT"
-check "table shows domain 1 GPUs as 0001:" grep -Eq '^ +18 +23332 +renderD160 .* 0001:0b ' "$OUT"
+check "table shows domain 1 GPUs by their PCI address (0001:0b:00.0)" grep -Eq '^ +18 +23332 +renderD160 .* 0001:0b:00.0 ' "$OUT"
 check "table shows CPU nodes with cores" grep -Eq '^ +0 +CPU +112 cores$' "$OUT"
 check "table shows partitions" grep -Eq '^ +5 +2236 .* 4/4$' "$OUT"
 check "table shows the device name" grep -q '0x74a2 MI308X' "$OUT"
