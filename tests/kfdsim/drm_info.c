@@ -202,11 +202,14 @@ static bool mmr_allowed(u32 family, u32 reg)
  * 4 RBs per SE, and the node's number of shader engines. Other registers
  * read as 0 (no harvested RBs, linear tiling tables).
  */
+u32 kfdsim_gb_addr_config(const struct kfdsim_node *n)
+{
+	return 2 | 1 << 6 | 4 << 12 | (ilog2(node_num_se(n)) & 3) << 19 | 2 << 26;
+}
+
 static u32 mmr_value(const struct kfdsim_node *n, u32 reg)
 {
-	if (reg != mmGB_ADDR_CONFIG)
-		return 0;
-	return 2 | 1 << 6 | 4 << 12 | (ilog2(node_num_se(n)) & 3) << 19 | 2 << 26;
+	return reg == mmGB_ADDR_CONFIG ? kfdsim_gb_addr_config(n) : 0;
 }
 
 static int read_mmr(const struct kfdsim_node *n, struct drm_amdgpu_info *info,

@@ -46,7 +46,7 @@ $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
 # trixie's runc, crun, GNU tar, dpkg for the container boot (scripts/fetch-runtimes.sh),
 # and podman, conmon, containers-common for the podman boot (scripts/fetch-podman.sh;
 # both quick when already there)
-vm-deps: $(VM_DEPS_STAMP) deps
+vm-deps: $(VM_DEPS_STAMP) deps rocm-testing
 	scripts/fetch-runtimes.sh $(CACHE)/runtimes $(CRIU_DIR)/root
 	scripts/fetch-podman.sh $(CACHE)/podman $(CRIU_DIR)/root $(CACHE)/runtimes/root
 
