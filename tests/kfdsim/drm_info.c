@@ -323,6 +323,8 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		len = sizeof(v->u64);
 		break;
 	default:
+		pr_notice_ratelimited(KFDSIM_NAME ": AMDGPU_INFO query %#x is not modelled yet (EINVAL)\n",
+				      info->query);
 		ret = -EINVAL;
 		goto out;
 	}
