@@ -428,11 +428,12 @@ static void test_tile_config(void)
 		.num_tile_configs = 40, .num_macro_tile_configs = 20, .gpu_id = gpu_ids[0],
 		.num_banks = 77, .num_ranks = 77,
 	};
-	int i, zero = 1;
+	int i, rc, zero = 1;
 
 	memset(tile, 0xAB, sizeof(tile));
 	memset(macro, 0xAB, sizeof(macro));
-	ok(ioctl(kfd, AMDKFD_IOC_GET_TILE_CONFIG, &tc) == 0 && tc.num_tile_configs == 32 &&
+	rc = ioctl(kfd, AMDKFD_IOC_GET_TILE_CONFIG, &tc);
+	ok(rc == 0 && tc.num_tile_configs == 32 &&
 	   tc.num_macro_tile_configs == 16 && tc.gb_addr_config && !tc.num_banks && !tc.num_ranks,
 	   "GET_TILE_CONFIG: 32 tile and 16 macro-tile modes, GB_ADDR_CONFIG %#x, banks/ranks 0",
 	   tc.gb_addr_config);
