@@ -1,6 +1,6 @@
 #!/bin/sh
 # vm-boot: rocm
-# vm-timeout: 300
+# vm-timeout: 240
 # Debian testing's ROCm (rocminfo 7.x, ROCr 6.4 with the thunk built in,
 # libdrm 2.4.12x+; scripts/fetch-rocm-testing.sh), unmodified, on kfdsim:
 # rocminfo lists every simulated GPU with its gfx target and node id, and
