@@ -43,6 +43,7 @@ for d in "$DEST"/debs/*.deb; do dpkg -x "$d" "$DEST/root"; done
 # guest's. The list (DEST/closure) is what the VM image takes.
 missing="" newest=0 seen=" " todo="$DEST/root/usr/bin/rocminfo $LIBDIR/libhsa-runtime64.so.1"
 while [ -n "$todo" ]; do
+	# shellcheck disable=SC2086 # a list of paths without blanks
 	set -- $todo
 	elf=$1; shift; todo="$*"
 	v=$(objdump -T "$elf" 2>/dev/null | sed -n 's/.*GLIBC_2\.\([0-9]*\).*/\1/p' | sort -n | tail -1)

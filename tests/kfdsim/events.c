@@ -479,9 +479,8 @@ static int copy_event_ages(struct kfdsim_process *p, const struct event_waiter *
 			   const struct kfd_ioctl_wait_events_args *args)
 {
 	struct kfd_event_data __user *data = u64_to_user_ptr(args->events_ptr);
-	u32 i;
-
 	struct kfdsim_event *ev;
+	u32 i;
 
 	/* by id: a waiter not queued is not told when its event goes */
 	spin_lock(&p->event_lock);

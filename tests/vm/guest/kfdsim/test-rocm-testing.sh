@@ -25,7 +25,7 @@ TOPO=/sys/class/kfd/kfd/topology/nodes
 
 # "gpu gfxNNN node N" per GPU node, "cpu node N" per CPU node, sorted
 expected_agents() {
-	local n p v
+	local n v
 	for n in "$TOPO"/*; do
 		if [ "$(cat "$n/gpu_id")" = 0 ]; then
 			echo "cpu node ${n##*/}"
@@ -47,7 +47,7 @@ rocminfo_agents() {
 
 # on a failure: the program again under strace, its failed ioctls kept
 strace_failures() { # NAME COMMAND...
-	local name=$1
+	local name="$1"
 	shift
 	[ -x /usr/bin/strace ] || return 0
 	LD_LIBRARY_PATH=$R/lib timeout 150 strace -f -e trace=ioctl -o "$WORK/$name.strace" "$@" >/dev/null 2>&1
