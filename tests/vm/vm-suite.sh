@@ -40,6 +40,8 @@
 #      root/ is put into the guest), CRIU42 (the criu 4.2.x wrapper of
 #      scripts/fetch-criu-testing.sh, default the cache's when there, empty
 #      for none: its criu is put into the guest as /usr/sbin/criu-4.2),
+#      ROCM_TESTING (scripts/fetch-rocm-testing.sh's DEST, default the
+#      cache's: Debian testing's ROCm for test-rocm-testing),
 #      KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
