@@ -65,7 +65,7 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all products deps criu42 check demo install uninstall deb clean distclean format cache-paths
+.PHONY: all products deps criu42 rocm-testing check demo install uninstall deb clean distclean format cache-paths
 # Objects made through pattern rules are intermediates that make would delete
 # after linking (and rebuild next time): keep every target.
 .SECONDARY:
@@ -89,6 +89,12 @@ deps: $(DEPS_STAMP) criu42
 criu42: $(DEPS_STAMP)
 	@test -x $(CRIU42) || scripts/fetch-criu-testing.sh $(CRIU42_DIR) || \
 		echo "make deps: WARNING: no criu 4.2 from Debian testing; the 4.2 tests are skipped" >&2
+
+# Debian testing's ROCm (rocminfo 7.x, ROCr 6.4) for the VM boot "rocm":
+# fetched again until it is there; test-rocm-testing SKIPs while it is missing.
+rocm-testing: $(DEPS_STAMP)
+	@test -f $(CACHE)/rocm-testing/closure || scripts/fetch-rocm-testing.sh $(CACHE)/rocm-testing || \
+		echo "make vm-deps: WARNING: no ROCm from Debian testing; test-rocm-testing is skipped" >&2
 
 # Where each consumer of the cache puts its downloads (tests/host/test-cache-dir.sh).
 cache-paths:

@@ -148,7 +148,7 @@ static const struct kfdsim_ioctl_desc kfdsim_ioctls[] = {
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED, kfd_ioctl_dbg_deprecated, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED, kfd_ioctl_dbg_deprecated, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_SCRATCH_BACKING_VA, kfdsim_ioctl_set_scratch_backing_va, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_GET_TILE_CONFIG, NULL, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_GET_TILE_CONFIG, kfdsim_ioctl_get_tile_config, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_SET_TRAP_HANDLER, kfdsim_ioctl_set_trap_handler, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW,
 			 kfd_ioctl_get_process_apertures_new, 0),
@@ -170,7 +170,7 @@ static const struct kfdsim_ioctl_desc kfdsim_ioctls[] = {
 			 KFD_IOC_FLAG_CHECKPOINT_RESTORE),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_AVAILABLE_MEMORY, kfdsim_ioctl_available_memory, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_EXPORT_DMABUF, kfdsim_ioctl_export_dmabuf, 0),
-	AMDKFD_IOCTL_DEF(AMDKFD_IOC_RUNTIME_ENABLE, NULL, 0),
+	AMDKFD_IOCTL_DEF(AMDKFD_IOC_RUNTIME_ENABLE, kfdsim_ioctl_runtime_enable, 0),
 	AMDKFD_IOCTL_DEF(AMDKFD_IOC_DBG_TRAP, NULL, 0),
 };
 

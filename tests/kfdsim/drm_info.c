@@ -9,7 +9,9 @@
  *   amdgpu_query_heap_info()	VRAM_GTT, VRAM_USAGE, VIS_VRAM_USAGE,
  *				GTT_USAGE
  *   ac_gpu_info-style callers	MEMORY
- *   amdgpu_query_hw_ip_info()	HW_IP_INFO, HW_IP_COUNT (DMA only: sdma.c)
+ *   amdgpu_query_hw_ip_info()	HW_IP_INFO, HW_IP_COUNT: DMA (sdma.c), GFX
+ *				and COMPUTE (libdrm 2.4.12x+ asks GFX at
+ *				initialisation; here)
  *
  * Values come from the node's properties, so that they agree with its KFD
  * sysfs node: device_id, family from gfx_target_version, CUs, shader
@@ -202,11 +204,82 @@ static bool mmr_allowed(u32 family, u32 reg)
  * 4 RBs per SE, and the node's number of shader engines. Other registers
  * read as 0 (no harvested RBs, linear tiling tables).
  */
+u32 kfdsim_gb_addr_config(const struct kfdsim_node *n)
+{
+	return 2 | 1 << 6 | 4 << 12 | (ilog2(node_num_se(n)) & 3) << 19 | 2 << 26;
+}
+
+/*
+ * The GC IP version (major << 16 | minor << 8 | rev) of a gfx_target_version,
+ * as IP discovery reports it: the same numbers from gfx10 on, gfx9 parts
+ * by their chips (amdgpu_discovery.c); 0 before Vega10 (no discovery).
+ */
+static u32 gc_ip_version(u32 gfx)
+{
+	switch (gfx) {
+	case 0:				/* no gfx_target_version: Vega10 */
+	case 90000: return 0x090001;	/* Vega10 */
+	case 90002: return 0x090100;	/* Raven */
+	case 90004: return 0x090201;	/* Vega12 */
+	case 90006: return 0x090400;	/* Vega20 */
+	case 90008: return 0x090401;	/* MI100 */
+	case 90009: return 0x090202;	/* Raven2 */
+	case 90010: return 0x090402;	/* MI200 */
+	case 90012: return 0x090300;	/* Renoir */
+	case 90400: case 90401: case 90402:
+		return 0x090403;	/* MI300 */
+	}
+	if (gfx < 90000)
+		return 0;
+	return (gfx / 10000) << 16 | (gfx / 100 % 100) << 8 | gfx % 100;
+}
+
+/* GC 9.4.3 and later gfx9 (MI300, MI350): gfx_v9_4_3, partitions (XCP) */
+static bool gc_is_v9_4_3(u32 gc)
+{
+	return gc >= 0x090403 && gc < 0x0a0000;
+}
+
+/*
+ * HW_IP_COUNT of GFX and COMPUTE (both the GFX IP block): 1, or with the
+ * partition manager of GC 9.4.3+ the XCCs of the render node's partition.
+ */
+static int gfx_hw_ip_count(const struct kfdsim_node *n, u32 *count)
+{
+	*count = gc_is_v9_4_3(gc_ip_version(n->props[NP_GFX_TARGET_VERSION])) ?
+		 kfdsim_num_xcc(n) : 1;
+	return 0;
+}
+
+/*
+ * amdgpu_hw_ip_info() for GFX and COMPUTE: the GFX IP block's version
+ * (gfx_v9_0 is 9.0 for every gfx9 before 9.4.3, gfx_v9_4_3 9.4), IB
+ * alignment 32/32, rings as the context entities (GFX 1, COMPUTE 4) cut to
+ * the ready ones: no GFX ring on the compute-only GC 9.4.1/9.4.2/9.4.3+,
+ * 8 compute rings (amdgpu_num_kcq).
+ */
+static int gfx_hw_ip_info(const struct kfdsim_node *n, u32 type, u32 instance,
+			  struct drm_amdgpu_info_hw_ip *info)
+{
+	u32 gfx = n->props[NP_GFX_TARGET_VERSION], gc = gc_ip_version(gfx);
+	bool compute_only = gc == 0x090401 || gc == 0x090402 || gc_is_v9_4_3(gc);
+	u32 rings = type == AMDGPU_HW_IP_COMPUTE ? 4 : compute_only ? 0 : 1;
+
+	if (instance >= AMDGPU_HW_IP_INSTANCE_MAX_COUNT)
+		return -EINVAL;
+	info->hw_ip_version_major = gc ? gc >> 16 : gfx / 10000;
+	info->hw_ip_version_minor = gc_is_v9_4_3(gc) ? 4 : 0;
+	info->capabilities_flags = 0;
+	info->ib_start_alignment = 32;
+	info->ib_size_alignment = 32;
+	info->available_rings = (1U << rings) - 1;
+	info->ip_discovery_version = gc;
+	return 0;
+}
+
 static u32 mmr_value(const struct kfdsim_node *n, u32 reg)
 {
-	if (reg != mmGB_ADDR_CONFIG)
-		return 0;
-	return 2 | 1 << 6 | 4 << 12 | (ilog2(node_num_se(n)) & 3) << 19 | 2 << 26;
+	return reg == mmGB_ADDR_CONFIG ? kfdsim_gb_addr_config(n) : 0;
 }
 
 static int read_mmr(const struct kfdsim_node *n, struct drm_amdgpu_info *info,
@@ -294,15 +367,24 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		fill_heap(&v->mem.gtt, gtt_size(), 0);
 		len = sizeof(v->mem);
 		break;
-	case AMDGPU_INFO_HW_IP_INFO:	/* sdma.c: DMA only */
-		ret = kfdsim_sdma_hw_ip_info(n, info->query_hw_ip.type,
+	case AMDGPU_INFO_HW_IP_INFO:	/* DMA: sdma.c */
+		if (info->query_hw_ip.type == AMDGPU_HW_IP_GFX ||
+		    info->query_hw_ip.type == AMDGPU_HW_IP_COMPUTE)
+			ret = gfx_hw_ip_info(n, info->query_hw_ip.type,
 					     info->query_hw_ip.ip_instance, &v->hw_ip);
+		else
+			ret = kfdsim_sdma_hw_ip_info(n, info->query_hw_ip.type,
+						     info->query_hw_ip.ip_instance, &v->hw_ip);
 		if (ret)
 			goto out;
 		len = sizeof(v->hw_ip);
 		break;
 	case AMDGPU_INFO_HW_IP_COUNT:
-		ret = kfdsim_sdma_hw_ip_count(n, info->query_hw_ip.type, &v->u32);
+		if (info->query_hw_ip.type == AMDGPU_HW_IP_GFX ||
+		    info->query_hw_ip.type == AMDGPU_HW_IP_COMPUTE)
+			ret = gfx_hw_ip_count(n, &v->u32);
+		else
+			ret = kfdsim_sdma_hw_ip_count(n, info->query_hw_ip.type, &v->u32);
 		if (ret)
 			goto out;
 		len = sizeof(v->u32);
@@ -320,6 +402,8 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		len = sizeof(v->u64);
 		break;
 	default:
+		pr_notice_ratelimited(KFDSIM_NAME ": AMDGPU_INFO query %#x is not modelled yet (EINVAL)\n",
+				      info->query);
 		ret = -EINVAL;
 		goto out;
 	}

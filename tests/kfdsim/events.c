@@ -17,7 +17,14 @@
  * an auto-reset event signaled only when nobody waits on it. So one SET_EVENT
  * wakes all threads waiting on an auto-reset event (ROCr's queue destruction
  * relies on it: with "first waiter takes it" both its threads slept for good).
- * The event-age extension (last_event_age) is not modelled.
+ * Event age (KFD 1.14): every signal event counts its SET_EVENTs (1 at
+ * creation, never wrapping to 0 or 1; 0 after a CRIU restore, as KFD's
+ * restored events). A waiter that passes a non-zero last_event_age on a
+ * signal event is activated at once when the age differs (a signal it has
+ * not seen yet, even one another waiter consumed), and a COMPLETE wait
+ * writes each such event's current age back; 0 keeps the old behaviour.
+ * ROCr 6.x waits this way, which closes the lost wake-up of ROCr 5.x's
+ * queue destruction (see README).
  *
  * Locking: process->mutex serialises creation, destruction and the event
  * page; process->event_lock (a spinlock, so that WAIT_EVENTS can evaluate its
@@ -49,6 +56,7 @@ struct kfdsim_event {
 	u32 type;
 	bool auto_reset;
 	bool signaled;
+	u64 event_age;		/* SET_EVENTs + 1; 0 after a restore */
 	u8 data[32];		/* memory / HW exception data */
 	struct list_head waiters;	/* struct event_waiter, under event_lock */
 };
@@ -59,6 +67,7 @@ struct event_waiter {
 	struct kfdsim_event *ev;	/* NULL once the event is destroyed */
 	bool activated;
 	bool queued;
+	bool event_age_enabled;		/* last_event_age given, signal event */
 };
 
 /* The CRIU event object (ABI document 5.8), 64 bytes. */
@@ -228,6 +237,7 @@ int kfdsim_ioctl_create_event(struct file *filep, struct kfdsim_process *p,
 	}
 	ev->type = args->event_type;
 	ev->auto_reset = args->auto_reset != 0;
+	ev->event_age = 1;
 	ret = create_event(p, ev, NULL);
 	if (ret) {
 		kfree(ev);
@@ -340,6 +350,11 @@ static void set_event(struct kfdsim_event *ev)
 	struct event_waiter *w;
 
 	ev->signaled = !ev->auto_reset || list_empty(&ev->waiters);
+	/* never wraps back to 0 (age not used) or 1 (never set) */
+	if (!(++ev->event_age)) {
+		ev->event_age = 2;
+		WARN_ONCE(1, "kfdsim: event_age wrap back!");
+	}
 	list_for_each_entry(w, &ev->waiters, node)
 		w->activated = true;
 }
@@ -380,7 +395,8 @@ int kfdsim_ioctl_reset_event(struct file *filep, struct kfdsim_process *p, void 
  * init_event_waiter(): registering takes the event's signal (an auto-reset
  * event's is consumed); a waiter not activated yet is queued on the event.
  */
-static int init_waiters(struct kfdsim_process *p, struct event_waiter *w, const u32 *ids, u32 n)
+static int init_waiters(struct kfdsim_process *p, struct event_waiter *w, const u32 *ids,
+			const u64 *ages, u32 n)
 {
 	struct kfdsim_event *ev;
 	u32 i;
@@ -393,6 +409,12 @@ static int init_waiters(struct kfdsim_process *p, struct event_waiter *w, const 
 		w[i].ev = ev;
 		w[i].activated = ev->signaled;
 		ev->signaled = ev->signaled && !ev->auto_reset;
+		/* last_event_age 0 is reserved for callers without event age */
+		if (ev->type == KFD_IOC_EVENT_SIGNAL && ages[i]) {
+			w[i].event_age_enabled = true;
+			if (ev->event_age != ages[i])
+				w[i].activated = true;
+		}
 		w[i].queued = !w[i].activated;
 		if (w[i].queued)
 			list_add_tail(&w[i].node, &ev->waiters);
@@ -433,7 +455,7 @@ out:
 	return ret;
 }
 
-static int read_event_ids(const struct kfd_ioctl_wait_events_args *args, u32 *ids)
+static int read_event_ids(const struct kfd_ioctl_wait_events_args *args, u32 *ids, u64 *ages)
 {
 	struct kfd_event_data ed;
 	u32 i;
@@ -443,7 +465,38 @@ static int read_event_ids(const struct kfd_ioctl_wait_events_args *args, u32 *id
 				   sizeof(ed)))
 			return -EFAULT;
 		ids[i] = ed.event_id;
+		ages[i] = ed.signal_event_data.last_event_age;
 	}
+	return 0;
+}
+
+/*
+ * copy_signaled_event_data(), for signal events: the current age of each
+ * activated event whose waiter gave one; EINVAL if an event went meanwhile.
+ */
+static int copy_event_ages(struct kfdsim_process *p, const struct event_waiter *w,
+			   const u32 *ids, u32 n, u64 *ages,
+			   const struct kfd_ioctl_wait_events_args *args)
+{
+	struct kfd_event_data __user *data = u64_to_user_ptr(args->events_ptr);
+	struct kfdsim_event *ev;
+	u32 i;
+
+	/* by id: a waiter not queued is not told when its event goes */
+	spin_lock(&p->event_lock);
+	for (i = 0; i < n; i++) {
+		ev = idr_find(&p->event_idr, ids[i]);
+		if (!w[i].ev || ev != w[i].ev) {
+			spin_unlock(&p->event_lock);
+			return -EINVAL;
+		}
+		ages[i] = w[i].activated && w[i].event_age_enabled ? ev->event_age : 0;
+	}
+	spin_unlock(&p->event_lock);
+	for (i = 0; i < n; i++)
+		if (ages[i] && copy_to_user(&data[i].signal_event_data.last_event_age,
+					    &ages[i], sizeof(ages[i])))
+			return -EFAULT;
 	return 0;
 }
 
@@ -455,18 +508,20 @@ int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
 	unsigned long deadline;
 	long timeout;
 	u32 *ids, n = args->num_events;
+	u64 *ages;
 	int ret, r;
 
 	ids = kvmalloc_array(n ?: 1, sizeof(*ids), GFP_KERNEL);
+	ages = kvmalloc_array(n ?: 1, sizeof(*ages), GFP_KERNEL);
 	w = kvcalloc(n ?: 1, sizeof(*w), GFP_KERNEL);
-	if (!ids || !w) {
+	if (!ids || !ages || !w) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = read_event_ids(args, ids);
+	ret = read_event_ids(args, ids, ages);
 	if (ret)
 		goto out;
-	ret = init_waiters(p, w, ids, n);
+	ret = init_waiters(p, w, ids, ages, n);
 	if (ret) {
 		free_waiters(p, w, n);
 		goto out;
@@ -491,12 +546,15 @@ int kfdsim_ioctl_wait_events(struct file *filep, struct kfdsim_process *p,
 			ret = -ERESTARTSYS;
 		}
 	}
+	if (!ret && r == KFD_IOC_WAIT_RESULT_COMPLETE + 1)
+		ret = copy_event_ages(p, w, ids, n, ages, args);
 	free_waiters(p, w, n);
 	trace_event_op('E', ids, n, ret ? ret : r);
 	if (!ret)
 		args->wait_result = r ? r - 1 : KFD_IOC_WAIT_RESULT_TIMEOUT;
 out:
 	kvfree(w);
+	kvfree(ages);
 	kvfree(ids);
 	return ret;
 }

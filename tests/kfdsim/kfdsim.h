@@ -540,6 +540,11 @@ struct kfdsim_process {
 	unsigned long queue_slot_bitmap[BITS_TO_LONGS(KFDSIM_MAX_QUEUES)];
 	bool xnack_enabled;
 
+	/* RUNTIME_ENABLE (settings.c), under mutex; not checkpointed (as KFD) */
+	bool runtime_enabled;
+	bool ttmp_setup;
+	u64 r_debug;
+
 	/* SVM (svm.c), under mutex: ranges in the kernel's list order */
 	struct list_head svm_ranges;
 	struct list_head svm_pending;		/* CRIU RESTORE -> RESUME */
@@ -691,6 +696,7 @@ struct kfdsim_queue {
 	u64 ring, ring_size, rptr, wptr, eop, eop_size, cwsr;
 	u32 cwsr_size, ctl_stack_size;
 	struct kfdsim_bo *bufs[5];	/* wptr, rptr, ring, eop, cwsr (6.12 tracking) */
+	u64 cwsr_svm_size;		/* CWSR area in SVM ranges: bytes counted, else 0 */
 	u32 mqd_size;
 	u8 *mqd;			/* kernel-owned "hardware" image */
 	u32 ctl_stack_bytes;
@@ -710,6 +716,9 @@ int kfdsim_ioctl_get_clock_counters(struct file *f, struct kfdsim_process *p, vo
 int kfdsim_ioctl_set_scratch_backing_va(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_set_trap_handler(struct file *f, struct kfdsim_process *p, void *data);
 void kfdsim_settings_show(struct seq_file *m, struct kfdsim_process *p);
+int kfdsim_ioctl_runtime_enable(struct file *f, struct kfdsim_process *p, void *data);
+int kfdsim_ioctl_get_tile_config(struct file *f, struct kfdsim_process *p, void *data);
+u32 kfdsim_gb_addr_config(const struct kfdsim_node *n);
 int kfdsim_ioctl_update_queue(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_ioctl_set_cu_mask(struct file *f, struct kfdsim_process *p, void *data);
 int kfdsim_evict_process_queues(struct kfdsim_process *p);
@@ -752,6 +761,8 @@ u32 kfdsim_svm_checkpoint_info(struct kfdsim_process *p, u64 *size);
 int kfdsim_svm_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
 int kfdsim_svm_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
 int kfdsim_svm_resume(struct kfdsim_process *p);
+int kfdsim_svm_queue_buffer_get(struct kfdsim_pdd *pdd, u64 addr, u64 size);
+void kfdsim_svm_queue_buffer_put(struct kfdsim_pdd *pdd, u64 addr, u64 size);
 
 /* ---- CRIU_OP (criu.c) ------------------------------------------------------ */
 

@@ -372,6 +372,10 @@ static void queue_release_buffers(struct kfdsim_queue *q)
 {
 	u32 i;
 
+	if (q->cwsr_svm_size) {
+		kfdsim_svm_queue_buffer_put(q->pdd, q->cwsr, q->cwsr_svm_size);
+		q->cwsr_svm_size = 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(q->bufs); i++)
 		if (q->bufs[i]) {
 			q->bufs[i]->queue_refs[q->pdd->index]--;
@@ -417,10 +421,14 @@ static int queue_acquire_buffers(struct kfdsim_pdd *pdd, struct kfdsim_queue *q)
 		err = -EINVAL;
 		goto out_err;
 	}
-	/* (an always-mapped SVM range would do too: SVM is not modelled) */
 	err = queue_buffer_get(pdd, q->cwsr, &q->bufs[4], total_cwsr);
+	if (!err)
+		return 0;
+	/* or always-mapped SVM memory (libhsakmt 6.x with SVMAPI_SUPPORTED) */
+	err = kfdsim_svm_queue_buffer_get(pdd, q->cwsr, total_cwsr);
 	if (err)
 		goto out_err;
+	q->cwsr_svm_size = total_cwsr;
 	return 0;
 
 out_err:

@@ -763,6 +763,9 @@ void kfdsim_sdma_show(struct seq_file *m)
 int kfdsim_sdma_hw_ip_count(struct kfdsim_node *node, u32 type, u32 *count)
 {
 	/* other IP types: not modelled (amdgpu: EINVAL for IPs it has not) */
+	if (type != AMDGPU_HW_IP_DMA)
+		pr_notice_ratelimited(KFDSIM_NAME ": HW_IP_COUNT of IP type %u is not modelled yet (EINVAL)\n",
+				      type);
 	if (type != AMDGPU_HW_IP_DMA || !node->sdma)
 		return -EINVAL;
 	*count = node->sdma->n_engines;
@@ -775,6 +778,9 @@ int kfdsim_sdma_hw_ip_info(struct kfdsim_node *node, u32 type, u32 instance,
 {
 	struct kfdsim_sdma *sdma = node->sdma;
 
+	if (type != AMDGPU_HW_IP_DMA)
+		pr_notice_ratelimited(KFDSIM_NAME ": HW_IP_INFO of IP type %u is not modelled yet (EINVAL)\n",
+				      type);
 	if (type != AMDGPU_HW_IP_DMA || !sdma || instance)
 		return -EINVAL;
 	info->hw_ip_version_major = sdma->gen;

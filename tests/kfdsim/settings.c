@@ -18,6 +18,16 @@
  *   SET_TRAP_HANDLER        unknown gpu_id EINVAL; no VM ESRCH; the
  *                           second-level TBA/TMA, which KFD writes into the
  *                           CWSR TMA page (tma[0], tma[1]).
+ *   RUNTIME_ENABLE          (KFD 1.13+, ROCr 6.x at hsa_init) enable: EBUSY
+ *                           when enabled already, EEXIST when a GPU of the
+ *                           process has queues; keeps r_debug and the TTMP
+ *                           setup flag. Disable always succeeds. No
+ *                           debugger attaches, so nothing waits.
+ *   GET_TILE_CONFIG         (ROCr's image extension) unknown gpu_id EINVAL,
+ *                           no VM needed: GB_ADDR_CONFIG as READ_MMR_REG
+ *                           gives it, 32 tile and 16 macro-tile modes (0:
+ *                           kfdsim's tables are linear, as the registers
+ *                           read), counts cut to those, banks/ranks 0.
  *
  * None of it is in KFD's CRIU blobs (process: version, xnack; device:
  * reserved; the CWSR BO lies below gpuvm_base and is not dumped): a restored
@@ -154,4 +164,76 @@ void kfdsim_settings_show(struct seq_file *m, struct kfdsim_process *p)
 		seq_printf(m, "/%#x/%#llx/%#llx", pdd->sh_hidden_private_base, pdd->trap_tba,
 			   pdd->trap_tma);
 	}
+	seq_printf(m, " runtime=%s%s", p->runtime_enabled ? "enabled" : "disabled",
+		   p->ttmp_setup ? ",ttmp" : "");
+}
+
+/*
+ * kfd_ioctl_runtime_enable(): runtime_enable()/runtime_disable() without a
+ * debugger (debug_trap_enabled never set: DBG_TRAP is not modelled), and
+ * without the per-GPU trap setup, which only programs hardware.
+ */
+int kfdsim_ioctl_runtime_enable(struct file *f, struct kfdsim_process *p, void *data)
+{
+	struct kfd_ioctl_runtime_enable_args *args = data;
+	int ret = 0;
+	u32 i;
+
+	mutex_lock(&p->mutex);
+	if (!(args->mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)) {
+		p->runtime_enabled = false;
+		p->r_debug = 0;
+		p->ttmp_setup = false;
+		goto out;
+	}
+	if (p->runtime_enabled) {
+		ret = -EBUSY;
+		goto out;
+	}
+	for (i = 0; i < p->n_pdds; i++) {
+		if (p->pdds[i]->queue_count) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
+	p->runtime_enabled = true;
+	p->r_debug = args->r_debug;
+	p->ttmp_setup = !!(args->mode_mask & KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK);
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* amdgpu_amdkfd_get_tile_config(): gfx.config's arrays have these sizes */
+#define TILE_CONFIGS		32
+#define MACRO_TILE_CONFIGS	16
+
+int kfdsim_ioctl_get_tile_config(struct file *f, struct kfdsim_process *p, void *data)
+{
+	static const u32 tile[TILE_CONFIGS], macro[MACRO_TILE_CONFIGS];
+	struct kfd_ioctl_get_tile_config_args *args = data;
+	struct kfdsim_pdd *pdd;
+
+	mutex_lock(&p->mutex);
+	pdd = kfdsim_pdd_by_user_id(p, args->gpu_id);
+	mutex_unlock(&p->mutex);
+	if (!pdd)
+		return -EINVAL;
+	args->gb_addr_config = kfdsim_gb_addr_config(pdd->dev);
+	args->num_banks = 0;
+	args->num_ranks = 0;
+	args->num_tile_configs = min_t(u32, args->num_tile_configs, TILE_CONFIGS);
+	if (copy_to_user(u64_to_user_ptr(args->tile_config_ptr), tile,
+			 args->num_tile_configs * sizeof(u32))) {
+		args->num_tile_configs = 0;
+		return -EFAULT;
+	}
+	args->num_macro_tile_configs = min_t(u32, args->num_macro_tile_configs,
+					     MACRO_TILE_CONFIGS);
+	if (copy_to_user(u64_to_user_ptr(args->macro_tile_config_ptr), macro,
+			 args->num_macro_tile_configs * sizeof(u32))) {
+		args->num_macro_tile_configs = 0;
+		return -EFAULT;
+	}
+	return 0;
 }

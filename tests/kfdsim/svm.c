@@ -54,6 +54,7 @@ struct kfdsim_svm_range {
 	u32 flags;
 	u8 granularity;
 	bool mapped_to_gpu;
+	u32 queue_refcount;		/* queues whose CWSR area lies here */
 	DECLARE_BITMAP(access, KFDSIM_MAX_GPUS);	/* pdd index */
 	DECLARE_BITMAP(aip, KFDSIM_MAX_GPUS);
 };
@@ -161,6 +162,7 @@ static void copy_attrs(struct kfdsim_svm_range *to, const struct kfdsim_svm_rang
 	to->actual_loc = from->actual_loc;
 	to->granularity = from->granularity;
 	to->mapped_to_gpu = from->mapped_to_gpu;
+	to->queue_refcount = from->queue_refcount;	/* both pieces hold the buffer */
 	bitmap_copy(to->access, from->access, KFDSIM_MAX_GPUS);
 	bitmap_copy(to->aip, from->aip, KFDSIM_MAX_GPUS);
 }
@@ -909,4 +911,62 @@ out:
 	free_pending(p);
 	mmput(mm);
 	return ret;
+}
+
+/* svm_range_from_addr(): the range holding page @addr, under p->mutex */
+static struct kfdsim_svm_range *range_from_addr(struct kfdsim_process *p, u64 addr)
+{
+	struct kfdsim_svm_range *r;
+
+	list_for_each_entry(r, &p->svm_ranges, list)
+		if (addr >= r->start && addr <= r->last)
+			return r;
+	return NULL;
+}
+
+/*
+ * kfd_queue_buffer_svm_get(): a queue buffer (the CWSR area) in SVM memory,
+ * @addr/@size in bytes: every page must be in ranges mapped to the GPU,
+ * accessible by it (ACCESS or ACCESS_IN_PLACE) and GPU_ALWAYS_MAPPED, else
+ * EINVAL. The ranges count the queue (queue_refcount). Under p->mutex.
+ */
+int kfdsim_svm_queue_buffer_get(struct kfdsim_pdd *pdd, u64 addr, u64 size)
+{
+	struct kfdsim_process *p = pdd->process;
+	struct kfdsim_svm_range *r;
+	u64 a = addr >> PAGE_SHIFT, n = size >> PAGE_SHIFT;
+
+	lockdep_assert_held(&p->mutex);
+	while (n) {
+		r = range_from_addr(p, a);
+		if (!r || !r->mapped_to_gpu ||
+		    (!test_bit(pdd->index, r->access) && !test_bit(pdd->index, r->aip)) ||
+		    !(r->flags & KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED))
+			return -EINVAL;
+		if (r->last - a + 1 >= n)
+			break;
+		n -= r->last - a + 1;
+		a = r->last + 1;
+	}
+	for (a = addr >> PAGE_SHIFT, n = size >> PAGE_SHIFT; n; ) {
+		r = range_from_addr(p, a);
+		r->queue_refcount++;
+		if (r->last - a + 1 >= n)
+			break;
+		n -= r->last - a + 1;
+		a = r->last + 1;
+	}
+	return 0;
+}
+
+/* kfd_queue_buffer_svm_put(): the ranges still there give their count back */
+void kfdsim_svm_queue_buffer_put(struct kfdsim_pdd *pdd, u64 addr, u64 size)
+{
+	struct kfdsim_svm_range *r;
+	u64 first = addr >> PAGE_SHIFT, last = first + (size >> PAGE_SHIFT) - 1;
+
+	lockdep_assert_held(&pdd->process->mutex);
+	list_for_each_entry(r, &pdd->process->svm_ranges, list)
+		if (r->last >= first && r->start <= last && r->queue_refcount)
+			r->queue_refcount--;
 }

@@ -10,11 +10,14 @@
 # same key is not done again. The key is written last: a failed build is
 # never taken for a good one.
 #
-# usage: build-kmod.sh KERNEL_ROOT SRC_DIR OUTDIR     -> OUTDIR/*.ko
+# usage: build-kmod.sh KERNEL_ROOT SRC_DIR OUTDIR [VAR=VALUE...]   -> OUTDIR/*.ko
+#        (VAR=VALUE: kbuild variables, e.g. KFDSIM_MODNAME=amdgpu)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 ROOT=$(cd "$1" && pwd) SRC=$(cd "$2" && pwd) OUT=$(realpath -m "$3")
+shift 3
+VARS=("$@")
 
 headers_dir() {
 	local h
@@ -27,7 +30,7 @@ PRODUCTS=(\( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o -name '.*.cmd'
 
 inputs_key() { # HEADERS
 	{
-		echo "$1"
+		echo "$1" "${VARS[@]}"
 		gcc --version | head -1
 		sha256sum "${BASH_SOURCE[0]}" | awk '{ print $1 }'
 		(cd "$SRC" && find . -path ./tests -prune -o -type f ! "${PRODUCTS[@]}" -print0 |
@@ -48,7 +51,7 @@ main() {
 	cp -r "$SRC"/. "$OUT"/
 	# Builds from the source tree may have left objects; start clean.
 	find "$OUT" "${PRODUCTS[@]}" -delete
-	timeout 600 make -s -C "$h" M="$OUT" -j"$(nproc)" modules
+	timeout 600 make -s -C "$h" M="$OUT" -j"$(nproc)" "${VARS[@]}" modules
 	ls "$OUT"/*.ko >/dev/null 2>&1 || vm_die "no module built from $SRC"
 	echo "$key" >"$OUT/.key"
 }

@@ -40,6 +40,8 @@
 #      root/ is put into the guest), CRIU42 (the criu 4.2.x wrapper of
 #      scripts/fetch-criu-testing.sh, default the cache's when there, empty
 #      for none: its criu is put into the guest as /usr/sbin/criu-4.2),
+#      ROCM_TESTING (scripts/fetch-rocm-testing.sh's DEST, default the
+#      cache's: Debian testing's ROCm for test-rocm-testing),
 #      KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
@@ -60,6 +62,8 @@ CRIU42=${CRIU42-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu-4.2/criu}
 CRIU42_ROOT=
 RUNTIMES_ROOT=${RUNTIMES_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/runtimes/root}
 PODMAN_ROOT=${PODMAN_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/podman/root} # boot "podman" (install_podman)
+# Debian testing's ROCm (scripts/fetch-rocm-testing.sh; install_rocm_testing)
+ROCM_TESTING=${ROCM_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/rocm-testing}
 if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
 KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
@@ -130,6 +134,10 @@ build_kfdsim() { # KROOT
 		return 0
 	fi
 	"$HERE/build-kmod.sh" "$1" "$KFDSIM_SRC" "$WORKDIR/kmod"
+	# the same module under the real driver's name (/test/kfdsim/amdgpu.ko:
+	# test-rocm-testing); a module source without that Kbuild knob builds
+	# amdgpu_kfdsim.ko there, which is not taken
+	"$HERE/build-kmod.sh" "$1" "$KFDSIM_SRC" "$WORKDIR/kmod-amdgpu" KFDSIM_MODNAME=amdgpu
 }
 
 have_kfdsim_tests() { [ -f "$WORKDIR/kmod/amdgpu_kfdsim.ko" ] && [ -f "$KFDSIM_SRC/tests/guest-kfdsim.sh" ]; }
@@ -150,6 +158,7 @@ install_kfdsim_tests() { # OVERLAY
 	mkdir -p "$1/test/kfdsim"
 	cp "$t/guest-kfdsim.sh" "$t/cmp-topology.awk" "$1/test/kfdsim/"
 	cp -r "$WORKDIR/machines/machines" "$WORKDIR/machines/captures.tar" "$1/test/kfdsim/"
+	[ ! -f "$WORKDIR/kmod-amdgpu/amdgpu.ko" ] || cp "$WORKDIR/kmod-amdgpu/amdgpu.ko" "$1/test/kfdsim/"
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" \
 		-o "$1/test/bin/kfdsim-abi" "$t/kfdsim-abi.c"
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$WORKDIR/include" -o "$1/test/bin/kfdsim-criu" "$t/kfdsim-criu.c"
@@ -187,6 +196,23 @@ install_rocm() { # OVERLAY
 		"$w/rocm-ipc.c" -lhsa-runtime64
 	# test-rocm-ipc traces ROCr's KFD ioctls with it when the host has it
 	[ ! -x /usr/bin/strace ] || cp /usr/bin/strace "$1/usr/bin/"
+}
+
+# Debian testing's ROCm next to bookworm's (guest/kfdsim/test-rocm-testing.sh):
+# rocminfo 7.x and ROCr 6.4 (libhsakmt built in) with the libraries they
+# load from testing (ROCM_TESTING/closure: libdrm, libstdc++, ...), kept
+# under /usr/lib/rocm-testing so that bookworm's ROCm 5.2.3 keeps its own;
+# the guest's glibc serves both. Nothing is put there when the cache lacks
+# it: the test SKIPs, saying how to fetch it.
+install_rocm_testing() { # OVERLAY
+	local r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing so
+	[ -f "$ROCM_TESTING/closure" ] || { vm_log "no Debian testing ROCm in $ROCM_TESTING (make vm-deps)"; return 0; }
+	mkdir -p "$d/bin" "$d/lib"
+	cp "$r/usr/bin/rocminfo" "$d/bin/"
+	while read -r so; do cp -L "$r/usr/lib/x86_64-linux-gnu/$so" "$d/lib/"; done <"$ROCM_TESTING/closure"
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$r/usr/include" -o "$d/bin/rocm-hsa-basic" \
+		"$VM_ROOT/tests/workloads/rocm/rocm-hsa-basic.c" -L"$r/usr/lib/x86_64-linux-gnu" -lhsa-runtime64 \
+		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
 }
 
 # Container tests (guest/kfdsim/test-ct-*.sh): trixie's runc, crun, GNU tar
@@ -316,6 +342,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
+	! grep -q '^test-rocm-testing' "$ov/test/vm/order" || install_rocm_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
 	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT=

@@ -3,7 +3,8 @@
  * Guest test of the kfdsim ABI, case by case against docs/kfd-facts.md:
  * the /dev/kfd dispatcher (1.2, 1.3), per-mm processes and pdds (1.1),
  * apertures (7.8), ACQUIRE_VM (7.2), ALLOC/FREE/MAP/UNMAP (7.3-7.5),
- * AVAILABLE_MEMORY (7.11), EXPORT_DMABUF (7.12), render-node mmap (8).
+ * AVAILABLE_MEMORY (7.11), EXPORT_DMABUF (7.12), render-node mmap (8),
+ * RUNTIME_ENABLE and GET_TILE_CONFIG (what ROCr 6.x asks at start).
  * Works on whatever machine is loaded (at least one GPU; some cases need
  * two). Prints TAP. Build with -I pointing at the guest kernel's uapi
  * (linux/kfd_ioctl.h, drm/drm.h).
@@ -398,6 +399,64 @@ static void test_settings(int bound)
 		 "SET_TRAP_HANDLER of an unknown gpu_id: EINVAL");
 }
 
+/* kfd_ioctl_runtime_enable() without a debugger (queues: kfdsim-criu) */
+static void test_runtime_enable(void)
+{
+	struct kfd_ioctl_runtime_enable_args re = {
+		.r_debug = 0x7f0000001000ULL,
+		.mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK | KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK,
+	};
+	struct kfd_ioctl_runtime_enable_args off = { .mode_mask = 0 };
+
+	ok(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &re) == 0, "RUNTIME_ENABLE enable (TTMP save)");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &re), EBUSY,
+		 "RUNTIME_ENABLE enable again: EBUSY");
+	ok(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &off) == 0, "RUNTIME_ENABLE disable");
+	ok(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &off) == 0, "RUNTIME_ENABLE disable again: 0");
+	re.mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK;
+	ok(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &re) == 0 &&
+	   ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &off) == 0,
+	   "RUNTIME_ENABLE enable after a disable, then disable");
+}
+
+/* kfd_ioctl_get_tile_config(): gfx9+ tables, no VM needed */
+static void test_tile_config(void)
+{
+	uint32_t tile[40], macro[20];
+	struct kfd_ioctl_get_tile_config_args tc = {
+		.tile_config_ptr = (uintptr_t)tile, .macro_tile_config_ptr = (uintptr_t)macro,
+		.num_tile_configs = 40, .num_macro_tile_configs = 20, .gpu_id = gpu_ids[0],
+		.num_banks = 77, .num_ranks = 77,
+	};
+	int i, rc, zero = 1;
+
+	memset(tile, 0xAB, sizeof(tile));
+	memset(macro, 0xAB, sizeof(macro));
+	rc = ioctl(kfd, AMDKFD_IOC_GET_TILE_CONFIG, &tc);
+	ok(rc == 0 && tc.num_tile_configs == 32 &&
+	   tc.num_macro_tile_configs == 16 && tc.gb_addr_config && !tc.num_banks && !tc.num_ranks,
+	   "GET_TILE_CONFIG: 32 tile and 16 macro-tile modes, GB_ADDR_CONFIG %#x, banks/ranks 0",
+	   tc.gb_addr_config);
+	for (i = 0; i < 32; i++)
+		zero &= tile[i] == 0;
+	for (i = 0; i < 16; i++)
+		zero &= macro[i] == 0;
+	ok(zero && tile[32] == 0xABABABAB && macro[16] == 0xABABABAB,
+	   "... the modes written (0: linear), nothing past them");
+	tc.num_tile_configs = 4;
+	tc.num_macro_tile_configs = 0;
+	tc.macro_tile_config_ptr = 0;
+	ok(ioctl(kfd, AMDKFD_IOC_GET_TILE_CONFIG, &tc) == 0 && tc.num_tile_configs == 4 &&
+	   tc.num_macro_tile_configs == 0, "GET_TILE_CONFIG with smaller counts keeps them");
+	tc.num_tile_configs = 32;
+	tc.tile_config_ptr = 8;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_GET_TILE_CONFIG, &tc), EFAULT,
+		 "GET_TILE_CONFIG to a bad pointer: EFAULT");
+	tc.gpu_id = 1;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_GET_TILE_CONFIG, &tc), EINVAL,
+		 "GET_TILE_CONFIG of an unknown gpu_id: EINVAL");
+}
+
 static void test_memory(void)
 {
 	struct kfd_ioctl_acquire_vm_args acq;
@@ -677,6 +736,8 @@ int main(int argc, char **argv)
 	test_ownership();
 	test_drm_version();
 	test_settings(0);
+	test_runtime_enable();
+	test_tile_config();
 	test_memory();
 	test_settings(1);
 	return tap_done();

@@ -2019,6 +2019,167 @@ static void test_update_queue(__attribute__((unused)) void *unused)
 #undef UQ
 }
 
+
+/* ---- 8. what ROCr 6.x adds: event age, RUNTIME_ENABLE, SVM CWSR areas ---- */
+
+#define CWSR_SVM_ADDR	0x710000000000ULL
+
+/* WAIT_EVENTS on one event with @age as last_event_age; wait_result or -errno */
+static int wait_age(int kfd, uint32_t id, uint64_t *age, uint32_t timeout)
+{
+	struct kfd_event_data ed = { .event_id = id };
+	struct kfd_ioctl_wait_events_args w = { .events_ptr = (uintptr_t)&ed, .num_events = 1,
+						.timeout = timeout };
+
+	ed.signal_event_data.last_event_age = *age;
+	if (ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w))
+		return -errno;
+	*age = ed.signal_event_data.last_event_age;
+	return (int)w.wait_result;
+}
+
+static void test_event_age(int kfd)
+{
+	struct kfd_ioctl_create_event_args e = { .event_type = KFD_IOC_EVENT_SIGNAL, .auto_reset = 1 };
+	struct kfd_ioctl_set_event_args se;
+	uint64_t age, none = 0;
+	int r;
+
+	if (!ok(ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0, "event age: auto-reset signal event"))
+		return;
+	se.event_id = e.event_id;
+	age = 1;
+	r = wait_age(kfd, e.event_id, &age, 0);
+	ok(r == KFD_IOC_WAIT_RESULT_TIMEOUT && age == 1,
+	   "a new event's age is 1: waiting with age 1 times out, age kept (%d, %llu)", r,
+	   (unsigned long long)age);
+	r = ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se);
+	age = 1;
+	r = r ? -errno : wait_age(kfd, e.event_id, &age, 0);
+	ok(r == KFD_IOC_WAIT_RESULT_COMPLETE && age == 2,
+	   "SET_EVENT, then a wait with age 1: COMPLETE, age 2 written back (%d, %llu)", r,
+	   (unsigned long long)age);
+	r = wait_age(kfd, e.event_id, &age, 0);
+	ok(r == KFD_IOC_WAIT_RESULT_TIMEOUT && age == 2,
+	   "a wait with the age just seen times out (the signal was consumed)");
+	/* the signal goes to a waiter without age: one with the old age still wakes */
+	r = ioctl(kfd, AMDKFD_IOC_SET_EVENT, &se);
+	r = r ? -errno : wait_age(kfd, e.event_id, &none, 0);
+	ok(r == KFD_IOC_WAIT_RESULT_COMPLETE && none == 0,
+	   "SET_EVENT taken by a wait without age (0): COMPLETE, nothing written back");
+	age = 2;
+	r = wait_age(kfd, e.event_id, &age, 120000);
+	ok(r == KFD_IOC_WAIT_RESULT_COMPLETE && age == 3,
+	   "a wait with the older age 2 completes at once, age 3 (%d, %llu)", r,
+	   (unsigned long long)age);
+	none = 0;
+	ok(wait_age(kfd, e.event_id, &none, 0) == KFD_IOC_WAIT_RESULT_TIMEOUT,
+	   "without age the consumed signal is gone: TIMEOUT");
+	age = 5;
+	r = ioctl(kfd, AMDKFD_IOC_RESET_EVENT, &se);
+	r = r ? -errno : wait_age(kfd, e.event_id, &age, 0);
+	ok(r == KFD_IOC_WAIT_RESULT_COMPLETE && age == 3,
+	   "RESET_EVENT does not age it: a wait with age 5 completes, age 3 (%d, %llu)", r,
+	   (unsigned long long)age);
+	ioctl(kfd, AMDKFD_IOC_DESTROY_EVENT, &se);
+
+	e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_MEMORY };
+	if (ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0) {
+		age = 7;
+		r = wait_age(kfd, e.event_id, &age, 0);
+		ok(r == KFD_IOC_WAIT_RESULT_TIMEOUT && age == 7,
+		   "a memory event has no age: TIMEOUT, last_event_age left (%d, %llu)", r,
+		   (unsigned long long)age);
+		se.event_id = e.event_id;
+		ioctl(kfd, AMDKFD_IOC_DESTROY_EVENT, &se);
+	} else {
+		ok(0, "memory event created");
+	}
+}
+
+static void test_rocm6(__attribute__((unused)) void *unused)
+{
+	struct kfd_ioctl_runtime_enable_args re = { .mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK };
+	struct kfd_ioctl_runtime_enable_args off = { .mode_mask = 0 };
+	struct kfd_ioctl_destroy_queue_args dq = { 0 };
+	struct kfd_ioctl_create_queue_args q;
+	uint64_t size = gpus[0].total_cwsr, half = (size / PAGE / 2);
+	uint32_t g0 = gpus[0].id, g1 = gpus[1].id;
+	int render[MAX_GPUS], kfd;
+	struct qbufs b;
+	void *m;
+
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	if (!ok(kfd >= 0 && acquire_all(kfd, render) == 0, "ROCr 6: /dev/kfd, ACQUIRE_VM"))
+		return;
+	test_event_age(kfd);
+
+	ok(make_qbufs(kfd, 0, 0x100000000ULL, &b) == 0, "queue buffers allocated and mapped");
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	ok(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0, "a queue on GPU 0");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &re), EEXIST,
+		 "RUNTIME_ENABLE while a GPU has queues: EEXIST");
+	dq.queue_id = q.queue_id;
+	ok(ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq) == 0 &&
+	   ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &re) == 0,
+	   "RUNTIME_ENABLE once the queue is gone: 0");
+	ok(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0 && (dq.queue_id = q.queue_id, 1) &&
+	   ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq) == 0,
+	   "queues come and go with the runtime enabled");
+	ok(ioctl(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &off) == 0, "RUNTIME_ENABLE disable");
+
+	/* libhsakmt 6.x: the CWSR area in anonymous memory, an always-mapped SVM range */
+	m = mmap((void *)CWSR_SVM_ADDR, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (!ok(m == (void *)CWSR_SVM_ADDR, "anonymous memory for a CWSR area (%llu bytes)",
+		(unsigned long long)size))
+		return;
+	fill_queue_args(&q, 0, &b, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	q.ctx_save_restore_address = CWSR_SVM_ADDR;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL,
+		 "CWSR area in memory without an SVM range: EINVAL");
+#define CWSR_SVM_SET(...) ({							\
+	struct kfd_ioctl_svm_attribute _a[] = { __VA_ARGS__ };			\
+	struct svm_buf _b;							\
+	memset(&_b, 0, sizeof(_b));						\
+	_b.a.start_addr = CWSR_SVM_ADDR;					\
+	_b.a.size = size;							\
+	_b.a.op = KFD_IOCTL_SVM_OP_SET_ATTR;					\
+	_b.a.nattr = sizeof(_a) / sizeof(_a[0]);				\
+	memcpy(_b.at, _a, sizeof(_a));						\
+	ioctl(kfd, SVM_CMD(sizeof(_a) / sizeof(_a[0])), &_b); })
+	ok(CWSR_SVM_SET({ A_ACC, g0 }) == 0, "SVM range with GPU 0 access, not always mapped");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL,
+		 "CWSR area in an SVM range without GPU_ALWAYS_MAPPED: EINVAL");
+	ok(CWSR_SVM_SET({ A_NOACC, g0 }, { A_ACC, g1 },
+			{ A_SET, KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED }) == 0,
+	   "the range always mapped, accessible by GPU 1 only");
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL,
+		 "a GPU 0 queue with its CWSR area there: EINVAL");
+	ok(CWSR_SVM_SET({ A_ACC, g0 }) == 0, "GPU 0 access too");
+	ok(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0,
+	   "CWSR area in an always-mapped SVM range GPU 0 reaches: queue created");
+	dq.queue_id = q.queue_id;
+	ok(ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq) == 0, "... and destroyed");
+	/* three ranges (a split) cover it just as well; one page beyond them does not */
+	{
+		struct svm_buf sb;
+
+		memset(&sb, 0, sizeof(sb));
+		sb.a.start_addr = CWSR_SVM_ADDR + half * PAGE;
+		sb.a.size = PAGE;
+		sb.a.op = KFD_IOCTL_SVM_OP_SET_ATTR;
+		sb.a.nattr = 1;
+		sb.at[0] = (struct kfd_ioctl_svm_attribute){ A_GRAN, 3 };
+		ok(ioctl(kfd, SVM_CMD(1), &sb) == 0 && ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0 &&
+		   (dq.queue_id = q.queue_id, 1) && ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &dq) == 0,
+		   "the range split in three: the queue is still accepted");
+	}
+	q.ctx_save_restore_address = CWSR_SVM_ADDR + PAGE;
+	ok_errno(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q), EINVAL,
+		 "an area that runs one page past the ranges: EINVAL");
+}
+
 int main(void)
 {
 	pid_t app_pid;
@@ -2070,6 +2231,7 @@ int main(void)
 	test_svm_criu(kfd);
 	test_dmabuf();
 	run_child(test_update_queue, NULL);
+	run_child(test_rocm6, NULL);
 
 	ptrace(PTRACE_DETACH, app_pid, 0, 0);
 	if (write(go_pipe[1], &c, 1) != 1)

@@ -373,6 +373,54 @@ static uint32_t sdma_ip_version(uint64_t gfx)
 	}
 }
 
+/* GC IP versions of the GPUs in the captures (0: not checked) */
+static uint32_t gc_ip_version(uint64_t gfx)
+{
+	switch (gfx) {
+	case 90006: return 0x090400;	/* Vega20 */
+	case 90008: return 0x090401;	/* MI100 */
+	case 90010: return 0x090402;	/* MI200 */
+	case 90402: return 0x090403;	/* MI300 */
+	case 100302: return 0x0a0302;	/* RDNA2 */
+	case 110002: return 0x0b0002;	/* RDNA3 */
+	default: return 0;
+	}
+}
+
+/*
+ * GFX and COMPUTE (the GFX IP block, which libdrm 2.4.12x+ asks about at
+ * initialisation): one instance, or a GC 9.4.3 partition's XCCs; no GFX
+ * ring on the compute-only parts; 4 COMPUTE rings (the context's entities)
+ */
+static void test_hw_ip_gfx(amdgpu_device_handle d, const char *path, const char *node,
+			   uint64_t gfx)
+{
+	uint32_t gc = gc_ip_version(gfx), want = gfx / 100 == 904 ? prop(node, "num_xcc") : 1;
+	int compute_only = gfx == 90008 || gfx == 90010 || gfx / 100 == 904 || gfx / 100 == 905;
+	struct drm_amdgpu_info_hw_ip info;
+	uint32_t count = 0, v;
+	int r;
+
+	r = amdgpu_query_hw_ip_count(d, AMDGPU_HW_IP_GFX, &count);
+	ok(r == 0 && count == want, "%s: HW_IP_COUNT GFX %u (want %u) (%d)", path, count, want, r);
+	r = amdgpu_query_hw_ip_count(d, AMDGPU_HW_IP_COMPUTE, &count);
+	ok(r == 0 && count == want, "%s: HW_IP_COUNT COMPUTE %u (want %u) (%d)", path, count, want, r);
+	memset(&info, 0, sizeof(info));
+	r = amdgpu_query_hw_ip_info(d, AMDGPU_HW_IP_GFX, 0, &info);
+	memcpy(&v, (char *)&info + 28, sizeof(v));
+	ok(r == 0 && info.hw_ip_version_major == gfx / 10000 && info.ib_start_alignment == 32 &&
+	   info.ib_size_alignment == 32 && info.available_rings == (compute_only ? 0u : 1u) &&
+	   (!gc || v == gc),
+	   "%s: HW_IP_INFO GFX v%u.%u, IB alignment 32/32, available_rings 0x%x, "
+	   "ip_discovery_version 0x%06x", path, info.hw_ip_version_major,
+	   info.hw_ip_version_minor, info.available_rings, v);
+	r = amdgpu_query_hw_ip_info(d, AMDGPU_HW_IP_COMPUTE, 0, &info);
+	ok(r == 0 && info.available_rings == 0xf && info.ib_start_alignment == 32,
+	   "%s: HW_IP_INFO COMPUTE available_rings 0x%x", path, info.available_rings);
+	r = amdgpu_query_hw_ip_info(d, AMDGPU_HW_IP_GFX, 1, &info);
+	ok(r == -EINVAL, "%s: HW_IP_INFO GFX instance 1: -EINVAL (%d)", path, r);
+}
+
 static void test_hw_ip(const char *node)
 {
 	uint64_t minor = prop(node, "drm_render_minor"), gfx = prop(node, "gfx_target_version");
@@ -417,6 +465,7 @@ static void test_hw_ip(const char *node)
 	}
 	r = amdgpu_query_hw_ip_info(d, AMDGPU_HW_IP_DMA, 1, &info);
 	ok(r == -EINVAL, "%s: HW_IP_INFO DMA instance 1: -EINVAL (%d)", path, r);
+	test_hw_ip_gfx(d, path, node, gfx);
 	amdgpu_device_deinitialize(d);
 	close(f);
 }

@@ -115,6 +115,20 @@ kfdsim_unload() {
 	return 1
 }
 kfdsim_reload() { kfdsim_unload && kfdsim_load "$@"; }
+# The simulator under the real driver's module name (/test/kfdsim/amdgpu.ko,
+# the same sources built with KFDSIM_MODNAME=amdgpu), for tools that read
+# /sys/module/amdgpu: kfdsim_as_amdgpu_load [PARAMS...] after kfdsim_unload,
+# kfdsim_as_amdgpu_unload before kfdsim_load.
+kfdsim_as_amdgpu_load() {
+	# shellcheck disable=SC2086
+	if [ $# -eq 0 ]; then set -- ${KFDSIM_PARAMS:-}; fi
+	insmod /test/kfdsim/amdgpu.ko "$@"
+}
+kfdsim_as_amdgpu_unload() {
+	grep -q '^amdgpu ' /proc/modules || return 0
+	wait_until 10 eval 'rmmod amdgpu 2>/dev/null' && return 0
+	rmmod amdgpu
+}
 
 # --- GPU checkpoint/restore tests (guest/kfdsim/test-cr-*.sh) ---
 # The workload is tests/workloads/gpu/zdtm-gpu-basic (options and file
