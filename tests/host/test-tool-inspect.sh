@@ -335,8 +335,10 @@ expect_rc 1 "MI210 pair onto one named GPU exits 1"
 AMDGPU_CRIU_GPUS="renderD$r6,renderD$r7" run check "$CK210" --sysfs "$TMP/mi210" --to-nodes 2,3 --json
 check "--to-nodes wins over AMDGPU_CRIU_GPUS" jqt '[.map[].dst_node] == [2, 3]'
 AMDGPU_CRIU_GPUS="card0" error_exit "check with a bad AMDGPU_CRIU_GPUS exits 2" check "$CK210" --sysfs "$TMP/mi210"
-check "the error names the variable and the bad word" grep -q "AMDGPU_CRIU_GPUS: 'card0' is neither" "$ERR"
+check "the error names the variable and the bad word" grep -q "AMDGPU_CRIU_GPUS: 'card0' is no render node (" "$ERR"
 AMDGPU_CRIU_GPUS="renderD250" error_exit "check with AMDGPU_CRIU_GPUS naming no GPU exits 2" check "$CK210" --sysfs "$TMP/mi210"
+check "the error names the render node and those of the node" \
+	grep -q "AMDGPU_CRIU_GPUS names render node renderD250, which no usable GPU of this node has (its GPUs' render nodes: renderD" "$ERR"
 
 CK1=$TMP/ck1
 check "a one-GPU MI308X checkpoint is written" mkckpt "$CK1" --sysfs "$MI308X" --nodes 2
