@@ -183,7 +183,7 @@ static int note_shared_bos(struct dump_session *s, struct checkpoint *c)
 	c->shared_imports = calloc(c->args.num_bos + 1, sizeof(*c->shared_imports));
 	if (!c->share_ids || !c->shared_imports)
 		return -ENOMEM;
-	return bo_share_note_process(&s->shares, s->share_policy, &p, c->share_ids,
+	return bo_share_note_process(&s->shares, s->opts.shared_bo, &p, c->share_ids,
 				     c->shared_imports);
 }
 
@@ -387,7 +387,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	struct bo_stream_config cfg = {.dir_fd = s->dir_fd,
 				       .image_id = id,
 				       .sync = true,
-				       .direct_io = s->direct_io,
+				       .direct_io = s->opts.direct_io,
 				       .progress = report_progress,
 				       .progress_arg = &c->args.pid};
 	uint32_t n = 0, i, j;
@@ -406,7 +406,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 			*bytes += gpus[i].bos[j].size;
 	snprintf(what, sizeof(what), "dump of pid %u:", c->args.pid);
 	if (!ret && n) {
-		ret = copy_engines_dump(&s->engine_opts, &cfg, copy, n, gpus, what, why,
+		ret = copy_engines_dump(&s->opts.engine, &cfg, copy, n, gpus, what, why,
 					sizeof(why));
 		if (ret)
 			pr_err("pid %u: cannot save BO contents: %s", c->args.pid, why);
@@ -526,7 +526,7 @@ int dump_dmabuf_file(struct dump_session *s, int fd, uint32_t id)
 	if (fstat(fd, &st))
 		return -errno;
 	ret = bo_share_find(&s->shares, st.st_dev, st.st_ino, &e.share_id, &bo);
-	if (ret || s->share_policy != BO_SHARE_SHARE) {
+	if (ret || s->opts.shared_bo != BO_SHARE_SHARE) {
 		pr_err("file %u is a dma-buf %s: refused (CRIU would not save it either)", id,
 		       ret ? "of no KFD BO the dump has met so far (a BO of another device or of "
 			     "a process outside the dump, or of a process CRIU dumps after this "

@@ -40,9 +40,6 @@ int dump_session_init(struct dump_session *s, const struct amdgpu_options *opts,
 	bo_share_init(&s->shares);
 	bo_share_init(&s->gem_dmabufs);
 	s->opts = *opts;
-	s->engine_opts = opts->engine;
-	s->direct_io = opts->direct_io;
-	s->share_policy = opts->shared_bo;
 	render_audit_init(&s->audit, &s->opts);
 	if (options_error && *options_error)
 		snprintf(s->gpu_refusal, sizeof(s->gpu_refusal), "%s", options_error);

@@ -33,15 +33,12 @@ struct dump_session {
 	uint32_t kfd_major, kfd_minor; /* 0.0 until checked */
 	char release[65];
 	struct pause_list *paused;
-	struct amdgpu_options opts;	     /* the dump's options (a copy) */
-	struct copy_engine_opts engine_opts; /* opts.engine */
-	bool direct_io;			     /* opts.direct_io: BO contents written with O_DIRECT */
-	struct render_audit audit;	     /* render-node files of the tree (render_audit.h) */
-	struct bo_share_table shares;	     /* dma-bufs of the BOs checkpointed so far */
+	struct amdgpu_options opts;   /* the dump's options (a copy) */
+	struct render_audit audit;    /* render-node files of the tree (render_audit.h) */
+	struct bo_share_table shares; /* dma-bufs of the BOs checkpointed so far */
 	/* dma-bufs of the GEM BOs saved so far (gem_dump.h); pid: the render file's id, addr: the
 	 * GEM handle */
 	struct bo_share_table gem_dmabufs;
-	enum bo_share_policy share_policy; /* opts.shared_bo */
 	/* non-empty: the options could not be read (this line); every GPU the dump meets is refused
 	 */
 	char gpu_refusal[512];

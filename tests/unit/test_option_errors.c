@@ -89,9 +89,9 @@ static void dump_session_takes_the_options(void **state)
 	o.engine.mode = COPY_ENGINE_CPU;
 	o.gem_probe = 17;
 	assert_int_equal(dump_session_init(&s, &o, NULL), 0);
-	assert_int_equal(s.share_policy, BO_SHARE_REFUSE);
-	assert_true(s.direct_io);
-	assert_int_equal(s.engine_opts.mode, COPY_ENGINE_CPU);
+	assert_int_equal(s.opts.shared_bo, BO_SHARE_REFUSE);
+	assert_true(s.opts.direct_io);
+	assert_int_equal(s.opts.engine.mode, COPY_ENGINE_CPU);
 	assert_int_equal(s.audit.probe_limit, 17);
 	assert_string_equal(s.audit.debugfs, "/sys/kernel/debug");
 	dump_session_fini(&s);
