@@ -51,6 +51,15 @@ gone() {
 }
 
 mkdir -p "$TMP/img"
+# ratios_agree SUFFIX: the JSON's ratio[SUFFIX] of each path is its figure over its
+# limit's. Each figure is printed to 0.001: the ratio of two printed figures is
+# off by up to ratio * (0.0005 / a + 0.0005 / b), which a slow machine's small
+# figures make larger than a fixed 0.01 (twice that bound is allowed).
+ratios_agree() {
+	jqt "def agrees(r; a; b): ((r - a / b) | fabs) <= ([0.01, 0.001 + 0.001 * (a / b) * (1 / a + 1 / b)] | max);
+	     agrees(.dump_ratio$1; .dump_gibps$1; .dump_limit_gibps$1) and
+	     agrees(.restore_ratio$1; .restore_gibps$1; .restore_limit_gibps$1)"
+}
 for gpus in 2 8; do
 	neighbour=$((gpus == 2 ? 1 : 0))
 	run BENCH_GIB=0.125 BENCH_ROUNDS=2 BENCH_GPUS=$gpus BENCH_NEIGHBOUR=$neighbour
@@ -60,12 +69,7 @@ for gpus in 2 8; do
 	check "$gpus GPUs: it says what it measured" jqt ".gpus == $gpus and .rounds == 2 and .gib == 0.125"
 	check "$gpus GPUs: every figure is there and positive" \
 		jqt '[.dump_gibps, .dump_limit_gibps, .dump_ratio, .restore_gibps, .restore_limit_gibps, .restore_ratio, .peak_rss_mib] | all(. > 0)'
-	# each figure is printed to 0.001: the ratio of two printed figures is
-	# off by up to ratio * (0.0005 / a + 0.0005 / b), which a slow machine's
-	# small figures make larger than a fixed 0.01 (twice that bound is allowed)
-	check "$gpus GPUs: each ratio is its path over its limit" \
-		jqt 'def agrees(r; a; b): ((r - a / b) | fabs) <= ([0.01, 0.001 + 0.001 * (a / b) * (1 / a + 1 / b)] | max);
-		     agrees(.dump_ratio; .dump_gibps; .dump_limit_gibps) and agrees(.restore_ratio; .restore_gibps; .restore_limit_gibps)'
+	check "$gpus GPUs: each ratio is its path over its limit" ratios_agree ""
 	check "$gpus GPUs: CPU seconds per GiB of both paths and both limits, positive" \
 		positive '.dump_cpu_s_per_gib, .dump_limit_cpu_s_per_gib, .restore_cpu_s_per_gib, .restore_limit_cpu_s_per_gib'
 	check "$gpus GPUs: the table shows each path's CPU per GiB beside its limit's, the JSON's" \
@@ -95,8 +99,7 @@ for gpus in 2 8; do
 	check "$gpus GPUs, BENCH_NEIGHBOUR=1: every neighbour-pass figure is there and positive" \
 		positive '.dump_gibps_neighbour, .dump_limit_gibps_neighbour, .dump_ratio_neighbour, .restore_gibps_neighbour, .restore_limit_gibps_neighbour, .restore_ratio_neighbour, .dump_cpu_s_per_gib_neighbour, .dump_limit_cpu_s_per_gib_neighbour, .restore_cpu_s_per_gib_neighbour, .restore_limit_cpu_s_per_gib_neighbour'
 	check "$gpus GPUs, BENCH_NEIGHBOUR=1: each neighbour-pass ratio is its path over its limit" \
-		jqt 'def agrees(r; a; b): ((r - a / b) | fabs) <= ([0.01, 0.001 + 0.001 * (a / b) * (1 / a + 1 / b)] | max);
-		     agrees(.dump_ratio_neighbour; .dump_gibps_neighbour; .dump_limit_gibps_neighbour) and agrees(.restore_ratio_neighbour; .restore_gibps_neighbour; .restore_limit_gibps_neighbour)'
+		ratios_agree _neighbour
 	check "$gpus GPUs, BENCH_NEIGHBOUR=1: the table shows the neighbour pass under the idle one, CPU as in the JSON" \
 		eval 'grep -qE "^  the same rounds beside 1 thread spinning in another process \(its CPU [0-9.]+ s in [0-9.]+ s\):$" "$OUT" &&
 		      [ "$(grep -cE "^  (dump|restore) \(" "$OUT")" -eq 4 ] && cpu_agrees dump _neighbour && cpu_agrees restore _neighbour'

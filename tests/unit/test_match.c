@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "options/options.h"
+#include "checks_env.h"
 #include "topology/match.h"
 #include "topology/match_int.h" /* IMPROVE_STEPS */
 #include "match_synth.h"
@@ -27,22 +27,6 @@ static const char *const env_vars[] = {
 	"KFD_CACHES_COUNT_CHECK", "KFD_FW_VER_CHECK",	 "KFD_SDMA_FW_VER_CHECK",
 	"KFD_NUMA_CHECK",
 };
-
-/* The environment as options_read_text() sees it. */
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
-
-/* The KFD_*_CHECK options from the environment, as the restore reads them (options/options.h). */
-static int checks_read(struct match_checks *c, char *err, size_t len)
-{
-	struct amdgpu_options o;
-	int ret = options_read_text(&o, OPTIONS_RESTORE, env_lookup, NULL, "", err, len);
-
-	*c = o.checks;
-	return ret;
-}
 
 static void unset_env(void)
 {

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "options/options.h"
+#include "checks_env.h"
 #include "topology/match.h"
 #include "topology/match_int.h" /* IMPROVE_STEPS */
 #include "tests/unit/fixtures.h"
@@ -45,22 +45,6 @@ struct tree {
 	struct kfd_topology topo;
 	bool loaded;
 };
-
-/* The environment as options_read_text() sees it. */
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
-
-/* The KFD_*_CHECK options from the environment, as the restore reads them (options/options.h). */
-static int checks_read(struct match_checks *c, char *err, size_t len)
-{
-	struct amdgpu_options o;
-	int ret = options_read_text(&o, OPTIONS_RESTORE, env_lookup, NULL, "", err, len);
-
-	*c = o.checks;
-	return ret;
-}
 
 static void run(const char *cmd)
 {
