@@ -213,6 +213,13 @@ install_rocm_testing() { # OVERLAY
 	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$r/usr/include" -o "$d/bin/rocm-hsa-basic" \
 		"$VM_ROOT/tests/workloads/rocm/rocm-hsa-basic.c" -L"$r/usr/lib/x86_64-linux-gnu" -lhsa-runtime64 \
 		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
+	# the checkpointed workload of test-rocm-hsa built against ROCr 6.4; an
+	# RPATH (not RUNPATH) so that ROCr's own libraries come from testing too,
+	# without an LD_LIBRARY_PATH that a restored process would not need
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$r/usr/include" -o "$d/bin/rocm-hsa" \
+		"$VM_ROOT/tests/workloads/rocm/rocm-hsa.c" "$VM_ROOT/tests/workloads/rocm/rocm_common.c" \
+		-L"$r/usr/lib/x86_64-linux-gnu" -lhsa-runtime64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
+		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
 }
 
 # Container tests (guest/kfdsim/test-ct-*.sh): trixie's runc, crun, GNU tar

@@ -16,9 +16,12 @@
 # hsa_shut_down: ROCr 5.2.3's queue destruction has a lost wake-up of its own
 # (tests/workloads/rocm/rocm-hsa.c, exercise_gpu()). It exits without
 # hsaKmtCloseKFD, so libhsakmt's /dev/shm files are removed here at the end.
+# ROCM_HSA names another build of the workload (test-rocm6-hsa: ROCr 6.4),
+# ROCM_HSA_ARGS options for it, ROCM_HSA_RUNTIME the debug runtime state
+# its ROCr leaves (kfdsim debugfs "runtime=").
 . /test/lib/guest.sh
 
-GPU_WL=/test/bin/rocm-hsa
+GPU_WL=${ROCM_HSA:-/test/bin/rocm-hsa}
 DESC=/test/kfdsim/machines/mi210.desc
 gpu_wl_missing && { tap_done; exit; }
 kfdsim_debugfs || true
@@ -26,9 +29,13 @@ kfdsim_debugfs || true
 # settings PID: kfdsim's per-GPU settings of PID's KFD process (debugfs
 # "settings=": policy/scratch VA/trap TBA/trap TMA per GPU)
 settings() { kfd_state "$1" | sed -n 's/.* settings=\([^ ]*\).*/\1/p'; }
+# runtime PID: "enabled" or "disabled" (RUNTIME_ENABLE; ROCr 6.x enables it
+# at hsa_init, 5.2.3 knows no such call)
+runtime() { kfd_state "$1" | sed -n 's/.* runtime=\([a-z]*\).*/\1/p'; }
 
 # --- leave ---
-if gpu_start leave; then
+# shellcheck disable=SC2086 # ROCM_HSA_ARGS is a list of options
+if gpu_start leave ${ROCM_HSA_ARGS:-}; then
 	pid=$WL_PID
 	sed -n 's/^gpu /# agent: /p' "$R.ready"
 	check "leave: ROCr shows both GPUs as agents" grep -q '^gpus 2$' "$R.ready"
@@ -36,6 +43,8 @@ if gpu_start leave; then
 	diag "leave: settings before the dump: $before"
 	check "leave: ROCr set a scratch backing VA and a trap handler on each GPU" \
 		eval 'echo "$before" | tr "," "\n" | awk -F/ "\$3 == \"0x0\" || \$4 == \"0x0\" { bad = 1 } END { exit bad || NR != 2 }"'
+	check "leave: the debug runtime is ${ROCM_HSA_RUNTIME:-disabled} before the dump" \
+		test "$(runtime "$pid")" = "${ROCM_HSA_RUNTIME:-disabled}"
 	criu_dump "$WORK/img-leave1" "$pid" --leave-running
 	rc=$?
 	check "leave: dump --leave-running (status $rc)" test "$rc" -eq 0
@@ -47,6 +56,8 @@ if gpu_start leave; then
 	diag "leave: settings after the restore: $after"
 	check "leave: as in KFD, no CRIU blob carries them: the restored process has the defaults" \
 		test "$after" = "-/-/0x0/0x0/0x0,-/-/0x0/0x0/0x0"
+	check "leave: so is the debug runtime: disabled after the restore (the self-check says ROCr works on)" \
+		test "$(runtime "$pid")" = disabled
 	gpu_finish leave "$pid"
 else
 	fail "leave: workload ready"
@@ -56,11 +67,12 @@ fi
 # KFD restores a process onto as many GPUs as it had: the workload runs in a
 # device cgroup that shows it both GPUs of the boot's machine (minors 128,
 # 129), and then only hive B's last two GPUs of the MI210 machine.
+# shellcheck disable=SC2086 # ROCM_HSA_ARGS is a list of options
 if [ ! -f "$DESC" ]; then
 	ok "machine # SKIP no $DESC"
 elif ! gpu_cg_make rocmhsa; then
 	ok "machine # SKIP no cgroup v1 devices controller"
-elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh" gpu_start machine; then
+elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh" gpu_start machine ${ROCM_HSA_ARGS:-}; then
 	pid=$WL_PID img=$WORK/img-machine
 	ids=$(kfd_user_ids "$pid")
 	gpu_dump_ok machine "$img" "$pid"

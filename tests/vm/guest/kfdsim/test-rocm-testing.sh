@@ -55,6 +55,15 @@ strace_failures() { # NAME COMMAND...
 	keep "$WORK/$name.strace"
 }
 
+# what a failed run said: its failed steps first, then what else it printed
+# (ROCr's exceptions, the thunk's warnings) and the kernel's lines since MARK
+failure_report() { # NAME OUTPUT MARK
+	grep '^STEP FAIL' "$2" | sed 's/^/# /'
+	grep -v '^STEP \|^agent ' "$2" | sed 's/^/# /' | tail -15
+	dmesg | tail -n +$(($3 + 1)) | grep -i kfdsim | tail -10 | sed 's/^/# dmesg: /'
+	keep "$2"
+}
+
 run_testing_rocm() { # NAME
 	local out=$WORK/$1.rocminfo res=$WORK/$1.hsa rc want have gpus mark refused
 	mark=$(dmesg | wc -l)
@@ -75,10 +84,11 @@ run_testing_rocm() { # NAME
 	[ "$want" = "$have" ] || keep "$out"
 
 	gpus=$(expected_agents | grep -c '^gpu')
-	LD_LIBRARY_PATH=$R/lib timeout 150 $R/bin/rocm-hsa-basic --size 65536 >"$res" 2>&1
+	# the thunk's warnings too: on a failure they say which KFD call failed
+	HSAKMT_DEBUG_LEVEL=4 LD_LIBRARY_PATH=$R/lib timeout 150 $R/bin/rocm-hsa-basic --size 65536 >"$res" 2>&1
 	rc=$?
 	check "$1: rocm-hsa-basic (ROCr 6.4) exits 0 (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || { grep -v '^STEP ok' "$res" | sed 's/^/# /' | tail -15; keep "$res"
+	[ "$rc" -eq 0 ] || { failure_report "$1" "$res" "$mark"
 		strace_failures "$1-hsa" $R/bin/rocm-hsa-basic --size 65536; }
 	check "$1: hsa_init succeeds" grep -q '^STEP ok hsa_init$' "$res"
 	check "$1: ROCr sees every GPU node ($gpus) and exercises each" \
