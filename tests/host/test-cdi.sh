@@ -12,33 +12,9 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/tap.sh"
 
 TOOL=${TOOL:-$BUILD/amdgpu-criu}
-FX=$KFD_FIXTURES
-MI308X=$FX/k8sdp-mi308x-8gpu-cpx-32part-2socket
-MI210=$FX/k8sdp-mi210-8gpu-2hives-2socket
-VEGA10=$FX/k8sdp-vega10-mi25-1gpu-1socket
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-OUT=$TMP/stdout
-ERR=$TMP/stderr
-
-run() {
-	"$TOOL" "$@" >"$OUT" 2>"$ERR"
-	RC=$?
-}
-
-# usage_error DESC ARGS...: exit 2, nothing on stdout, one "amdgpu-criu: " line on stderr
-usage_error() {
-	local desc=$1
-	shift
-	run "$@"
-	if [ "$RC" -eq 2 ] && [ ! -s "$OUT" ] && [ "$(wc -l <"$ERR")" -eq 1 ] &&
-		grep -q '^amdgpu-criu: cdi: ' "$ERR"; then
-		ok "$desc"
-	else
-		fail "$desc (rc=$RC, stdout $(wc -c <"$OUT") bytes, stderr: $(head -c 300 "$ERR"))"
-	fi
-}
+# shellcheck source=tests/lib/tool.sh
+. "$(dirname "$0")/../lib/tool.sh"
 
 # prop DIR N KEY: the value of KEY in nodes/N/properties (empty if absent)
 prop() { sed -n "s/^$3 //p" "$1/nodes/$2/properties" 2>/dev/null; }
@@ -230,14 +206,9 @@ check "a name that is not UTF-8 is shown escaped" \
 	test "$(jq -r '.devices[2].annotations["amdgpu-criu/name"]' "$OUT")" = 'bad \xff\xfe byte'
 
 # ---- a GPU hidden by the device cgroup (EACCES), as an unprivileged user ----------------------------
-nobody=65534
-if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
-	setpriv --reuid=$nobody --regid=$nobody --clear-groups test -x "$TOOL" 2>/dev/null; then
-	chmod 755 "$TMP"
-	cp -r "$MI308X" "$TMP/hidden"
-	chmod -R a+rX "$TMP/hidden"
-	chmod 000 "$TMP/hidden/nodes/3/properties" "$TMP/hidden/nodes/3/gpu_id" "$TMP/hidden/nodes/3/name"
-	setpriv --reuid=$nobody --regid=$nobody --clear-groups "$TOOL" cdi --sysfs "$TMP/hidden" >"$OUT" 2>"$ERR"
+if nobody_runs; then
+	hide_gpu "$MI308X" "$TMP/hidden" 3
+	as_nobody cdi --sysfs "$TMP/hidden"
 	check "a hidden GPU gets no device: 31 GPUs, device 1 is node 4 (renderD130)" \
 		test "$(jq -c '[(.devices | length), .devices[1].annotations["amdgpu-criu/kfd-node"],
 			.devices[1].containerEdits.deviceNodes[0].path]' "$OUT")" = '[32,"4","/dev/dri/renderD130"]'
