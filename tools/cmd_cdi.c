@@ -101,9 +101,14 @@ static int parse_cdi_opts(int argc, char *argv[], struct cdi_opts *opts)
 
 /* ---- the kind ----------------------------------------------------------------- */
 
+static bool is_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 static bool is_alnum(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+	return is_letter(c) || (c >= '0' && c <= '9');
 }
 
 /*
@@ -112,8 +117,7 @@ static bool is_alnum(char c)
  */
 static bool kind_part_ok(const char *s, size_t len, size_t max)
 {
-	if (!len || len > max || !is_alnum(s[0]) || (s[0] >= '0' && s[0] <= '9') ||
-	    !is_alnum(s[len - 1]))
+	if (!len || len > max || !is_letter(s[0]) || !is_alnum(s[len - 1]))
 		return false;
 	for (size_t i = 1; i < len; i++)
 		if (!is_alnum(s[i]) && !strchr("-_.", s[i]))
@@ -287,9 +291,8 @@ static ssize_t cdi_gpus(const struct kfd_topology *topo, const char *root, uint3
 		return (ssize_t)kept;
 	for (size_t i = 0; i < topo->n_nodes; i++)
 		gpu_nodes += topo->nodes[i].is_gpu || !topo->nodes[i].accessible;
-	cli_err("cdi: %s: no usable GPU: none of its %zu GPU node%s is accessible with a gpu_id "
-		"and "
-		"a render node",
+	cli_err("cdi: %s: no usable GPU: none of its %zu GPU node%s is accessible "
+		"with a gpu_id and a render node",
 		root, gpu_nodes, gpu_nodes == 1 ? "" : "s");
 	return -ENODEV;
 }
