@@ -28,6 +28,8 @@ static const struct cli_command commands[] = {
 	{"check", cmd_check, cmd_check_usage, "can a checkpoint be restored here, onto which GPUs"},
 	{"options", cmd_options, cmd_options_usage,
 	 "the plugin's options, and whether those set here mean something"},
+	{"cdi", cmd_cdi, cmd_cdi_usage,
+	 "a CDI spec (Container Device Interface) of this host's GPUs"},
 };
 
 void cli_err(const char *fmt, ...)

@@ -60,6 +60,8 @@ int cmd_check(int argc, char *argv[]);
 void cmd_check_usage(FILE *out);
 int cmd_options(int argc, char *argv[]);
 void cmd_options_usage(FILE *out);
+int cmd_cdi(int argc, char *argv[]);
+void cmd_cdi_usage(FILE *out);
 
 /*
  * The plugin's options as a restore here would read them (the environment,
@@ -203,7 +205,9 @@ int json_put_opt_u64(struct json_object *obj, const char *key, uint64_t v, bool 
 /* Append to an array; releases val on failure. */
 int json_append(struct json_object *arr, struct json_object *val);
 
-/* Print one JSON document and a newline on stdout. 0 or -EIO. */
+/* The text json_print() prints (without its newline), owned by doc; NULL: no memory. */
+const char *json_text(struct json_object *doc);
+/* Print one JSON document and a newline on stdout. 0, -ENOMEM or -EIO. */
 int json_print(struct json_object *doc);
 
 #endif

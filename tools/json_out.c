@@ -151,11 +151,16 @@ int json_append(struct json_object *arr, struct json_object *val)
 	return 0;
 }
 
+const char *json_text(struct json_object *doc)
+{
+	return json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+							   JSON_C_TO_STRING_SPACED |
+							   JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
 int json_print(struct json_object *doc)
 {
-	const char *text = json_object_to_json_string_ext(
-		doc,
-		JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *text = json_text(doc);
 
 	if (!text)
 		return -ENOMEM;

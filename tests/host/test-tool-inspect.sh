@@ -11,38 +11,11 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOL=${TOOL:-$BUILD/amdgpu-criu}
-FX=$KFD_FIXTURES
-MI308X=$FX/k8sdp-mi308x-8gpu-cpx-32part-2socket
-MI210=$FX/k8sdp-mi210-8gpu-2hives-2socket
-VEGA10=$FX/k8sdp-vega10-mi25-1gpu-1socket
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-OUT=$TMP/stdout
-ERR=$TMP/stderr
+# shellcheck source=tests/lib/tool.sh
+. "$(dirname "$0")/../lib/tool.sh"
 MKIMAGE=$TMP/mkimage
 
-run() {
-	"$TOOL" "$@" >"$OUT" 2>"$ERR"
-	RC=$?
-}
-jqt() { [ "$(jq -e "$1" "$OUT" 2>/dev/null)" = true ]; }
-one_json() { [ "$(jq -s length "$OUT" 2>/dev/null)" = 1 ]; }
-expect_rc() {
-	if [ "$RC" -eq "$1" ]; then ok "$2"; else fail "$2 (rc=$RC: $(head -c 300 "$ERR"))"; fi
-}
-# error_exit DESC ARGS...: exit 2, nothing on stdout, one "amdgpu-criu: " line on stderr
-error_exit() {
-	local desc=$1
-	shift
-	run "$@"
-	if [ "$RC" -eq 2 ] && [ ! -s "$OUT" ] && [ "$(wc -l <"$ERR")" -eq 1 ] &&
-		grep -q '^amdgpu-criu: ' "$ERR"; then
-		ok "$desc"
-	else
-		fail "$desc (rc=$RC, stdout $(wc -c <"$OUT") bytes, stderr: $(head -c 300 "$ERR"))"
-	fi
-}
 # mkckpt DIR ARGS...: a fresh image directory DIR with mkimage ARGS
 mkckpt() {
 	local dir=$1
@@ -135,18 +108,18 @@ check "a checkpoint whose libhsakmt image records a path with control bytes is w
 for fmt in text json; do
 	args=(inspect "$TMP/ck-hsakmt-esc")
 	[ "$fmt" = text ] || args+=(--json)
-	error_exit "inspect ($fmt) refuses a libhsakmt image naming another file, in one line" "${args[@]}"
+	usage_error "inspect ($fmt) refuses a libhsakmt image naming another file, in one line" "${args[@]}"
 	check "... with no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
 	check "... showing the path escaped" grep -qF "names $SHOWN, not one of libhsakmt's files" "$ERR"
 done
 UTF8=$'/dev/shm/hsakmt\e]0;x\a\nforged: line\x7f\xc2\x9b\xc3\xa9'
 check "a checkpoint whose libhsakmt path is UTF-8 with controls is written" \
 	mkckpt "$TMP/ck-hsakmt-utf8" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path "$UTF8"
-error_exit "inspect --json refuses it in one line" inspect "$TMP/ck-hsakmt-utf8" --json
+usage_error "inspect --json refuses it in one line" inspect "$TMP/ck-hsakmt-utf8" --json
 check "... with no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
 check "an image whose relative path holds control bytes is written" \
 	mkckpt "$TMP/ck-hsakmt-rel" --sysfs "$MI308X" --nodes 2,3 --hsakmt 4242 --hsakmt-path $'\e]0;x\a\n../evil'
-error_exit "inspect refuses a relative path in one line" inspect "$TMP/ck-hsakmt-rel"
+usage_error "inspect refuses a relative path in one line" inspect "$TMP/ck-hsakmt-rel"
 check "the refusal has no control byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' '$ERR'"
 check "the refusal shows the path escaped" grep -qF '\x1b]0;x\x07\x0a../evil' "$ERR"
 
@@ -205,12 +178,12 @@ check "--verify reports the index checksum" jqt '.processes[0].gpus[0].verify | 
 cp -r "$CK" "$TMP/meta"
 size=$(stat -c %s "$TMP/meta/amdgpu-kfd-1.img")
 head -c $((size / 2)) "$CK/amdgpu-kfd-1.img" >"$TMP/meta/amdgpu-kfd-1.img"
-error_exit "inspect of a truncated process image exits 2 with one line" inspect "$TMP/meta"
+usage_error "inspect of a truncated process image exits 2 with one line" inspect "$TMP/meta"
 check "the error names the image" grep -q 'amdgpu-kfd-1.img' "$ERR"
-error_exit "inspect --json of a truncated process image exits 2" inspect --json "$TMP/meta"
-error_exit "check of a truncated process image exits 2" check "$TMP/meta" --sysfs "$MI308X"
+usage_error "inspect --json of a truncated process image exits 2" inspect --json "$TMP/meta"
+usage_error "check of a truncated process image exits 2" check "$TMP/meta" --sysfs "$MI308X"
 head -c 4096 /dev/urandom >"$TMP/meta/amdgpu-kfd-1.img"
-error_exit "inspect of a garbage process image exits 2" inspect "$TMP/meta" --verify
+usage_error "inspect of a garbage process image exits 2" inspect "$TMP/meta" --verify
 cp "$CK/amdgpu-kfd-1.img" "$TMP/meta/amdgpu-kfd-1.img"
 for off in 3 40 200 1000 3000 6000 9000; do
 	cp "$CK/amdgpu-kfd-1.img" "$TMP/meta/amdgpu-kfd-1.img"
@@ -224,18 +197,18 @@ for off in 3 40 200 1000 3000 6000 9000; do
 done
 cp "$CK/amdgpu-kfd-1.img" "$TMP/meta/amdgpu-kfd-1.img"
 head -c 100 "$CK/amdgpu-render-10.img" >"$TMP/meta/amdgpu-render-10.img"
-error_exit "inspect of a truncated render image exits 2" inspect "$TMP/meta"
+usage_error "inspect of a truncated render image exits 2" inspect "$TMP/meta"
 check "the error names the render image" grep -q 'amdgpu-render-10.img' "$ERR"
 
 # ---- hostile image directories -------------------------------------------------------------
 # an id spelt with leading zeros would alias amdgpu-kfd-1.img: refused, naming the file
 cp -r "$CK" "$TMP/zeros"
 cp "$CK/amdgpu-kfd-1.img" "$TMP/zeros/amdgpu-kfd-01.img"
-error_exit "inspect of a directory with amdgpu-kfd-01.img next to -1 exits 2" inspect "$TMP/zeros"
+usage_error "inspect of a directory with amdgpu-kfd-01.img next to -1 exits 2" inspect "$TMP/zeros"
 check "the error names amdgpu-kfd-01.img" grep -q 'amdgpu-kfd-01.img: image id with leading zeros' "$ERR"
-error_exit "check refuses it alike" check "$TMP/zeros" --sysfs "$MI308X"
+usage_error "check refuses it alike" check "$TMP/zeros" --sysfs "$MI308X"
 rm "$TMP/zeros/amdgpu-kfd-1.img"
-error_exit "inspect of amdgpu-kfd-01.img alone exits 2" inspect "$TMP/zeros"
+usage_error "inspect of amdgpu-kfd-01.img alone exits 2" inspect "$TMP/zeros"
 check "the error names the file the user has" bash -c "grep -q 'amdgpu-kfd-01.img' '$ERR' && ! grep -q 'amdgpu-kfd-1.img' '$ERR'"
 
 # a FIFO or a symbolic link in place of an image: refused at once, naming the file
@@ -254,7 +227,7 @@ check "inspect --verify with a FIFO as a BO index exits 1, not hanging" test "$R
 check "the DAMAGED line names the FIFO" grep -q '^verify: gpu 41657: DAMAGED: amdgpu-bo-1-41657.idx: a FIFO' "$OUT"
 cp -r "$CK" "$TMP/link"
 mv "$TMP/link/amdgpu-kfd-1.img" "$TMP/link/real.img" && ln -s real.img "$TMP/link/amdgpu-kfd-1.img"
-error_exit "inspect of a symlinked image exits 2" inspect "$TMP/link"
+usage_error "inspect of a symlinked image exits 2" inspect "$TMP/link"
 check "the error says symbolic links are refused, naming the file" grep -q 'amdgpu-kfd-1.img: a symbolic link; symbolic links are refused' "$ERR"
 
 # strings from an image reach the terminal escaped: no escape sequence, no line break
@@ -279,18 +252,18 @@ check "check's refusal is one line" bash -c "[ \$(wc -l <'$OUT') -eq 1 ]"
 check "check's refusal names the release escaped" grep -Fq 'kernel 6.1\x1b[2J\x0afake: ok\\, whose' "$OUT"
 
 # ---- usage -----------------------------------------------------------------------------------------
-error_exit "inspect without IMGDIR exits 2" inspect
-error_exit "inspect with two directories exits 2" inspect "$CK" "$CK"
-error_exit "inspect with a bad option exits 2" inspect "$CK" --bogus
-error_exit "inspect of a missing directory exits 2" inspect "$TMP/nonexistent"
+usage_error "inspect without IMGDIR exits 2" inspect
+usage_error "inspect with two directories exits 2" inspect "$CK" "$CK"
+usage_error "inspect with a bad option exits 2" inspect "$CK" --bogus
+usage_error "inspect of a missing directory exits 2" inspect "$TMP/nonexistent"
 mkdir "$TMP/empty"
-error_exit "inspect of a directory without amdgpu images exits 2" inspect "$TMP/empty"
+usage_error "inspect of a directory without amdgpu images exits 2" inspect "$TMP/empty"
 check "the error says there is no image" grep -q 'holds no amdgpu' "$ERR"
-error_exit "check without IMGDIR exits 2" check --sysfs "$MI308X"
-error_exit "check with a bad LIST exits 2" check "$CK" --sysfs "$MI308X" --to-nodes 3-2
-error_exit "check with a CPU node in --to-nodes exits 2" check "$CK" --sysfs "$MI308X" --to-nodes 0,18
-error_exit "check with a missing --sysfs dir exits 2" check "$CK" --sysfs "$TMP/nonexistent"
-KFD_NUMA_CHECK=maybe error_exit "check with a bad KFD_*_CHECK exits 2" check "$CK" --sysfs "$MI308X"
+usage_error "check without IMGDIR exits 2" check --sysfs "$MI308X"
+usage_error "check with a bad LIST exits 2" check "$CK" --sysfs "$MI308X" --to-nodes 3-2
+usage_error "check with a CPU node in --to-nodes exits 2" check "$CK" --sysfs "$MI308X" --to-nodes 0,18
+usage_error "check with a missing --sysfs dir exits 2" check "$CK" --sysfs "$TMP/nonexistent"
+KFD_NUMA_CHECK=maybe usage_error "check with a bad KFD_*_CHECK exits 2" check "$CK" --sysfs "$MI308X"
 
 # ---- check ------------------------------------------------------------------------------------------
 run check "$CK" --sysfs "$MI308X"
@@ -334,9 +307,9 @@ AMDGPU_CRIU_GPUS="renderD$r6" run check "$CK210" --sysfs "$TMP/mi210"
 expect_rc 1 "MI210 pair onto one named GPU exits 1"
 AMDGPU_CRIU_GPUS="renderD$r6,renderD$r7" run check "$CK210" --sysfs "$TMP/mi210" --to-nodes 2,3 --json
 check "--to-nodes wins over AMDGPU_CRIU_GPUS" jqt '[.map[].dst_node] == [2, 3]'
-AMDGPU_CRIU_GPUS="card0" error_exit "check with a bad AMDGPU_CRIU_GPUS exits 2" check "$CK210" --sysfs "$TMP/mi210"
+AMDGPU_CRIU_GPUS="card0" usage_error "check with a bad AMDGPU_CRIU_GPUS exits 2" check "$CK210" --sysfs "$TMP/mi210"
 check "the error names the variable and the bad word" grep -q "AMDGPU_CRIU_GPUS: 'card0' is no render node (" "$ERR"
-AMDGPU_CRIU_GPUS="renderD250" error_exit "check with AMDGPU_CRIU_GPUS naming no GPU exits 2" check "$CK210" --sysfs "$TMP/mi210"
+AMDGPU_CRIU_GPUS="renderD250" usage_error "check with AMDGPU_CRIU_GPUS naming no GPU exits 2" check "$CK210" --sysfs "$TMP/mi210"
 check "the error names the render node and those of the node" \
 	grep -q "AMDGPU_CRIU_GPUS names render node renderD250, which no usable GPU of this node has (its GPUs' render nodes: renderD" "$ERR"
 
@@ -367,7 +340,7 @@ check "check maps the union of their GPUs" jqt '[.map[].src_node] == [2, 3, 4] a
 # images of two different dump nodes disagree
 CKX=$TMP/ckx
 mkckpt "$CKX" --sysfs "$MI308X" --nodes 2 && "$MKIMAGE" --out "$CKX" --sysfs "$VEGA10" --nodes 1 --id 2
-error_exit "check of images that disagree exits 2" check "$CKX" --sysfs "$MI308X"
+usage_error "check of images that disagree exits 2" check "$CKX" --sysfs "$MI308X"
 check "the error names the node" grep -q 'disagree about node 1 ' "$ERR"
 check "the error names both images" bash -c "grep -q 'amdgpu-kfd-1.img' '$ERR' && grep -q 'amdgpu-kfd-2.img' '$ERR'"
 
@@ -397,7 +370,7 @@ mkckpt "$CKL" --sysfs "$MI308X" --nodes 2 --bo-record "$local_size"
 if [ -d /sys/class/kfd/kfd/topology ]; then
 	ok "check on this host's topology # SKIP this host has KFD"
 else
-	error_exit "check on a host without KFD exits 2" check "$CKL"
+	usage_error "check on a host without KFD exits 2" check "$CKL"
 	check "the error names the local topology" grep -q '/sys/class/kfd/kfd/topology' "$ERR"
 fi
 

@@ -7,46 +7,9 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/tap.sh"
 
 TOOL=$BUILD/amdgpu-criu
-FX=$KFD_FIXTURES
-MI308X=$FX/k8sdp-mi308x-8gpu-cpx-32part-2socket
-MI210=$FX/k8sdp-mi210-8gpu-2hives-2socket
-VEGA10=$FX/k8sdp-vega10-mi25-1gpu-1socket
+# shellcheck source=tests/lib/tool.sh
+. "$(dirname "$0")/../lib/tool.sh"
 WORKSTATION=$FX/rocprofsdk-testdata-workstation-3gpu-plus-3-foreign-nodes
-
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-OUT=$TMP/stdout
-ERR=$TMP/stderr
-
-# run ARGS...: the tool's stdout in $OUT, stderr in $ERR, exit status in $RC
-run() {
-	"$TOOL" "$@" >"$OUT" 2>"$ERR"
-	RC=$?
-}
-
-# jqt FILTER: true if FILTER evaluates to true on $OUT
-jqt() { [ "$(jq -e "$1" "$OUT" 2>/dev/null)" = true ]; }
-
-# one_json: stdout is exactly one JSON value
-one_json() { [ "$(jq -s length "$OUT" 2>/dev/null)" = 1 ]; }
-
-# usage_error DESC ARGS...: exit 2, nothing on stdout, one "amdgpu-criu: " line on stderr
-usage_error() {
-	local desc=$1
-	shift
-	run "$@"
-	if [ "$RC" -eq 2 ] && [ ! -s "$OUT" ] && [ "$(wc -l <"$ERR")" -eq 1 ] &&
-		grep -q '^amdgpu-criu: ' "$ERR"; then
-		ok "$desc"
-	else
-		fail "$desc (rc=$RC, stdout $(wc -c <"$OUT") bytes, stderr: $(head -c 300 "$ERR"))"
-	fi
-}
-
-# expect RC DESC: the last run ended with status RC
-expect_rc() {
-	if [ "$RC" -eq "$1" ]; then ok "$2"; else fail "$2 (rc=$RC: $(head -c 300 "$ERR"))"; fi
-}
 
 # render minor of node N in topology DIR
 minor_of() { sed -n 's/^drm_render_minor //p' "$1/nodes/$2/properties"; }
@@ -227,14 +190,8 @@ check "a listed GPU without gpu_id is named" grep -qF 'destination GPU node 6 is
 check "both say why in the same words" test -n "$why_default" -a "$(grep -o '(no gpu_id[^)]*)' "$ERR")" = "$why_default"
 
 # ---- a GPU hidden by the device cgroup (EACCES), as an unprivileged user ------------------
-nobody=65534
-if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
-	setpriv --reuid=$nobody --regid=$nobody --clear-groups test -x "$TOOL" 2>/dev/null; then
-	chmod 755 "$TMP"
-	cp -r "$MI308X" "$TMP/hidden"
-	chmod -R a+rX "$TMP/hidden"
-	chmod 000 "$TMP/hidden/nodes/5/properties" "$TMP/hidden/nodes/5/gpu_id" "$TMP/hidden/nodes/5/name"
-	as_nobody() { setpriv --reuid=$nobody --regid=$nobody --clear-groups "$TOOL" "$@" >"$OUT" 2>"$ERR"; RC=$?; }
+if nobody_runs; then
+	hide_gpu "$MI308X" "$TMP/hidden" 5
 	as_nobody topology --sysfs "$TMP/hidden"
 	check "a hidden GPU is shown as (not accessible)" grep -Eq '^ +5 +\(not accessible\)$' "$OUT"
 	as_nobody topology --sysfs "$TMP/hidden" --json
