@@ -548,6 +548,18 @@ struct kfdsim_process {
 	/* SVM (svm.c), under mutex: ranges in the kernel's list order */
 	struct list_head svm_ranges;
 	struct list_head svm_pending;		/* CRIU RESTORE -> RESUME */
+	/*
+	 * CPU unmaps that may hit a range, noted by the MMU notifier (which
+	 * must not take the mutex) under svm_unmap_lock and applied under the
+	 * mutex before the ranges are next looked at. svm_lo/svm_hi (pages,
+	 * written under the mutex, read by the notifier) bound every range
+	 * registered since the last flush.
+	 */
+	spinlock_t svm_unmap_lock;
+	struct list_head svm_unmaps;
+	u32 n_svm_unmaps;
+	bool svm_unmaps_lost;
+	u64 svm_lo, svm_hi;
 
 	/* CRIU state (criu.c, section 3.2 of the ABI document), under mutex */
 	bool queues_paused;
@@ -756,6 +768,7 @@ int kfdsim_ioctl_svm_validate(void *data, unsigned int usize);
 bool kfdsim_svm_overlaps(struct kfdsim_process *p, u64 addr, u64 size);
 int kfdsim_svm_switch_xnack(struct kfdsim_process *p, bool enable);
 void kfdsim_svm_destroy_process(struct kfdsim_process *p);
+void kfdsim_svm_note_unmap(struct kfdsim_process *p, unsigned long start, unsigned long end);
 u32 kfdsim_svm_count(struct kfdsim_process *p, u32 *pending);
 u32 kfdsim_svm_checkpoint_info(struct kfdsim_process *p, u64 *size);
 int kfdsim_svm_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);

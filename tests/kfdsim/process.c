@@ -87,8 +87,19 @@ static void kfdsim_notifier_release(struct mmu_notifier *mn, struct mm_struct *m
 	release_internal(p);
 }
 
+/* munmap: SVM ranges lose what was unmapped (svm_range_unmap_from_cpu()) */
+static int kfdsim_notifier_invalidate_range_start(struct mmu_notifier *mn,
+						  const struct mmu_notifier_range *range)
+{
+	if (range->event == MMU_NOTIFY_UNMAP)
+		kfdsim_svm_note_unmap(container_of(mn, struct kfdsim_process, mmu_notifier),
+				      range->start, range->end);
+	return 0;
+}
+
 static const struct mmu_notifier_ops kfdsim_mmu_notifier_ops = {
 	.release = kfdsim_notifier_release,
+	.invalidate_range_start = kfdsim_notifier_invalidate_range_start,
 	.alloc_notifier = kfdsim_alloc_notifier,
 	.free_notifier = kfdsim_free_notifier,
 };
@@ -205,6 +216,9 @@ static struct kfdsim_process *create_process(struct task_struct *thread)
 	INIT_LIST_HEAD(&p->queues);
 	INIT_LIST_HEAD(&p->svm_ranges);
 	INIT_LIST_HEAD(&p->svm_pending);
+	spin_lock_init(&p->svm_unmap_lock);
+	INIT_LIST_HEAD(&p->svm_unmaps);
+	p->svm_lo = U64_MAX;
 	INIT_DELAYED_WORK(&p->restore_userptr_work, kfdsim_restore_userptr_worker);
 	p->mm = thread->mm;
 	p->lead_thread = thread->group_leader;

@@ -16,8 +16,19 @@
  * CRIU CHECKPOINT writes them in.
  *
  * Nothing is migrated or mapped: actual_loc and mapped_to_gpu are
- * bookkeeping with the kernel's effect on later splits. Ranges are not
- * removed when their memory is unmapped (no interval notifiers).
+ * bookkeeping with the kernel's effect on later splits.
+ *
+ * CPU unmaps (svm_range_unmap_from_cpu()): what munmap takes from a range's
+ * memory leaves the range (cut, split or removed), so that a later
+ * allocation at those addresses is not refused as "already allocated by
+ * SVM" (libhsakmt 6.x unmaps a destroyed queue's CWSR range and mmap hands
+ * the addresses out again). The process's MMU notifier notes each unmap
+ * that may hit a range (kfdsim_svm_note_unmap()); they are applied under
+ * the process mutex before the ranges are next looked at, as KFD flushes
+ * its deferred list (svm_range_list_lock_and_flush_work()). A range a live
+ * queue uses (its CWSR area) evicts the process's queues when unmapped, as
+ * KFD does ("Freeing queue vital buffer"), at that point rather than at
+ * the munmap.
  *
  * CRIU: PROCESS_INFO counts the ranges; CHECKPOINT writes one object per
  * range (24 bytes + 8 * (4 + pdds)) whose attributes come from a GET_ATTR
@@ -32,6 +43,7 @@
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
@@ -363,6 +375,155 @@ static int range_is_valid(struct kfdsim_process *p, struct mm_struct *mm, u64 st
 	return overlaps_bo_mapping(p, start, start + size - 1) ? -EADDRINUSE : 0;
 }
 
+/* ---- CPU unmaps ---------------------------------------------------------------------- */
+
+struct svm_unmap {
+	struct list_head list;		/* process->svm_unmaps */
+	u64 start, last;		/* pages */
+};
+
+/* More noted unmaps than this before a flush: the rest are counted as lost */
+#define SVM_UNMAPS_MAX	4096
+
+/* A range now spans [start, last]: widen the bound the notifier filters with */
+static void bound_range(struct kfdsim_process *p, const struct kfdsim_svm_range *r)
+{
+	if (r->start < p->svm_lo)
+		WRITE_ONCE(p->svm_lo, r->start);
+	if (r->last > p->svm_hi)
+		WRITE_ONCE(p->svm_hi, r->last);
+}
+
+/*
+ * From the MMU notifier (mmap lock held, p->mutex must not be taken): note
+ * [start, end) if it may hit a range. A note that cannot be kept (no memory,
+ * too many) is counted and reported at the next flush.
+ */
+void kfdsim_svm_note_unmap(struct kfdsim_process *p, unsigned long start, unsigned long end)
+{
+	u64 first = start >> PAGE_SHIFT, last = (end >> PAGE_SHIFT) - 1;
+	struct svm_unmap *u, *prev;
+
+	if (end <= start || last < READ_ONCE(p->svm_lo) || first > READ_ONCE(p->svm_hi))
+		return;
+	u = kmalloc(sizeof(*u), GFP_NOWAIT | __GFP_NOWARN);
+	spin_lock(&p->svm_unmap_lock);
+	prev = list_empty(&p->svm_unmaps) ? NULL :
+	       list_last_entry(&p->svm_unmaps, struct svm_unmap, list);
+	if (prev && first <= prev->last + 1 && last + 1 >= prev->start) {
+		prev->start = min(prev->start, first);
+		prev->last = max(prev->last, last);
+	} else if (u && p->n_svm_unmaps < SVM_UNMAPS_MAX) {
+		u->start = first;
+		u->last = last;
+		list_add_tail(&u->list, &p->svm_unmaps);
+		p->n_svm_unmaps++;
+		u = NULL;
+	} else {
+		p->svm_unmaps_lost = true;
+	}
+	spin_unlock(&p->svm_unmap_lock);
+	kfree(u);
+}
+
+/* Takes [first, last] out of @r; @r may go. Returns false on ENOMEM. */
+static bool unmap_from_range(struct kfdsim_process *p, struct kfdsim_svm_range *r, u64 first,
+			     u64 last, bool *evict)
+{
+	u64 cut_start = max(first, r->start), cut_last = min(last, r->last);
+	struct kfdsim_svm_range *tail;
+
+	if (r->queue_refcount) {
+		pr_warn("kfdsim: Freeing queue vital buffer 0x%llx, queue evicted\n",
+			r->start << PAGE_SHIFT);
+		*evict = true;
+	}
+	if (cut_start == r->start && cut_last == r->last) {
+		list_del(&r->list);
+		range_free(p, r, true);
+		return true;
+	}
+	if (cut_start > r->start && cut_last < r->last) {
+		tail = range_new(p, cut_last + 1, r->last, false);
+		if (!tail)
+			return false;
+		copy_attrs(tail, r);
+		tail->queue_refcount = r->queue_refcount;
+		list_add_tail(&tail->list, &p->svm_ranges);
+		r->last = cut_last;
+	}
+	/* the reservation of the pages cut off goes with them */
+	if (!p->xnack_enabled)
+		kfdsim_unreserve_mem_limit(NULL, (cut_last - cut_start + 1) << PAGE_SHIFT,
+					   KFD_IOC_ALLOC_MEM_FLAGS_USERPTR);
+	if (cut_start == r->start)
+		r->start = cut_last + 1;
+	else
+		r->last = cut_start - 1;
+	return true;
+}
+
+/* One noted unmap applied to every range it hits; false: try again later */
+static bool apply_unmap(struct kfdsim_process *p, const struct svm_unmap *u, bool *evict)
+{
+	struct kfdsim_svm_range *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &p->svm_ranges, list)
+		if (r->last >= u->start && r->start <= u->last &&
+		    !unmap_from_range(p, r, u->start, u->last, evict))
+			return false;
+	return true;
+}
+
+/* svm_range_list_lock_and_flush_work(): the noted unmaps, under p->mutex */
+static void flush_unmaps(struct kfdsim_process *p)
+{
+	struct kfdsim_svm_range *r;
+	LIST_HEAD(todo);
+	struct svm_unmap *u, *tmp;
+	bool lost, evict = false;
+
+	lockdep_assert_held(&p->mutex);
+	spin_lock(&p->svm_unmap_lock);
+	list_splice_init(&p->svm_unmaps, &todo);
+	p->n_svm_unmaps = 0;
+	lost = p->svm_unmaps_lost;
+	p->svm_unmaps_lost = false;
+	spin_unlock(&p->svm_unmap_lock);
+	if (lost)
+		pr_warn("kfdsim: pid %d: CPU unmaps of SVM memory were not noted (no memory); its ranges may be stale\n",
+			task_tgid_nr(p->lead_thread));
+	list_for_each_entry_safe(u, tmp, &todo, list) {
+		if (!apply_unmap(p, u, &evict))
+			break;
+		list_del(&u->list);
+		kfree(u);
+	}
+	if (!list_empty(&todo)) {
+		/* ENOMEM splitting a range: the rest waits for the next flush */
+		spin_lock(&p->svm_unmap_lock);
+		list_splice(&todo, &p->svm_unmaps);
+		spin_unlock(&p->svm_unmap_lock);
+	}
+	/* the bound shrinks back to the ranges left */
+	WRITE_ONCE(p->svm_lo, U64_MAX);
+	WRITE_ONCE(p->svm_hi, 0);
+	list_for_each_entry(r, &p->svm_ranges, list)
+		bound_range(p, r);
+	if (evict)
+		kfdsim_evict_process_queues(p);
+}
+
+static void free_unmaps(struct kfdsim_process *p)
+{
+	struct svm_unmap *u, *tmp;
+
+	list_for_each_entry_safe(u, tmp, &p->svm_unmaps, list) {
+		list_del(&u->list);
+		kfree(u);
+	}
+}
+
 /* svm_range_split(): @r keeps [start, last], *@new gets the rest */
 static int range_split(struct kfdsim_process *p, struct kfdsim_svm_range *r, u64 start,
 		       u64 last, struct kfdsim_svm_range **new)
@@ -530,8 +691,10 @@ static int svm_set_attr(struct kfdsim_process *p, struct mm_struct *mm, u64 star
 		return ret;
 	}
 	/* apply as a transaction: new ranges and clones go to the tail */
-	list_for_each_entry_safe(r, tmp, &insert_list, list)
+	list_for_each_entry_safe(r, tmp, &insert_list, list) {
 		list_move_tail(&r->list, &p->svm_ranges);
+		bound_range(p, r);
+	}
 	list_for_each_entry(r, &update_list, update_list)
 		apply_attrs(p, r, nattr, attrs, &update_mapping);
 	list_for_each_entry_safe(r, tmp, &remove_list, update_list) {
@@ -694,6 +857,7 @@ int kfdsim_ioctl_svm(struct file *filep, struct kfdsim_process *p, void *data)
 	size = args->size >> PAGE_SHIFT;
 
 	mutex_lock(&p->mutex);
+	flush_unmaps(p);
 	switch (args->op) {
 	case KFD_IOCTL_SVM_OP_SET_ATTR:
 		ret = svm_set_attr(p, current->mm, start, size, args->nattr, args->attrs);
@@ -713,6 +877,7 @@ int kfdsim_ioctl_svm(struct file *filep, struct kfdsim_process *p, void *data)
 /* ALLOC_MEMORY_OF_GPU: does [addr, addr + size) hit a registered range? */
 bool kfdsim_svm_overlaps(struct kfdsim_process *p, u64 addr, u64 size)
 {
+	flush_unmaps(p);
 	return next_overlap(p, addr >> PAGE_SHIFT, (addr + size - 1) >> PAGE_SHIFT, NULL);
 }
 
@@ -723,6 +888,7 @@ int kfdsim_svm_switch_xnack(struct kfdsim_process *p, bool enable)
 	u64 reserved = 0;
 	int ret = 0;
 
+	flush_unmaps(p);
 	list_for_each_entry(r, &p->svm_ranges, list) {
 		if (enable) {
 			kfdsim_unreserve_mem_limit(NULL, range_bytes(r),
@@ -757,6 +923,7 @@ void kfdsim_svm_destroy_process(struct kfdsim_process *p)
 {
 	free_list(p, &p->svm_ranges, true);
 	free_pending(p);
+	free_unmaps(p);
 }
 
 u32 kfdsim_svm_count(struct kfdsim_process *p, u32 *pending)
@@ -765,6 +932,7 @@ u32 kfdsim_svm_count(struct kfdsim_process *p, u32 *pending)
 	struct criu_svm_pending *m;
 	u32 n = 0;
 
+	flush_unmaps(p);
 	if (pending) {
 		*pending = 0;
 		list_for_each_entry(m, &p->svm_pending, list)
@@ -800,6 +968,7 @@ int kfdsim_svm_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off)
 	u32 i;
 	int ret = 0;
 
+	flush_unmaps(p);
 	if (list_empty(&p->svm_ranges))
 		return 0;
 	mm = get_task_mm(p->lead_thread);
@@ -937,6 +1106,7 @@ int kfdsim_svm_queue_buffer_get(struct kfdsim_pdd *pdd, u64 addr, u64 size)
 	u64 a = addr >> PAGE_SHIFT, n = size >> PAGE_SHIFT;
 
 	lockdep_assert_held(&p->mutex);
+	flush_unmaps(p);
 	while (n) {
 		r = range_from_addr(p, a);
 		if (!r || !r->mapped_to_gpu ||

@@ -1474,6 +1474,7 @@ static void test_svm(__attribute__((unused)) void *unused)
 	pid_t me = getpid();
 	void *m;
 	long rc;
+	int n;
 
 	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	if (!ok(kfd >= 0 && acquire_all(kfd, render) == 0, "SVM: /dev/kfd, ACQUIRE_VM"))
@@ -1564,6 +1565,23 @@ static void test_svm(__attribute__((unused)) void *unused)
 		ok(1, "XNACK on: a new range is accessible by every GPU # SKIP XNACK not supported");
 		ok(1, "XNACK off again # SKIP");
 	}
+
+	/* CPU unmaps take their pages out of the ranges (svm_range_unmap_from_cpu) */
+	n = proc_state(me, "svm_ranges");
+	ok(munmap((void *)(SVM_ADDR + 20 * PAGE), 8 * PAGE) == 0 &&
+	   proc_state(me, "svm_ranges") == n + 1,
+	   "munmap of pages 20-27: the range of pages 16-31 is cut in two (%d ranges)", n + 1);
+	ok(munmap((void *)(SVM_ADDR + 64 * PAGE), 16 * PAGE) == 0 &&
+	   proc_state(me, "svm_ranges") == n - 1,
+	   "munmap of pages 64-79: their two ranges are gone (%d ranges)", n - 1);
+	m = mmap((void *)(SVM_ADDR + 20 * PAGE), 8 * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ok(m == (void *)(SVM_ADDR + 20 * PAGE) && svm_get(kfd, 20, 8, &g) == 0 &&
+	   g.pref == UNDEF && g.gran == 9 && svm_get(kfd, 16, 4, &g) == 0 && g.pref == 0,
+	   "pages 20-27 mapped again: no range (defaults); pages 16-19 keep theirs");
+	off = SVM_ADDR + 20 * PAGE;
+	ok(kfd_alloc(kfd, g0, 0x7f0000000000ULL, 8 * PAGE, F_USERPTR | F_RW, &h, &off) == 0,
+	   "ALLOC userptr of the memory mapped again there: no longer EADDRINUSE");
 }
 
 /* App S: SVM ranges only; the dumper checkpoints it */
