@@ -22,7 +22,8 @@
  * restored events). A waiter that passes a non-zero last_event_age on a
  * signal event is activated at once when the age differs (a signal it has
  * not seen yet, even one another waiter consumed), and a COMPLETE wait
- * writes each such event's current age back; 0 keeps the old behaviour.
+ * writes each such event's current age back, a restored event's 0 too, as
+ * KFD does; 0 keeps the old behaviour.
  * ROCr 6.x waits this way, which closes the lost wake-up of ROCr 5.x's
  * queue destruction (see README).
  *
@@ -490,13 +491,18 @@ static int copy_event_ages(struct kfdsim_process *p, const struct event_waiter *
 			spin_unlock(&p->event_lock);
 			return -EINVAL;
 		}
-		ages[i] = w[i].activated && w[i].event_age_enabled ? ev->event_age : 0;
+		/* age + 1, 0: nothing to tell (a restored event's age is 0) */
+		ages[i] = w[i].activated && w[i].event_age_enabled ? ev->event_age + 1 : 0;
 	}
 	spin_unlock(&p->event_lock);
-	for (i = 0; i < n; i++)
-		if (ages[i] && copy_to_user(&data[i].signal_event_data.last_event_age,
-					    &ages[i], sizeof(ages[i])))
+	for (i = 0; i < n; i++) {
+		if (!ages[i]--)
+			continue;
+		/* as KFD, also a restored event's 0: the waiter then waits without age */
+		if (copy_to_user(&data[i].signal_event_data.last_event_age, &ages[i],
+				 sizeof(ages[i])))
 			return -EFAULT;
+	}
 	return 0;
 }
 

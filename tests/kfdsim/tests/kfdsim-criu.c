@@ -1126,6 +1126,8 @@ static void restore_fail(void *arg)
 }
 
 /* The good restore, onto the other GPU; waits for RESUME, maps the userptr range. */
+static int wait_age(int kfd, uint32_t id, uint64_t *age, uint32_t timeout);
+
 static void restore_good(__attribute__((unused)) void *unused)
 {
 	struct kfd_criu_device_bucket devs[2];
@@ -1136,7 +1138,7 @@ static void restore_good(__attribute__((unused)) void *unused)
 	struct kfd_ioctl_get_process_apertures_new_args an = {
 		.kfd_process_device_apertures_ptr = (uintptr_t)ap, .num_of_nodes = 2 };
 	int kfd, render[2], i, all, rc, fds0;
-	uint64_t h, idx;
+	uint64_t h, idx, age;
 	uint8_t *p;
 	char c;
 
@@ -1206,6 +1208,14 @@ static void restore_good(__attribute__((unused)) void *unused)
 	ok(p != MAP_FAILED, "doorbell mmap at the restored offset (new actual gpu)");
 	rc = kfd_alloc(kfd, gpus[0].id, 0x400000000ULL, 4096, F_GTT | F_RW, &h, NULL);
 	ok(rc == 0 && h >> 32 == gpus[0].id, "ALLOC with the old (user) gpu id works, handle has the user id");
+	/* KFD restores events with age 0 and, as for any age, writes it back */
+	age = 1;
+	rc = wait_age(kfd, 1, &age, 0);
+	ok(rc == KFD_IOC_WAIT_RESULT_COMPLETE && age == 0,
+	   "restored signal event 1: a wait with the age it had (1) completes at once, age 0 written back (%d, %llu)",
+	   rc, (unsigned long long)age);
+	ok(wait_age(kfd, 1, &age, 0) == KFD_IOC_WAIT_RESULT_TIMEOUT,
+	   "then a wait with age 0 (none) times out: the event was never set");
 wait:
 	c = 'r';
 	if (write(rpipe[1], &c, 1) != 1)
