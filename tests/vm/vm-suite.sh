@@ -328,6 +328,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	cp "$VM_ROOT/tests/lib/tap.sh" "$ov/test/lib/tap.sh"
 	cp "$HERE/guest/lib.sh" "$ov/test/lib/guest.sh"
 	cp "$HERE/guest/ct.sh" "$ov/test/lib/ct.sh"
+	cp "$HERE/guest/rocm_cr.sh" "$ov/test/lib/rocm_cr.sh"
 	: >"$ov/test/vm/order"
 	guest_tests >"$WORKDIR/tests${BOOT:+-$BOOT}"
 	TESTS_LIMIT=0
@@ -349,7 +350,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
-	! grep -q '^test-rocm-testing' "$ov/test/vm/order" || install_rocm_testing "$ov"
+	! grep -qE '^test-rocm(-testing|6-)' "$ov/test/vm/order" || install_rocm_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
 	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT=

@@ -125,8 +125,10 @@ static hsa_status_t find_agent(hsa_agent_t agent, void *data)
 #define TRY(w, call, ...)                                                                          \
 	({                                                                                         \
 		hsa_status_t st_ = (call);                                                         \
-		if (st_ != HSA_STATUS_SUCCESS)                                                     \
+		if (st_ != HSA_STATUS_SUCCESS) {                                                   \
+			fprintf(stderr, "%s: status %#x\n", #call, st_);                           \
 			rc_fail(&(w)->res, __VA_ARGS__);                                           \
+		}                                                                                  \
 		st_ == HSA_STATUS_SUCCESS;                                                         \
 	})
 
@@ -259,12 +261,15 @@ static void exercise_gpu(struct workload *w, int gi)
 	    hsa_queue_create(g->agent, 128, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
 			     UINT32_MAX, &q),
 	    "gpu %d: new queue", gi);
-	for (int i = 0; i < w->churn && !w->res.failures; i++)
+	for (int i = 0; i < w->churn && !w->res.failures; i++) {
+		/* where a hang is, in the output */
+		fprintf(stderr, "gpu %d: churn queue %d\n", gi, i);
 		if (TRY(w,
 			hsa_queue_create(g->agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
 					 UINT32_MAX, &q),
 			"gpu %d: churn queue %d", gi, i))
 			TRY(w, hsa_queue_destroy(q), "gpu %d: destroy of churn queue %d", gi, i);
+	}
 	TRY(w, hsa_signal_destroy(g->signal), "gpu %d: signal destroy", gi);
 	TRY(w, hsa_signal_destroy(g->irq_signal), "gpu %d: interrupt signal destroy", gi);
 	TRY(w, hsa_amd_memory_unlock(g->locked_host), "gpu %d: unlock", gi);

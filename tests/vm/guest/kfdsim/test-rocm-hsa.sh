@@ -1,87 +1,17 @@
 #!/bin/sh
+# shellcheck disable=SC2034 # the ROCM_HSA* variables are read by /test/lib/rocm_cr.sh
 # vm-boot: rocm
 # vm-timeout: 420
-# A process on Debian's ROCr (tests/workloads/rocm/rocm-hsa: hsa_init, VRAM
-# and system pools, memory locked for the GPU, signals, an AQL queue)
+# A process on Debian's ROCr 5.2.3 (tests/workloads/rocm/rocm-hsa: hsa_init,
+# VRAM and system pools, memory locked for the GPU, signals, an AQL queue)
 # dumped and restored with the plugin, then re-checked by itself (every
 # filled byte, signal values, the queue; then signals stored and waited for,
-# new allocations, a new queue, memory and signals freed):
-#   leave    `criu dump --leave-running`, the process goes on; a second
-#            dump (the first image set stays), restore of the second; the
-#            scratch VA and trap handler ROCr set per GPU are gone after the
-#            restore, as in KFD (kfdsim/settings.c)
-#   machine  dumped on the boot's machine (2 GPUs), restored on 2 of the
-#            MI210 machine's 8 GPUs (2 CPU nodes)
-# The workload creates queues after the restore but destroys none and skips
-# hsa_shut_down: ROCr 5.2.3's queue destruction has a lost wake-up of its own
-# (tests/workloads/rocm/rocm-hsa.c, exercise_gpu()). It exits without
-# hsaKmtCloseKFD, so libhsakmt's /dev/shm files are removed here at the end.
-# ROCM_HSA names another build of the workload (test-rocm6-hsa: ROCr 6.4),
-# ROCM_HSA_ARGS options for it, ROCM_HSA_RUNTIME the debug runtime state
-# its ROCr leaves (kfdsim debugfs "runtime=").
+# new allocations, a new queue, memory and signals freed); scenarios in
+# /test/lib/rocm_cr.sh (tests/vm/guest/rocm_cr.sh). The workload creates
+# queues after the restore but destroys none and skips hsa_shut_down: ROCr
+# 5.2.3's queue destruction has a lost wake-up of its own
+# (tests/workloads/rocm/rocm-hsa.c, exercise_gpu()).
 . /test/lib/guest.sh
-
-GPU_WL=${ROCM_HSA:-/test/bin/rocm-hsa}
-DESC=/test/kfdsim/machines/mi210.desc
-gpu_wl_missing && { tap_done; exit; }
-kfdsim_debugfs || true
-
-# settings PID: kfdsim's per-GPU settings of PID's KFD process (debugfs
-# "settings=": policy/scratch VA/trap TBA/trap TMA per GPU)
-settings() { kfd_state "$1" | sed -n 's/.* settings=\([^ ]*\).*/\1/p'; }
-# runtime PID: "enabled" or "disabled" (RUNTIME_ENABLE; ROCr 6.x enables it
-# at hsa_init, 5.2.3 knows no such call)
-runtime() { kfd_state "$1" | sed -n 's/.* runtime=\([a-z]*\).*/\1/p'; }
-
-# --- leave ---
-# shellcheck disable=SC2086 # ROCM_HSA_ARGS is a list of options
-if gpu_start leave ${ROCM_HSA_ARGS:-}; then
-	pid=$WL_PID
-	sed -n 's/^gpu /# agent: /p' "$R.ready"
-	check "leave: ROCr shows both GPUs as agents" grep -q '^gpus 2$' "$R.ready"
-	before=$(settings "$pid")
-	diag "leave: settings before the dump: $before"
-	check "leave: ROCr set a scratch backing VA and a trap handler on each GPU" \
-		eval 'echo "$before" | tr "," "\n" | awk -F/ "\$3 == \"0x0\" || \$4 == \"0x0\" { bad = 1 } END { exit bad || NR != 2 }"'
-	check "leave: the debug runtime is ${ROCM_HSA_RUNTIME:-disabled} before the dump" \
-		test "$(runtime "$pid")" = "${ROCM_HSA_RUNTIME:-disabled}"
-	criu_dump "$WORK/img-leave1" "$pid" --leave-running
-	rc=$?
-	check "leave: dump --leave-running (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || criu_why "$WORK/img-leave1/dump.log" "$rc"
-	check "leave: the process runs on, its GPU queues too" eval 'alive $pid && wait_until 10 kfd_running $pid'
-	check "leave: the first dump wrote the plugin's images" eval 'ls "$WORK"/img-leave1/amdgpu-kfd-*.img >/dev/null'
-	EXPECT=ok gpu_dump_restore leave "$WORK/img-leave2" "$pid"
-	after=$(settings "$pid")
-	diag "leave: settings after the restore: $after"
-	check "leave: as in KFD, no CRIU blob carries them: the restored process has the defaults" \
-		test "$after" = "-/-/0x0/0x0/0x0,-/-/0x0/0x0/0x0"
-	check "leave: so is the debug runtime: disabled after the restore (the self-check says ROCr works on)" \
-		test "$(runtime "$pid")" = disabled
-	gpu_finish leave "$pid"
-else
-	fail "leave: workload ready"
-fi
-
-# --- machine: dumped on the boot's 2 GPUs, restored on 2 of the MI210's 8 ---
-# KFD restores a process onto as many GPUs as it had: the workload runs in a
-# device cgroup that shows it both GPUs of the boot's machine (minors 128,
-# 129), and then only hive B's last two GPUs of the MI210 machine.
-# shellcheck disable=SC2086 # ROCM_HSA_ARGS is a list of options
-if [ ! -f "$DESC" ]; then
-	ok "machine # SKIP no $DESC"
-elif ! gpu_cg_make rocmhsa; then
-	ok "machine # SKIP no cgroup v1 devices controller"
-elif GPU_WRAP="sh $WORK/cg-rocmhsa.sh" gpu_start machine ${ROCM_HSA_ARGS:-}; then
-	pid=$WL_PID img=$WORK/img-machine
-	ids=$(kfd_user_ids "$pid")
-	gpu_dump_ok machine "$img" "$pid"
-	gpu_restore_on_machine machine "$img" "$pid" "$ids" "$DESC" rocmhsa
-	gpu_finish machine "$pid"
-	gpu_cg_remove rocmhsa
-	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
-else
-	fail "machine: workload ready"
-fi
-rm -f /dev/shm/hsakmt_shared_mem /dev/shm/sem.hsakmt_semaphore
-tap_done
+ROCM_HSA=/test/bin/rocm-hsa
+ROCM_HSA_RUNTIME=disabled
+. /test/lib/rocm_cr.sh
