@@ -513,14 +513,27 @@ static bool sdma_queue_runs(const struct kfdsim_queue *q)
 	return is_sdma(q->type) && q->active && !q->stopped;
 }
 
-/* A pointer at @addr: 64-bit from SDMA v4 on, else 32-bit. */
-static int queue_pointer(struct kfdsim_queue *q, u64 addr, u64 *value, bool write)
+/*
+ * A pointer at @addr: 64-bit from SDMA v4 on, else 32-bit. @bo is the
+ * queue's reference to its BO (none after a CRIU restore): a GTT or VRAM
+ * BO is read directly, without a walk of the VM at every pass.
+ */
+static int queue_pointer(struct kfdsim_queue *q, struct kfdsim_bo *bo, u64 addr, u64 *value,
+			 bool write)
 {
 	u32 size = gfxv(q->pdd->dev) >= 90000 ? 8 : 4, off, len;
 	struct page *page;
 	int ret;
 
-	ret = kfdsim_queue_va_page(q, addr, write, &page, &off, &len);
+	if (bo && (bo->alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_VRAM)) &&
+	    (!write || (bo->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)) &&
+	    addr >= bo->va && addr + size <= bo->va + bo->size && !((addr - bo->va) & (size - 1))) {
+		ret = kfdsim_gem_page(bo->gem, addr - bo->va, &page);
+		off = offset_in_page(addr - bo->va);
+		len = PAGE_SIZE - off;
+	} else {
+		ret = kfdsim_queue_va_page(q, addr, write, &page, &off, &len);
+	}
 	if (ret)
 		return ret;
 	if (len < size) {
@@ -543,9 +556,9 @@ static void sdma_queue_pass(struct kfdsim_queue *q)
 	u64 rptr, wptr, start;
 	int ret;
 
-	ret = queue_pointer(q, q->rptr, &rptr, false);
+	ret = queue_pointer(q, q->bufs[1], q->rptr, &rptr, false);
 	if (!ret)
-		ret = queue_pointer(q, q->wptr, &wptr, false);
+		ret = queue_pointer(q, q->bufs[0], q->wptr, &wptr, false);
 	if (ret) {
 		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u: user queue %u: read or write pointer not readable (%d): the queue stops\n",
 				    dev->gpu_index, q->id, ret);
@@ -556,7 +569,7 @@ static void sdma_queue_pass(struct kfdsim_queue *q)
 		return;
 	start = rptr;
 	ret = kfdsim_sdma_run_ring(q, sdma_engine(dev, q), &rptr, wptr);
-	if (rptr != start && queue_pointer(q, q->rptr, &rptr, true) && !ret)
+	if (rptr != start && queue_pointer(q, q->bufs[1], q->rptr, &rptr, true) && !ret)
 		ret = -EFAULT;
 	if (ret)
 		q->stopped = true;
