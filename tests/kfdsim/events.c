@@ -8,8 +8,9 @@
  * kernel-allocated page (32 KiB of backing) offers 256 slots and a user event
  * page BO (GTT, at least 32 KiB, given with the first CREATE_EVENT) offers
  * size / 8 slots, at most 4096; other events take ids 0x40000000..0x7FFFFFFF.
- * Slots of new signal events are set to "unsignaled" (all ones). Nothing
- * signals events but SET_EVENT (no interrupts are simulated).
+ * Slots of new signal events are set to "unsignaled" (all ones). Events
+ * are signaled by SET_EVENT and by user-mode SDMA queues' TRAP packets
+ * (kfdsim_signal_event_interrupt()).
  *
  * Waiting is KFD's (kfd_wait_on_events): a waiter per event waited on,
  * registered on the event; registering consumes an auto-reset event's
@@ -296,7 +297,7 @@ int kfdsim_ioctl_destroy_event(struct file *filep, struct kfdsim_process *p,
 static struct event_trace {
 	unsigned long jiffies;
 	pid_t tid;
-	char op;		/* 'S' set, 'W' wait begins, 'E' wait ends */
+	char op;		/* 'S' set, 'T' SDMA trap, 'W' wait begins, 'E' wait ends */
 	u32 n, ids[4];
 	int result;
 } event_trace[EVENT_TRACE_LEN];
@@ -380,6 +381,63 @@ static int set_signaled(struct kfdsim_process *p, u32 id, bool value)
 	if (!ret && value)
 		wake_up_all(&p->event_wq);
 	return ret;
+}
+
+/* set_event_from_interrupt(): signal and debug events, the slot acknowledged */
+static bool set_event_from_interrupt(struct kfdsim_process *p, struct kfdsim_event *ev)
+{
+	if (!ev || !is_signal_type(ev->type))
+		return false;
+	WRITE_ONCE(p->signal_slots[ev->id], UNSIGNALED_EVENT_SLOT);
+	set_event(ev);
+	return true;
+}
+
+/* A slot the GPU wrote (not "unsignaled"), in the page's range */
+static bool slot_signaled(struct kfdsim_process *p, u32 id)
+{
+	return id < p->signal_mapped_size / 8 &&
+	       READ_ONCE(p->signal_slots[id]) != UNSIGNALED_EVENT_SLOT;
+}
+
+/*
+ * kfd_signal_event_interrupt(): an interrupt with a context id, of which
+ * @valid_id_bits are valid (an SDMA TRAP's int_context: 28). The event
+ * with that id is set if its slot was written (ROCr writes the event id
+ * there with a FENCE just before the TRAP); if there is none, every
+ * signal event whose slot was written is set, as KFD's search does.
+ */
+void kfdsim_signal_event_interrupt(struct kfdsim_process *p, u32 partial_id, u32 valid_id_bits)
+{
+	struct kfdsim_event *ev = NULL;
+	bool set = false;
+	u32 id = partial_id;
+	int i;
+
+	spin_lock(&p->event_lock);
+	if (!p->signal_slots)
+		goto out;
+	if (valid_id_bits > 31 || (1U << valid_id_bits) >= KFD_SIGNAL_EVENT_LIMIT) {
+		if (slot_signaled(p, id))
+			ev = idr_find(&p->event_idr, id);
+	} else {
+		for (; id < KFD_SIGNAL_EVENT_LIMIT && !ev; id += 1U << valid_id_bits)
+			if (slot_signaled(p, id))
+				ev = idr_find(&p->event_idr, id);
+	}
+	if (ev) {
+		set = set_event_from_interrupt(p, ev);
+		goto out;
+	}
+	idr_for_each_entry(&p->event_idr, ev, i)
+		if (slot_signaled(p, ev->id))
+			set |= set_event_from_interrupt(p, ev);
+out:
+	spin_unlock(&p->event_lock);
+	if (set) {
+		trace_event_op('T', &partial_id, 1, 0);
+		wake_up_all(&p->event_wq);
+	}
 }
 
 int kfdsim_ioctl_set_event(struct file *filep, struct kfdsim_process *p, void *data)

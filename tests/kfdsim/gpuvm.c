@@ -135,8 +135,8 @@ static int userptr_page(struct kfdsim_gem *gem, u64 off, bool write, struct page
 	return n == 1 ? 0 : -EFAULT;
 }
 
-/* The page of a shmem-backed object behind its byte @off. */
-static int shmem_page(struct kfdsim_gem *gem, u64 off, struct page **page)
+/* The page of a shmem-backed object behind its byte @off (also KFD BOs'). */
+int kfdsim_gem_page(struct kfdsim_gem *gem, u64 off, struct page **page)
 {
 	struct file *filp = gem->shmem.base.filp;
 	struct page *p;
@@ -167,7 +167,7 @@ int kfdsim_gpuvm_page(struct kfdsim_gpuvm *vm, u64 va, bool write, struct page *
 	if (m->gem->userptr_mm)
 		ret = userptr_page(m->gem, off, write, page);
 	else
-		ret = shmem_page(m->gem, off, page);
+		ret = kfdsim_gem_page(m->gem, off, page);
 	if (ret)
 		return ret;
 	*offset = offset_in_page(off);

@@ -310,6 +310,8 @@ void kfdsim_gpuvm_unlock(struct kfdsim_gpuvm *vm);
 int kfdsim_gpuvm_page(struct kfdsim_gpuvm *vm, u64 va, bool write, struct page **page,
 		      u32 *offset, u32 *len);
 void kfdsim_gpuvm_gem_closed(struct drm_file *file, struct kfdsim_gem *gem);
+/* The page of a shmem-backed object behind its byte @off (a reference). */
+int kfdsim_gem_page(struct kfdsim_gem *gem, u64 off, struct page **page);
 /* Bytes of the distinct GEM objects mapped (VRAM, the rest) and page-table blocks touched. */
 void kfdsim_gpuvm_stats(struct kfdsim_gpuvm *vm, u64 *vram, u64 *gtt, u64 *pt_blocks);
 struct kfdsim_gem_vm_entry;
@@ -474,6 +476,8 @@ u32 kfdsim_sdma_reset_counter(struct kfdsim_node *node);
 void kfdsim_sdma_wake(struct kfdsim_node *node);
 void kfdsim_sdma_reset(void);
 void kfdsim_sdma_show(struct seq_file *m);
+struct kfdsim_queue;
+int kfdsim_sdma_run_ring(struct kfdsim_queue *q, u32 engine, u64 *rptr, u64 wptr);
 struct drm_amdgpu_info_hw_ip;
 int kfdsim_sdma_hw_ip_count(struct kfdsim_node *node, u32 type, u32 *count);
 int kfdsim_sdma_hw_ip_info(struct kfdsim_node *node, u32 type, u32 instance,
@@ -566,6 +570,10 @@ struct kfdsim_process {
 	bool block_mmu_notifications;
 	u32 evicted_bos;			/* pending userptr restores */
 	struct delayed_work restore_userptr_work;
+
+	/* user-mode SDMA queues' engine passes (queue.c) */
+	struct delayed_work sdma_poll;
+	bool sdma_poll_stopped;			/* under mutex: the mm is gone */
 	u64 ctl_stack_seq;			/* stamps saved control stacks */
 
 	/* events (events.c): idr and signaled flags under event_lock */
@@ -714,6 +722,7 @@ struct kfdsim_queue {
 	u32 ctl_stack_bytes;
 	u8 *ctl_stack;
 	bool active;
+	bool stopped;			/* SDMA: a bad packet or fault stopped the engine */
 	u32 cu_mask_count;		/* SET_CU_MASK: bits, 0 = none */
 	u32 cu_mask[KFDSIM_MAX_CU_MASK / 32];
 };
@@ -745,6 +754,10 @@ int kfdsim_doorbell_mmap(struct kfdsim_node *dev, struct kfdsim_process *p,
 int kfdsim_mmio_mmap(struct kfdsim_node *dev, struct kfdsim_process *p,
 		     struct vm_area_struct *vma);
 void kfdsim_queue_fini(void);
+int kfdsim_queue_va_page(struct kfdsim_queue *q, u64 va, bool write, struct page **page,
+			 u32 *offset, u32 *len);
+void kfdsim_queues_init_process(struct kfdsim_process *p);
+void kfdsim_queues_stop_polling(struct kfdsim_process *p);
 extern struct mutex kfdsim_dqm_lock;
 
 /* ---- events (events.c) ---------------------------------------------------- */
@@ -760,6 +773,7 @@ int kfdsim_event_mmap(struct kfdsim_process *p, struct vm_area_struct *vma);
 u32 kfdsim_events_count(struct kfdsim_process *p);
 int kfdsim_events_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
 int kfdsim_event_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
+void kfdsim_signal_event_interrupt(struct kfdsim_process *p, u32 partial_id, u32 valid_id_bits);
 
 /* ---- SVM (svm.c) ---------------------------------------------------------- */
 

@@ -63,6 +63,8 @@ static void kfdsim_free_notifier(struct mmu_notifier *mn)
 /* Called with the process already out of the table. */
 static void release_internal(struct kfdsim_process *p)
 {
+	/* SDMA queue passes use the mm */
+	kfdsim_queues_stop_polling(p);
 	/* Indicate to other users that the mm is no longer valid */
 	WRITE_ONCE(p->mm, NULL);
 	mmu_notifier_put(&p->mmu_notifier);
@@ -125,6 +127,7 @@ static void kfdsim_process_wq_release(struct work_struct *work)
 	u32 i;
 
 	cancel_delayed_work_sync(&p->restore_userptr_work);
+	cancel_delayed_work_sync(&p->sdma_poll);
 	/* queues hold BO references, the event page may be a BO */
 	kfdsim_process_destroy_queues(p);
 	kfdsim_events_destroy_process(p);
@@ -220,6 +223,7 @@ static struct kfdsim_process *create_process(struct task_struct *thread)
 	INIT_LIST_HEAD(&p->svm_unmaps);
 	p->svm_lo = U64_MAX;
 	INIT_DELAYED_WORK(&p->restore_userptr_work, kfdsim_restore_userptr_worker);
+	kfdsim_queues_init_process(p);
 	p->mm = thread->mm;
 	p->lead_thread = thread->group_leader;
 	err = kfdsim_events_init_process(p);

@@ -5,7 +5,8 @@
  * manager that hand out ids, 6.12's queue-buffer validation of kfd_queue.c),
  * queue eviction, SET_XNACK_MODE, and the doorbell and MMIO mmaps of /dev/kfd.
  *
- * Nothing executes. A queue is bookkeeping plus two kernel-owned byte arrays
+ * Compute queues do not execute; SDMA queues do (see "user-mode SDMA
+ * queues" below). A queue is bookkeeping plus two kernel-owned byte arrays
  * standing for hardware state:
  *
  *   MQD            compute: 2048 bytes per XCC on GFX9 and later, 1024 before;
@@ -37,10 +38,17 @@
 #include <linux/mm.h>
 #include <linux/uaccess.h>
 #include <linux/log2.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
+#include <linux/highmem.h>
 #include <uapi/linux/kfd_ioctl.h>
 #include "kfdsim.h"
 
 DEFINE_MUTEX(kfdsim_dqm_lock);
+
+static unsigned int sdma_queue_poll_us = 1000;
+module_param(sdma_queue_poll_us, uint, 0644);
+MODULE_PARM_DESC(sdma_queue_poll_us, "How often the engines look at active user-mode SDMA queues' write pointers, in us (default 1000, at least a jiffy)");
 
 #define KFD_MAX_QUEUE_PERCENTAGE	100
 #define KFD_MAX_QUEUE_PRIORITY		15
@@ -436,6 +444,190 @@ out_err:
 	return err;
 }
 
+/* ---- user-mode SDMA queues ------------------------------------------------------ */
+
+/*
+ * SDMA queues execute. The hardware finds new work by polling the write
+ * pointer in memory (KFD's SDMA MQDs enable the engine's wptr poll at
+ * write_pointer_address; the doorbell only hurries it), runs the packets
+ * between the read and write pointers and writes the read pointer back to
+ * read_pointer_address. Here a delayed work per process does that for each
+ * active SDMA queue every sdma_queue_poll_us, under the process mutex (so
+ * an eviction, a CRIU checkpoint or a destruction waits for the pass and
+ * then sees an idle engine); it is rescheduled only while the process has
+ * an active SDMA queue that has not stopped, and cancelled when the mm
+ * goes (kfdsim_queues_stop_polling()) and at process release. Pointers are
+ * byte offsets: 64-bit and monotonic from SDMA v4 (gfx9) on, 32-bit and
+ * wrapped into the ring before. The packets are sdma.c's
+ * (kfdsim_sdma_run_ring()); every address is a GPU VA of the queue's pdd:
+ * a KFD BO mapped there, or an SVM range (the CPU address). A bad packet,
+ * a VM fault or a write pointer outside the ring stops the queue (a dmesg
+ * line names it) until it is destroyed.
+ */
+
+/*
+ * The page behind GPU VA @va in @q's VM, for sdma.c (process mutex held,
+ * the mm referenced by the poller): as kfdsim_gpuvm_page() does for a
+ * render-node VM.
+ */
+int kfdsim_queue_va_page(struct kfdsim_queue *q, u64 va, bool write, struct page **page,
+			 u32 *offset, u32 *len)
+{
+	struct kfdsim_pdd *pdd = q->pdd;
+	struct mm_struct *mm = pdd->process->mm;
+	struct kfdsim_bo *bo;
+	u64 start, last, off, uaddr;
+	long n;
+
+	lockdep_assert_held(&pdd->process->mutex);
+	bo = lookup_mapping(pdd, va, &start, &last);
+	if (bo) {
+		if (bo->alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+				       KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
+			return -EFAULT;
+		if (write && !(bo->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE))
+			return -EACCES;
+		off = va - start;
+		*len = min_t(u64, PAGE_SIZE - offset_in_page(off), last + 1 - va);
+		*offset = offset_in_page(off);
+		if (!(bo->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR))
+			return kfdsim_gem_page(bo->gem, off, page);
+		uaddr = bo->user_addr + off;
+	} else if (kfdsim_svm_overlaps(pdd->process, va & PAGE_MASK, PAGE_SIZE)) {
+		uaddr = va;
+		*offset = offset_in_page(va);
+		*len = PAGE_SIZE - *offset;
+	} else {
+		return -EFAULT;
+	}
+	if (!mm)
+		return -ESRCH;
+	mmap_read_lock(mm);
+	n = get_user_pages_remote(mm, uaddr & PAGE_MASK, 1, write ? FOLL_WRITE : 0, page, NULL);
+	mmap_read_unlock(mm);
+	return n == 1 ? 0 : -EFAULT;
+}
+
+static bool sdma_queue_runs(const struct kfdsim_queue *q)
+{
+	return is_sdma(q->type) && q->active && !q->stopped;
+}
+
+/*
+ * A pointer at @addr: 64-bit from SDMA v4 on, else 32-bit. @bo is the
+ * queue's reference to its BO (none after a CRIU restore): a GTT or VRAM
+ * BO is read directly, without a walk of the VM at every pass.
+ */
+static int queue_pointer(struct kfdsim_queue *q, struct kfdsim_bo *bo, u64 addr, u64 *value,
+			 bool write)
+{
+	u32 size = gfxv(q->pdd->dev) >= 90000 ? 8 : 4, off, len;
+	struct page *page;
+	int ret;
+
+	if (bo && (bo->alloc_flags & (KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_VRAM)) &&
+	    (!write || (bo->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)) &&
+	    addr >= bo->va && addr + size <= bo->va + bo->size && !((addr - bo->va) & (size - 1))) {
+		ret = kfdsim_gem_page(bo->gem, addr - bo->va, &page);
+		off = offset_in_page(addr - bo->va);
+		len = PAGE_SIZE - off;
+	} else {
+		ret = kfdsim_queue_va_page(q, addr, write, &page, &off, &len);
+	}
+	if (ret)
+		return ret;
+	if (len < size) {
+		put_page(page);
+		return -EFAULT;
+	}
+	if (write) {
+		memcpy_to_page(page, off, (const char *)value, size);
+	} else {
+		*value = 0;
+		memcpy_from_page((char *)value, page, off, size);
+	}
+	put_page(page);
+	return 0;
+}
+
+static void sdma_queue_pass(struct kfdsim_queue *q)
+{
+	struct kfdsim_node *dev = q->pdd->dev;
+	u64 rptr, wptr, start;
+	int ret;
+
+	ret = queue_pointer(q, q->bufs[1], q->rptr, &rptr, false);
+	if (!ret)
+		ret = queue_pointer(q, q->bufs[0], q->wptr, &wptr, false);
+	if (ret) {
+		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u: user queue %u: read or write pointer not readable (%d): the queue stops\n",
+				    dev->gpu_index, q->id, ret);
+		q->stopped = true;
+		return;
+	}
+	if (rptr == wptr)
+		return;
+	start = rptr;
+	ret = kfdsim_sdma_run_ring(q, sdma_engine(dev, q), &rptr, wptr);
+	if (rptr != start && queue_pointer(q, q->bufs[1], q->rptr, &rptr, true) && !ret)
+		ret = -EFAULT;
+	if (ret)
+		q->stopped = true;
+}
+
+static void sdma_queues_poll(struct work_struct *work)
+{
+	struct kfdsim_process *p = container_of(to_delayed_work(work), struct kfdsim_process,
+						sdma_poll);
+	struct mm_struct *mm = READ_ONCE(p->mm);
+	struct kfdsim_queue *q;
+	bool again = false;
+
+	if (!mm || !mmget_not_zero(mm))
+		return;
+	mutex_lock(&p->mutex);
+	list_for_each_entry(q, &p->queues, list)
+		if (sdma_queue_runs(q))
+			sdma_queue_pass(q);
+	list_for_each_entry(q, &p->queues, list)
+		again |= sdma_queue_runs(q);
+	if (again && !p->sdma_poll_stopped)
+		queue_delayed_work(system_wq, &p->sdma_poll,
+				   usecs_to_jiffies(READ_ONCE(sdma_queue_poll_us)) ?: 1);
+	mutex_unlock(&p->mutex);
+	/* the last user: its teardown cancels this work, so not from here */
+	mmput_async(mm);
+}
+
+/* A queue may have become active: the engines look at it (process mutex held). */
+static void sdma_queues_kick(struct kfdsim_process *p)
+{
+	struct kfdsim_queue *q;
+
+	lockdep_assert_held(&p->mutex);
+	if (p->sdma_poll_stopped)
+		return;
+	list_for_each_entry(q, &p->queues, list)
+		if (sdma_queue_runs(q)) {
+			queue_delayed_work(system_wq, &p->sdma_poll, 0);
+			return;
+		}
+}
+
+void kfdsim_queues_init_process(struct kfdsim_process *p)
+{
+	INIT_DELAYED_WORK(&p->sdma_poll, sdma_queues_poll);
+}
+
+/* The mm goes (or the module): no more passes. Not under the process mutex. */
+void kfdsim_queues_stop_polling(struct kfdsim_process *p)
+{
+	mutex_lock(&p->mutex);
+	p->sdma_poll_stopped = true;
+	mutex_unlock(&p->mutex);
+	cancel_delayed_work_sync(&p->sdma_poll);
+}
+
 /* ---- queue objects -------------------------------------------------------------- */
 
 static void init_mqd(struct kfdsim_queue *q)
@@ -542,6 +734,7 @@ static int create_queue(struct kfdsim_process *p, struct kfdsim_pdd *pdd,
 	q->active = queue_is_active(q);
 	list_add(&q->list, &p->queues);
 	pdd->queue_count++;
+	sdma_queues_kick(p);
 	return 0;
 
 err_doorbell:
@@ -784,6 +977,7 @@ int kfdsim_ioctl_update_queue(struct file *filep, struct kfdsim_process *p, void
 	if (q->active && !queue_is_active(q))
 		save_ctl_stack(p, q);
 	q->active = queue_is_active(q);
+	sdma_queues_kick(p);
 out:
 	mutex_unlock(&p->mutex);
 	return ret;
@@ -938,6 +1132,7 @@ int kfdsim_restore_process_queues(struct kfdsim_process *p)
 		}
 		restore_pdd(p, p->pdds[i]);
 	}
+	sdma_queues_kick(p);
 	return ret;
 }
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfdsim: the SDMA engines behind amdgpu command submission (cs.c), and the
- * interpreter of the IBs they run. Facts: docs/sdma-facts.md sections 2.2
- * (HW_IP_INFO/COUNT), 4 (packets per generation), 6 (engines).
+ * interpreter of the IBs they run, which also runs the rings of KFD
+ * user-mode SDMA queues (queue.c: kfdsim_sdma_run_ring()). Facts:
+ * docs/sdma-facts.md sections 2.2 (HW_IP_INFO/COUNT), 4 (packets per
+ * generation), 6 (engines); ROCr's BlitSdma for the packets it puts on
+ * user-mode queues.
  *
  * Engines: each GPU node has num_sdma_engines + num_sdma_xgmi_engines of
  * them (HW_IP_COUNT), each an ordered workqueue: one job at a time, in
@@ -16,11 +19,23 @@
  *               wide up to v5, 30 bits on v6/v7; no endian swap
  *   CONST_FILL  5 dw; fillsize bits 31:30: 0 byte (data bits 7:0), 2 dword
  *   FENCE       4 dw; 32-bit value to a 4-byte aligned VA
- *   TRAP        2 dw; nothing to interrupt
+ *   TRAP        2 dw; a user-mode queue's: the interrupt KFD turns into
+ *               kfd_signal_event_interrupt() of int_context bits 27:0 (an
+ *               event id; events.c); a CS job's: nothing to interrupt
  *   POLL_REGMEM 6 dw; memory polls (bit 31), func bits 30:28; retry count
- *               0xFFF polls until the job times out, others give up and go on
+ *               0xFFF polls until the job times out, others give up and go
+ *               on; a user-mode queue's engine leaves a poll not met for
+ *               its next pass. Register polls that flush HDP (the
+ *               hdp_flush form, bit 26, or ROCr's: function 0, "always")
+ *               are done at once: there is no HDP cache to flush
+ *   ATOMIC      8 dw; op bits 31:25, only ADD64 (47, ROCr's decrement of a
+ *               completion signal), atomic with respect to the CPU
+ *   TIMESTAMP   3 dw; GET_LOCAL/GET_GLOBAL: the 100 MHz GPU clock of
+ *               GET_CLOCK_COUNTERS, 64 bits to an 8-byte aligned VA
  * Every address is a GPU VA of the submitting file's VM (48 bits used), read
- * and written page by page through the GPU VM API (kfdsim_gpuvm_page()).
+ * and written page by page through the GPU VM API (kfdsim_gpuvm_page()), or
+ * for a user-mode queue of its process's VM on that GPU
+ * (kfdsim_queue_va_page()).
  *
  * Failures, as the job's fence error (WAIT_CS returns it):
  *   EFAULT  a VM fault: an unmapped VA, a write to a read-only mapping, an
@@ -37,6 +52,8 @@
  *           kfdsim fails an illegal packet at once instead of after the
  *           lockup timeout.
  *   ECANCELED  a job of a guilty or freed context that had not run.
+ * A user-mode queue has no fence: the same errors stop it (queue.c), with a
+ * line in dmesg naming the queue, and the opcode of a bad packet.
  *
  * Cost: sdma_mbps (per engine) makes a job take at least bytes / rate. The
  * default, 1600 MB/s, is what AMD measured for the CRIU plugin's SDMA path
@@ -79,8 +96,13 @@ MODULE_PARM_DESC(sdma_lockup_ms, "SDMA job timeout in ms, as amdgpu's lockup_tim
 #define SDMA_OP_FENCE		5
 #define SDMA_OP_TRAP		6
 #define SDMA_OP_POLL_REGMEM	8
+#define SDMA_OP_ATOMIC		10
 #define SDMA_OP_CONST_FILL	11
+#define SDMA_OP_TIMESTAMP	13
 #define SDMA_SUBOP_COPY_LINEAR	0
+#define SDMA_SUBOP_TS_GET_LOCAL	1
+#define SDMA_SUBOP_TS_GET_GLOBAL	2
+#define SDMA_ATOMIC_ADD64	47
 
 #define HDR_OP(h)		((h) & 0xff)
 #define HDR_SUBOP(h)		(((h) >> 8) & 0xff)
@@ -92,6 +114,9 @@ MODULE_PARM_DESC(sdma_lockup_ms, "SDMA job timeout in ms, as amdgpu's lockup_tim
 #define FILL_SWAP(h)		(((h) >> 16) & 0x3)
 #define POLL_FUNC(h)		(((h) >> 28) & 0x7)
 #define POLL_MEM		BIT(31)
+#define POLL_HDP_FLUSH		BIT(26)
+#define ATOMIC_OP(h)		((h) >> 25)
+#define TRAP_CONTEXT(dw)	((dw) & 0x0fffffff)
 #define POLL_RETRY(dw)		(((dw) >> 16) & 0xfff)
 #define POLL_FOREVER		0xfff
 
@@ -112,9 +137,10 @@ struct kfdsim_sdma {
 	struct kfdsim_sdma_engine engines[];
 };
 
-/* One job on its engine. */
+/* One job on its engine, or a pass over a user-mode queue's ring. */
 struct run {
-	struct kfdsim_job *job;
+	struct kfdsim_job *job;		/* NULL for a user-mode queue */
+	struct kfdsim_queue *uq;	/* a KFD SDMA queue (process mutex held) */
 	struct kfdsim_sdma_engine *engine;
 	struct kfdsim_sdma *sdma;
 	ktime_t t0;
@@ -130,6 +156,7 @@ struct ib_cursor {
 	u32 left;			/* dwords left in the IB */
 	struct page *page;
 	u32 off, len;			/* va's offset in page, bytes usable there */
+	u64 ring, ring_end;		/* a queue's ring: va wraps at ring_end */
 };
 
 /* SDMA IP version of a gfx_target_version (amdgpu_discovery.c's pairing) */
@@ -289,8 +316,14 @@ void kfdsim_sdma_reset(void)
 /* amdgpu_job_timedout(): the job's context is guilty, the GPU resets */
 static int job_hung(struct run *run, int err, const char *why)
 {
-	struct kfdsim_ctx *ctx = run->job->ctx;
+	struct kfdsim_ctx *ctx;
 
+	if (run->uq) {
+		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u: user queue %u %s: the queue stops (error %d)\n",
+				    run->sdma->node->gpu_index, run->uq->id, why, err);
+		return err;
+	}
+	ctx = run->job->ctx;
 	pr_warn_ratelimited(KFDSIM_NAME ": sdma%u.%u: job of context %u %s: fence error %d, context guilty, GPU reset\n",
 			    run->sdma->node->gpu_index, run->engine->index, ctx->id, why, err);
 	atomic_set(&ctx->guilty, 1);
@@ -301,7 +334,7 @@ static int job_hung(struct run *run, int err, const char *why)
 
 static bool killed(struct run *run)
 {
-	return READ_ONCE(run->job->ctx->killed);
+	return run->job && READ_ONCE(run->job->ctx->killed);
 }
 
 /*
@@ -388,16 +421,27 @@ static int job_account(struct run *run, u64 bytes)
 static int vm_page(struct run *run, u64 va, bool write, struct page **page, u32 *off,
 		   u32 *len)
 {
-	struct kfdsim_gpuvm *vm = run->job->vm;
+	struct kfdsim_gpuvm *vm;
 	int ret;
 
 	va &= VA_MASK;
-	kfdsim_gpuvm_lock(vm);
-	ret = kfdsim_gpuvm_page(vm, va, write, page, off, len);
-	kfdsim_gpuvm_unlock(vm);
+	if (run->uq) {
+		ret = kfdsim_queue_va_page(run->uq, va, write, page, off, len);
+	} else {
+		vm = run->job->vm;
+		kfdsim_gpuvm_lock(vm);
+		ret = kfdsim_gpuvm_page(vm, va, write, page, off, len);
+		kfdsim_gpuvm_unlock(vm);
+	}
 	if (!ret && !*len) {
 		put_page(*page);
 		ret = -EFAULT;
+	}
+	if (ret && run->uq) {
+		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u: GPU VM fault at 0x%llx (%s, %d) in user queue %u: the queue stops\n",
+				    run->sdma->node->gpu_index, va, write ? "write" : "read", ret,
+				    run->uq->id);
+		return -EFAULT;
 	}
 	if (ret) {
 		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u.%u: GPU VM fault at 0x%llx (%s, %d) in a job of context %u: fence error EFAULT\n",
@@ -410,8 +454,9 @@ static int vm_page(struct run *run, u64 va, bool write, struct page **page, u32 
 
 static int illegal(struct run *run, u64 va, u32 header, const char *why)
 {
-	pr_warn_ratelimited(KFDSIM_NAME ": sdma%u.%u: illegal packet at 0x%llx (header 0x%08x): %s; real hardware hangs\n",
-			    run->sdma->node->gpu_index, run->engine->index, va & VA_MASK, header, why);
+	pr_warn_ratelimited(KFDSIM_NAME ": sdma%u.%u: illegal packet at 0x%llx (header 0x%08x, opcode %u sub-op %u): %s; real hardware hangs\n",
+			    run->sdma->node->gpu_index, run->engine->index, va & VA_MASK, header,
+			    HDR_OP(header), HDR_SUBOP(header), why);
 	return job_hung(run, -ETIME, "hit an illegal packet");
 }
 
@@ -424,6 +469,10 @@ static int ib_read(struct run *run, struct ib_cursor *c, u32 *dw, u32 n)
 	if (n > c->left)
 		return -ENODATA;
 	for (i = 0; i < n; i++) {
+		if (c->ring_end && c->va == c->ring_end) {
+			c->va = c->ring;
+			c->len = 0;
+		}
 		if (c->len < 4) {
 			if (c->page)
 				put_page(c->page);
@@ -538,7 +587,8 @@ static int const_fill(struct run *run, u64 dst, u32 data, bool bytewise, u64 byt
 	return 0;
 }
 
-static int fence_write(struct run *run, u64 addr, u32 value)
+/* @size bytes at an address aligned to them (FENCE, TIMESTAMP): one page */
+static int write_value(struct run *run, u64 addr, const void *value, u32 size)
 {
 	struct page *page;
 	u32 off, len;
@@ -547,7 +597,25 @@ static int fence_write(struct run *run, u64 addr, u32 value)
 	ret = vm_page(run, addr, true, &page, &off, &len);
 	if (ret)
 		return ret;
-	memcpy_to_page(page, off, (const char *)&value, sizeof(value));
+	memcpy_to_page(page, off, value, size);
+	put_page(page);
+	return 0;
+}
+
+/* ATOMIC ADD64: atomic against the CPU, which may update the same signal */
+static int atomic_add64(struct run *run, u64 addr, u64 value)
+{
+	struct page *page;
+	u32 off, len;
+	char *p;
+	int ret;
+
+	ret = vm_page(run, addr, true, &page, &off, &len);
+	if (ret)
+		return ret;
+	p = kmap_local_page(page);
+	atomic64_add((s64)value, (atomic64_t *)(p + off));
+	kunmap_local(p);
 	put_page(page);
 	return 0;
 }
@@ -583,6 +651,9 @@ static int poll_mem(struct run *run, const u32 *dw)
 		put_page(page);
 		if (poll_met(POLL_FUNC(dw[0]), v & dw[4], dw[3]))
 			return 0;
+		/* a user queue polls again at its next pass (see sdma_queue.c) */
+		if (run->uq)
+			return retries == POLL_FOREVER ? -EAGAIN : 0;
 		if (retries != POLL_FOREVER && tries >= retries)
 			return 0;	/* the engine gives up and goes on */
 		ret = job_sleep(run, 1, NULL, true);
@@ -594,8 +665,8 @@ static int poll_mem(struct run *run, const u32 *dw)
 /* Runs the packet whose header @h was read at @va; the cursor is after it */
 static int run_packet(struct run *run, struct ib_cursor *c, u64 va, u32 h)
 {
-	u32 dw[7], skip;
-	u64 bytes;
+	u32 dw[8], skip;
+	u64 bytes, ts;
 	int ret;
 
 	dw[0] = h;
@@ -637,13 +708,43 @@ static int run_packet(struct run *run, struct ib_cursor *c, u64 va, u32 h)
 			return ret;
 		if (dw[1] & 3)
 			return illegal(run, va, h, "FENCE address not 4-byte aligned");
-		return fence_write(run, va_of(dw[1], dw[2]), dw[3]);
+		return write_value(run, va_of(dw[1], dw[2]), &dw[3], sizeof(dw[3]));
 	case SDMA_OP_TRAP:
-		return ib_read(run, c, &dw[1], 1);
+		ret = ib_read(run, c, &dw[1], 1);
+		if (!ret && run->uq)
+			kfdsim_signal_event_interrupt(run->uq->pdd->process, TRAP_CONTEXT(dw[1]), 28);
+		return ret;
+	case SDMA_OP_ATOMIC:
+		ret = ib_read(run, c, &dw[1], 7);
+		if (ret)
+			return ret;
+		if (ATOMIC_OP(h) != SDMA_ATOMIC_ADD64 || (h & BIT(16)))
+			return illegal(run, va, h, "ATOMIC operation other than ADD64 not modelled");
+		if (dw[1] & 7)
+			return illegal(run, va, h, "ATOMIC address not 8-byte aligned");
+		return atomic_add64(run, va_of(dw[1], dw[2]), (u64)dw[4] << 32 | dw[3]);
+	case SDMA_OP_TIMESTAMP:
+		if (HDR_SUBOP(h) != SDMA_SUBOP_TS_GET_LOCAL &&
+		    HDR_SUBOP(h) != SDMA_SUBOP_TS_GET_GLOBAL)
+			return illegal(run, va, h, "TIMESTAMP sub-op not modelled");
+		ret = ib_read(run, c, &dw[1], 2);
+		if (ret)
+			return ret;
+		if (dw[1] & 7)
+			return illegal(run, va, h, "TIMESTAMP address not 8-byte aligned");
+		/* GET_CLOCK_COUNTERS' GPU clock: 100 MHz */
+		ts = div_u64(ktime_get_raw_ns(), 10);
+		return write_value(run, va_of(dw[1], dw[2]), &ts, sizeof(ts));
 	case SDMA_OP_POLL_REGMEM:
 		ret = ib_read(run, c, &dw[1], 5);
 		if (ret)
 			return ret;
+		/*
+		 * HDP flushes: the hdp_flush form, or ROCr's register poll with
+		 * function 0 ("always"); nothing is cached between CPU and "VRAM"
+		 */
+		if (!(h & POLL_MEM) && ((h & POLL_HDP_FLUSH) || !POLL_FUNC(h)))
+			return 0;
 		if (!(h & POLL_MEM))
 			return illegal(run, va, h, "register polls not modelled");
 		if (POLL_FUNC(h) == 7 || (dw[1] & 3))
@@ -679,6 +780,68 @@ static int run_ib(struct run *run, const struct kfdsim_ib *ib)
 			ret = illegal(run, va, h, "packet runs past the end of the IB");
 		if (ret)
 			break;
+	}
+	if (c.page)
+		put_page(c.page);
+	return ret;
+}
+
+/*
+ * A pass of a user-mode SDMA queue's engine over its ring (sdma_queue.c
+ * calls it with the process mutex held) on engine @engine: the packets from *@rptr to @wptr,
+ * byte offsets (monotonic from SDMA v4 on, ROCr's 64-bit pointers; wrapped
+ * into the ring before). *@rptr moves past each packet done. Returns 0 when
+ * the engine caught up or waits (a memory poll not met yet, a packet not
+ * complete up to @wptr: the next pass goes on there), else the error that
+ * stops the queue (logged).
+ */
+int kfdsim_sdma_run_ring(struct kfdsim_queue *q, u32 engine, u64 *rptr, u64 wptr)
+{
+	struct kfdsim_sdma *sdma = q->pdd->dev->sdma;
+	u64 mask = q->ring_size - 1, avail = wptr - *rptr;
+	struct run run = {
+		.uq = q,
+		.sdma = sdma,
+		.t0 = ktime_get(),
+		.deadline = KTIME_MAX,
+	};
+	struct ib_cursor c = {
+		.va = q->ring + (*rptr & mask),
+		.ring = q->ring,
+		.ring_end = q->ring + q->ring_size,
+	};
+	int ret = 0;
+
+	if (!sdma)
+		return -ENODEV;
+	run.engine = &sdma->engines[engine % sdma->n_engines];
+	run.count_mask = sdma->gen >= 6 ? 0x3fffffff : 0x3fffff;
+	run.count_minus_one = sdma->gen >= 4;
+	if (sdma->gen < 4)
+		avail &= mask;
+	if (avail > q->ring_size || (avail & 3)) {
+		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u: user queue %u: write pointer 0x%llx is not within the ring from read pointer 0x%llx: the queue stops\n",
+				    sdma->node->gpu_index, q->id, wptr, *rptr);
+		return -EINVAL;
+	}
+	c.left = avail / 4;
+	while (c.left) {
+		u64 va = c.va;
+		u32 left = c.left, h = 0;
+
+		cond_resched();
+		ret = ib_read(&run, &c, &h, 1);
+		if (!ret)
+			ret = run_packet(&run, &c, va, h);
+		if (ret == -EAGAIN || ret == -ENODATA) {
+			ret = 0;
+			break;
+		}
+		if (ret)
+			break;
+		*rptr += (u64)(left - c.left) * 4;
+		if (sdma->gen < 4)
+			*rptr &= mask;
 	}
 	if (c.page)
 		put_page(c.page);

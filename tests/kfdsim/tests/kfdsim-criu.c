@@ -2208,6 +2208,159 @@ static void test_rocm6(__attribute__((unused)) void *unused)
 		 "an area that runs one page past the ranges: EINVAL");
 }
 
+/* ---- user-mode SDMA queues execute ------------------------------------------ */
+
+#define SQ_VA		0x500000000ULL
+#define SQ_BYTES	8192
+
+/* a GTT or VRAM BO of GPU 0 at @va, mapped there; CPU-mapped if @cpu */
+static void *sq_bo(int kfd, int render, uint64_t va, uint64_t size, uint32_t flags,
+		   uint64_t *handle)
+{
+	uint64_t off = 0;
+	void *p;
+
+	if (kfd_alloc(kfd, gpus[0].id, va, size, flags | F_RW, handle, &off) ||
+	    kfd_map(kfd, *handle, &gpus[0].id, 1))
+		return NULL;
+	if (flags & F_VRAM)
+		return (void *)1;	/* not read by the CPU */
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, render, off);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static uint32_t *sq_copy(uint32_t *p, uint64_t dst, uint64_t src, uint32_t bytes)
+{
+	*p++ = 1;			/* COPY, LINEAR */
+	*p++ = bytes - 1;		/* SDMA v4: bytes - 1 */
+	*p++ = 0;
+	*p++ = (uint32_t)src;
+	*p++ = src >> 32;
+	*p++ = (uint32_t)dst;
+	*p++ = dst >> 32;
+	return p;
+}
+
+static uint32_t *sq_fence(uint32_t *p, uint64_t va, uint32_t v)
+{
+	*p++ = 5;
+	*p++ = (uint32_t)va;
+	*p++ = va >> 32;
+	*p++ = v;
+	return p;
+}
+
+/* waits up to @ms for *@v == @want */
+static int sq_wait64(volatile uint64_t *v, uint64_t want, int ms)
+{
+	for (; ms > 0 && *v != want; ms -= 5)
+		msleep(5);
+	return *v == want;
+}
+
+/*
+ * ROCr's BlitSdma sequence on a KFD SDMA queue, without ROCr: copies
+ * GTT -> VRAM -> GTT, ATOMIC ADD64 -1 of a signal, FENCE of the event id
+ * into its event-page slot, TRAP with the event id; WAIT_EVENTS returns.
+ * Then an unknown opcode stops the queue: the read pointer stays there and
+ * what follows is not run.
+ */
+static void test_sdma_queue(__attribute__((unused)) void *unused)
+{
+	struct kfd_ioctl_create_queue_args q;
+	struct kfd_ioctl_create_event_args e;
+	struct kfd_event_data ed = { 0 };
+	struct kfd_ioctl_wait_events_args w = {
+		.events_ptr = (uintptr_t)&ed, .num_events = 1, .wait_for_all = 1, .timeout = 5000,
+	};
+	volatile uint64_t *rptr, *wptr, *sig, *evslots;
+	uint64_t h, h_ev, src_va = SQ_VA + 0x100000, vram_va = SQ_VA + 0x200000;
+	uint64_t back_va = SQ_VA + 0x300000, sig_va = SQ_VA + 0x400000;
+	uint64_t ev_va = SQ_VA + 0x500000, ring_va = SQ_VA, rp_va = SQ_VA + 0x600000;
+	uint64_t wp_va = SQ_VA + 0x700000;
+	int render[MAX_GPUS], kfd, i, bad;
+	uint32_t *ring, *p, stop_at;
+	uint8_t *src, *back;
+
+	if (gpus[0].gfx < 90000) {
+		ok(1, "# SKIP user-mode SDMA queue test: written for SDMA v4+ (gfx9+)");
+		return;
+	}
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	if (!ok(kfd >= 0 && acquire_all(kfd, render) == 0, "sdma queue: /dev/kfd and VMs"))
+		return;
+	ring = sq_bo(kfd, render[0], ring_va, PAGE, F_GTT, &h);
+	rptr = sq_bo(kfd, render[0], rp_va, PAGE, F_GTT, &h);
+	wptr = sq_bo(kfd, render[0], wp_va, PAGE, F_GTT, &h);
+	src = sq_bo(kfd, render[0], src_va, SQ_BYTES, F_GTT, &h);
+	back = sq_bo(kfd, render[0], back_va, SQ_BYTES, F_GTT, &h);
+	sig = sq_bo(kfd, render[0], sig_va, PAGE, F_GTT, &h);
+	evslots = sq_bo(kfd, render[0], ev_va, 32768, F_GTT, &h_ev);
+	if (!ok(ring && rptr && wptr && src && back && sig && evslots &&
+		sq_bo(kfd, render[0], vram_va, SQ_BYTES, F_VRAM, &h),
+		"sdma queue: ring, pointers, GTT and VRAM buffers, event page mapped on GPU 0"))
+		return;
+	e = (struct kfd_ioctl_create_event_args){ .event_type = KFD_IOC_EVENT_SIGNAL,
+						  .auto_reset = 1, .event_page_offset = h_ev };
+	if (!ok(ioctl(kfd, AMDKFD_IOC_CREATE_EVENT, &e) == 0, "sdma queue: a signal event"))
+		return;
+	ed.event_id = e.event_id;
+	for (i = 0; i < SQ_BYTES; i++) {
+		src[i] = pattern(i, 5);
+		back[i] = 0;
+	}
+	*sig = 1;
+	memset(&q, 0, sizeof(q));
+	q.ring_base_address = ring_va;
+	q.ring_size = PAGE;
+	q.read_pointer_address = rp_va;
+	q.write_pointer_address = wp_va;
+	q.gpu_id = gpus[0].id;
+	q.queue_type = KFD_IOC_QUEUE_TYPE_SDMA;
+	q.queue_percentage = 100;
+	q.queue_priority = 15;
+	if (!ok(ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q) == 0, "sdma queue: CREATE_QUEUE SDMA"))
+		return;
+
+	p = sq_copy(ring, vram_va, src_va, SQ_BYTES);
+	p = sq_copy(p, back_va, vram_va, SQ_BYTES);
+	*p++ = 10 | 47u << 25;		/* ATOMIC ADD64 */
+	*p++ = (uint32_t)sig_va;
+	*p++ = sig_va >> 32;
+	*p++ = 0xffffffff;		/* -1 */
+	*p++ = 0xffffffff;
+	*p++ = 0;
+	*p++ = 0;
+	*p++ = 0;
+	p = sq_fence(p, ev_va + 8 * e.event_id, e.event_id);
+	*p++ = 6;			/* TRAP */
+	*p++ = e.event_id;
+	__sync_synchronize();
+	*wptr = (uint8_t *)p - (uint8_t *)ring;
+	ok(ioctl(kfd, AMDKFD_IOC_WAIT_EVENTS, &w) == 0 && w.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE,
+	   "sdma queue: the TRAP signals the event (WAIT_EVENTS result %u)", w.wait_result);
+	ok(sq_wait64(rptr, *wptr, 2000), "sdma queue: read pointer written back (0x%llx, wptr 0x%llx)",
+	   (unsigned long long)*rptr, (unsigned long long)*wptr);
+	for (bad = 0, i = 0; i < SQ_BYTES; i++)
+		bad += back[i] != pattern(i, 5);
+	ok(!bad, "sdma queue: GTT -> VRAM -> GTT copies keep the bytes (%d wrong)", bad);
+	ok(*sig == 0, "sdma queue: ATOMIC ADD64 -1: signal %llu", (unsigned long long)*sig);
+	ok(evslots[e.event_id] == ~0ULL, "sdma queue: the event's slot is acknowledged (all ones)");
+
+	/* an unknown opcode: the queue stops there */
+	stop_at = *wptr;
+	p = ring + stop_at / 4;
+	*p++ = 0x7f;
+	p = sq_fence(p, sig_va, 77);
+	__sync_synchronize();
+	*wptr = (uint8_t *)p - (uint8_t *)ring;
+	msleep(200);
+	ok(*rptr == stop_at && *sig == 0,
+	   "sdma queue: an unknown opcode stops the queue (rptr 0x%llx at 0x%x), the FENCE after it not run",
+	   (unsigned long long)*rptr, stop_at);
+	close(kfd);
+}
+
 int main(void)
 {
 	pid_t app_pid;
@@ -2260,6 +2413,7 @@ int main(void)
 	test_dmabuf();
 	run_child(test_update_queue, NULL);
 	run_child(test_rocm6, NULL);
+	run_child(test_sdma_queue, NULL);
 
 	ptrace(PTRACE_DETACH, app_pid, 0, 0);
 	if (write(go_pipe[1], &c, 1) != 1)

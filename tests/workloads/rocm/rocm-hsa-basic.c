@@ -4,13 +4,14 @@
  * than the ZDTM workloads were written against (Debian testing's 6.4, whose
  * thunk is built in): no checkpoint, one line per step.
  *
- *   rocm-hsa-basic [--size BYTES]
+ *   rocm-hsa-basic [--size BYTES] [--copies]
  *
  * hsa_init; every agent ("agent cpu|gpu NAME"); per GPU agent: an
  * allocation from the system's fine-grained pool, filled and read back, one
  * from the GPU's coarse-grained global pool (VRAM; filled and read back
  * when ROCr lets the CPU reach it), a signal stored, waited for and
- * destroyed, an AQL queue created and destroyed; hsa_shut_down. Each step
+ * destroyed, an AQL queue created and destroyed, and with --copies copies
+ * by hsa_amd_memory_async_copy (see exercise_copies()); hsa_shut_down. Each step
  * prints "STEP ok WHAT" or "STEP FAIL WHAT: STATUS"; the last line is
  * "RESULT PASS gpus N" or "RESULT FAIL N" (the exit status is 0 only with
  * PASS).
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -28,6 +30,7 @@
 #define MAX_AGENTS 64
 
 static int failures;
+static bool copies; /* --copies */
 
 static bool step(hsa_status_t st, const char *fmt, const char *arg)
 {
@@ -74,11 +77,12 @@ static hsa_status_t find_pool(hsa_amd_memory_pool_t pool, void *data)
 	if (hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) ||
 	    seg != HSA_AMD_SEGMENT_GLOBAL ||
 	    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags) ||
-	    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &alloc) ||
+	    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+					 &alloc) ||
 	    !alloc)
 		return HSA_STATUS_SUCCESS;
-	if (w->fine ? !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) :
-		      !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED))
+	if (w->fine ? !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED)
+		    : !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED))
 		return HSA_STATUS_SUCCESS;
 	w->pool = pool;
 	w->found = true;
@@ -109,7 +113,8 @@ static void exercise_pool(hsa_amd_memory_pool_t pool, hsa_agent_t cpu, const cha
 	snprintf(label, sizeof(label), "%s %s", what, name);
 	if (!step(hsa_amd_memory_pool_allocate(pool, size, 0, &p), "allocate %s", label))
 		return;
-	hsa_amd_agent_memory_pool_get_info(cpu, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS, &access);
+	hsa_amd_agent_memory_pool_get_info(cpu, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS,
+					   &access);
 	if (access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED) {
 		hsa_status_t st = hsa_amd_agents_allow_access(1, &cpu, NULL, p);
 
@@ -122,10 +127,117 @@ static void exercise_pool(hsa_amd_memory_pool_t pool, hsa_agent_t cpu, const cha
 	step(hsa_amd_memory_pool_free(p), "free %s", label);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* waits up to 20 s for SIG to reach 0 (the copy's completion) */
+static hsa_status_t wait_done(hsa_signal_t sig)
+{
+	uint64_t freq = 1000000000ull;
+	double end = now_s() + 20;
+
+	hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &freq);
+	while (hsa_signal_load_scacquire(sig) != 0) {
+		if (now_s() > end) {
+			printf("# signal value %" PRId64 " after 20 s\n",
+			       hsa_signal_load_relaxed(sig));
+			return HSA_STATUS_ERROR;
+		}
+		hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_EQ, 0, freq,
+					  HSA_WAIT_STATE_BLOCKED);
+	}
+	return HSA_STATUS_SUCCESS;
+}
+
+/* one hsa_amd_memory_async_copy with a completion signal, waited for */
+static bool copy(void *dst, hsa_agent_t dst_agent, const void *src, hsa_agent_t src_agent,
+		 size_t size, hsa_signal_t sig, const char *what, const char *name)
+{
+	char label[160];
+	hsa_status_t st;
+
+	snprintf(label, sizeof(label), "async copy %s on %s", what, name);
+	hsa_signal_store_screlease(sig, 1);
+	st = hsa_amd_memory_async_copy(dst, dst_agent, src, src_agent, size, 0, NULL, sig);
+	if (!step(st, "%s submitted", label))
+		return false;
+	return step(wait_done(sig), "%s completes", label);
+}
+
+static hsa_status_t same_pattern(const void *p, size_t size, uint32_t seed)
+{
+	const uint32_t *w = p;
+	size_t i;
+
+	for (i = 0; i < size / 4; i++)
+		if (w[i] != (seed ^ (uint32_t)(i * 2654435761u))) {
+			printf("# word %zu is 0x%08x\n", i, w[i]);
+			return HSA_STATUS_ERROR;
+		}
+	return HSA_STATUS_SUCCESS;
+}
+
+/*
+ * hsa_amd_memory_async_copy host -> VRAM, VRAM -> host, VRAM -> VRAM (same
+ * GPU), VRAM -> host, with a pattern in system memory that must come back;
+ * VRAM is only read through the copies. ROCr puts them on SDMA queues
+ * (HSA_ENABLE_SDMA=1, set in main()), except what it does with blit
+ * kernels on an AQL queue, which kfdsim does not execute, so not tested:
+ * copies within one GPU of HSA_FORCE_SDMA_SIZE (1 MiB) or more, and
+ * hsa_amd_memory_fill (ROCr's DmaFill is a blit kernel on every GPU).
+ */
+static void exercise_copies(hsa_agent_t gpu, hsa_agent_t cpu, const char *name, size_t size,
+			    struct pool_want *sys, hsa_amd_memory_pool_t vram, uint32_t seed)
+{
+	void *host = NULL, *back = NULL, *v1 = NULL, *v2 = NULL;
+	char label[160];
+	hsa_signal_t sig;
+
+	if (size >= (1u << 20))
+		size = 65536; /* below HSA_FORCE_SDMA_SIZE: see above */
+	snprintf(label, sizeof(label), "copy buffers of %s", name);
+	if (!sys->found || !step(hsa_amd_memory_pool_allocate(sys->pool, size, 0, &host) ||
+					 hsa_amd_memory_pool_allocate(sys->pool, size, 0, &back) ||
+					 hsa_amd_memory_pool_allocate(vram, size, 0, &v1) ||
+					 hsa_amd_memory_pool_allocate(vram, size, 0, &v2) ||
+					 hsa_amd_agents_allow_access(1, &gpu, NULL, host) ||
+					 hsa_amd_agents_allow_access(1, &gpu, NULL, back),
+				 "allocate %s", label))
+		goto out;
+	if (!step(hsa_signal_create(1, 0, NULL, &sig), "signal create for copies on %s", name))
+		goto out;
+	fill_and_check(host, size, seed);
+	memset(back, 0, size);
+	if (copy(v1, gpu, host, cpu, size, sig, "host to vram", name) &&
+	    copy(back, cpu, v1, gpu, size, sig, "vram to host", name))
+		step(same_pattern(back, size, seed),
+		     "host to vram to host copies keep the bytes on %s", name);
+	memset(back, 0, size);
+	if (copy(v2, gpu, v1, gpu, size, sig, "vram to vram", name) &&
+	    copy(back, cpu, v2, gpu, size, sig, "vram to host (2)", name))
+		step(same_pattern(back, size, seed), "vram to vram copy keeps the bytes on %s",
+		     name);
+	hsa_signal_destroy(sig);
+out:
+	if (host)
+		hsa_amd_memory_pool_free(host);
+	if (back)
+		hsa_amd_memory_pool_free(back);
+	if (v1)
+		hsa_amd_memory_pool_free(v1);
+	if (v2)
+		hsa_amd_memory_pool_free(v2);
+}
+
 static void exercise_gpu(hsa_agent_t gpu, hsa_agent_t cpu, const char *name, size_t size,
 			 struct pool_want *sys, uint32_t seed)
 {
-	struct pool_want vram = { .fine = false };
+	struct pool_want vram = {.fine = false};
 	hsa_queue_t *q = NULL;
 	hsa_signal_t sig;
 	uint32_t qmax = 0;
@@ -133,38 +245,51 @@ static void exercise_gpu(hsa_agent_t gpu, hsa_agent_t cpu, const char *name, siz
 	if (sys->found)
 		exercise_pool(sys->pool, cpu, "system memory for", name, size, seed);
 	hsa_amd_agent_iterate_memory_pools(gpu, find_pool, &vram);
-	if (step(vram.found ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR, "coarse-grained pool of %s", name))
+	if (step(vram.found ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR, "coarse-grained pool of %s",
+		 name)) {
 		exercise_pool(vram.pool, cpu, "vram of", name, size, seed + 1);
+		if (copies)
+			exercise_copies(gpu, cpu, name, size, sys, vram.pool, seed + 2);
+	}
 
 	if (step(hsa_signal_create(1, 0, NULL, &sig), "signal create on %s", name)) {
 		hsa_signal_store_screlease(sig, 0);
 		step(hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_EQ, 0, 1000000000ull,
-					       HSA_WAIT_STATE_BLOCKED) == 0 ?
-		     HSA_STATUS_SUCCESS : HSA_STATUS_ERROR, "signal stored and waited for on %s", name);
+					       HSA_WAIT_STATE_BLOCKED) == 0
+			     ? HSA_STATUS_SUCCESS
+			     : HSA_STATUS_ERROR,
+		     "signal stored and waited for on %s", name);
 		step(hsa_signal_destroy(sig), "signal destroy on %s", name);
 	}
 
 	hsa_agent_get_info(gpu, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &qmax);
-	if (step(hsa_queue_create(gpu, qmax < 4096 ? qmax : 4096, HSA_QUEUE_TYPE_SINGLE, NULL,
-				  NULL, UINT32_MAX, UINT32_MAX, &q), "queue create on %s", name))
+	if (step(hsa_queue_create(gpu, qmax < 4096 ? qmax : 4096, HSA_QUEUE_TYPE_SINGLE, NULL, NULL,
+				  UINT32_MAX, UINT32_MAX, &q),
+		 "queue create on %s", name))
 		step(hsa_queue_destroy(q), "queue destroy on %s", name);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "size", required_argument, NULL, 's' }, { 0 } };
-	struct pool_want sys = { .fine = true };
-	struct agents ag = { .n = 0 };
-	hsa_agent_t cpu = { 0 };
+	static const struct option opts[] = {
+		{"size", required_argument, NULL, 's'}, {"copies", no_argument, NULL, 'c'}, {0}};
+	struct pool_want sys = {.fine = true};
+	struct agents ag = {.n = 0};
+	hsa_agent_t cpu = {0};
 	size_t size = 1 << 20;
 	bool have_cpu = false;
 	int c, i, gpus = 0;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 's')
+		if (c == 'c')
+			copies = true;
+		else if (c == 's')
+			size = strtoull(optarg, NULL, 0) & ~(size_t)3;
+		else
 			return 2;
-		size = strtoull(optarg, NULL, 0) & ~(size_t)3;
 	}
+	/* copies on SDMA queues where ROCr would decide otherwise (gfx8) */
+	setenv("HSA_ENABLE_SDMA", "1", 0);
 	if (!step(hsa_init(), "hsa_init%s", ""))
 		goto out;
 	step(hsa_iterate_agents(add_agent, &ag), "iterate agents%s", "");
