@@ -21,7 +21,7 @@
 # retried, the dump succeeds, the restore too, and the restored process
 # (its queues running again) PASSes its self-check.
 # vm-boot: faults
-# vm-timeout: 300
+# vm-timeout: 600
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }

@@ -19,7 +19,7 @@
 # criu or KFD process is left, the pid is free, no kfdsim file open, every image file as
 # dumped; last, the restore of the same images succeeds and PASSes.
 # vm-boot: big
-# vm-timeout: 720
+# vm-timeout: 1200
 . /test/lib/guest.sh
 
 gpu_wl_missing && { tap_done; exit; }

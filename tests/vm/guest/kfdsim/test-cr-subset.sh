@@ -29,7 +29,7 @@
 # told the map of step 3 after step 4 FAILs.
 # The module is reloaded with the boot's KFDSIM_PARAMS at the end.
 # vm-boot: cr
-# vm-timeout: 300
+# vm-timeout: 600
 . /test/lib/guest.sh
 
 DESC=/test/kfdsim/machines/mi210.desc

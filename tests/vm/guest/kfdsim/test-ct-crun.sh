@@ -11,7 +11,7 @@
 # overrides the file), and the plugin opens /dev/kfd for those only
 # (kfd_confine.h). Without the name, one line says so.
 # vm-boot: ct
-# vm-timeout: 180
+# vm-timeout: 360
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 ct_missing crun && { tap_done; exit; }

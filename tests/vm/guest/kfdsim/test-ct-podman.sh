@@ -26,7 +26,7 @@
 # line in an RPC config file (parse_options() reads argv[optind] with argv
 # NULL, criu/config.c:1059; criu-dev and 4.2 have the same line).
 # vm-boot: podman
-# vm-timeout: 240
+# vm-timeout: 600
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 PODMAN=/usr/bin/podman

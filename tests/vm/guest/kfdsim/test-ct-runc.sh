@@ -7,7 +7,7 @@
 # before the restore, so the plugin (master and tasks) sees the container's
 # GPUs only: nothing to name.
 # vm-boot: ct
-# vm-timeout: 180
+# vm-timeout: 360
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 ct_missing runc && { tap_done; exit; }
