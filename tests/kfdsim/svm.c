@@ -375,6 +375,26 @@ static int range_is_valid(struct kfdsim_process *p, struct mm_struct *mm, u64 st
 	return overlaps_bo_mapping(p, start, start + size - 1) ? -EADDRINUSE : 0;
 }
 
+/* svm_range_split(): @r keeps [start, last], *@new gets the rest */
+static int range_split(struct kfdsim_process *p, struct kfdsim_svm_range *r, u64 start,
+		       u64 last, struct kfdsim_svm_range **new)
+{
+	if (r->start != start && r->last != last)
+		return -EINVAL;
+	if (start < r->start || last > r->last)
+		return -EINVAL;
+	if (r->start == start)
+		*new = range_new(p, last + 1, r->last, false);
+	else
+		*new = range_new(p, r->start, start - 1, false);
+	if (!*new)
+		return -ENOMEM;
+	copy_attrs(*new, r);
+	r->start = start;
+	r->last = last;
+	return 0;
+}
+
 /* ---- CPU unmaps ---------------------------------------------------------------------- */
 
 struct svm_unmap {
@@ -444,13 +464,10 @@ static bool unmap_from_range(struct kfdsim_process *p, struct kfdsim_svm_range *
 		return true;
 	}
 	if (cut_start > r->start && cut_last < r->last) {
-		tail = range_new(p, cut_last + 1, r->last, false);
-		if (!tail)
+		/* a hole: the part above it becomes a range of its own */
+		if (range_split(p, r, r->start, cut_last, &tail))
 			return false;
-		copy_attrs(tail, r);
-		tail->queue_refcount = r->queue_refcount;
 		list_add_tail(&tail->list, &p->svm_ranges);
-		r->last = cut_last;
 	}
 	/* the reservation of the pages cut off goes with them */
 	if (!p->xnack_enabled)
@@ -482,6 +499,7 @@ static void flush_unmaps(struct kfdsim_process *p)
 	LIST_HEAD(todo);
 	struct svm_unmap *u, *tmp;
 	bool lost, evict = false;
+	u64 lo = U64_MAX, hi = 0;
 
 	lockdep_assert_held(&p->mutex);
 	spin_lock(&p->svm_unmap_lock);
@@ -490,6 +508,9 @@ static void flush_unmaps(struct kfdsim_process *p)
 	lost = p->svm_unmaps_lost;
 	p->svm_unmaps_lost = false;
 	spin_unlock(&p->svm_unmap_lock);
+	/* nothing noted: the ranges and their bound stand (the SDMA poller's path) */
+	if (list_empty(&todo) && !lost)
+		return;
 	if (lost)
 		pr_warn("kfdsim: pid %d: CPU unmaps of SVM memory were not noted (no memory); its ranges may be stale\n",
 			task_tgid_nr(p->lead_thread));
@@ -505,11 +526,13 @@ static void flush_unmaps(struct kfdsim_process *p)
 		list_splice(&todo, &p->svm_unmaps);
 		spin_unlock(&p->svm_unmap_lock);
 	}
-	/* the bound shrinks back to the ranges left */
-	WRITE_ONCE(p->svm_lo, U64_MAX);
-	WRITE_ONCE(p->svm_hi, 0);
-	list_for_each_entry(r, &p->svm_ranges, list)
-		bound_range(p, r);
+	/* the bound shrinks back to the ranges left, never below them meanwhile */
+	list_for_each_entry(r, &p->svm_ranges, list) {
+		lo = min(lo, r->start);
+		hi = max(hi, r->last);
+	}
+	WRITE_ONCE(p->svm_lo, lo);
+	WRITE_ONCE(p->svm_hi, hi);
 	if (evict)
 		kfdsim_evict_process_queues(p);
 }
@@ -522,26 +545,6 @@ static void free_unmaps(struct kfdsim_process *p)
 		list_del(&u->list);
 		kfree(u);
 	}
-}
-
-/* svm_range_split(): @r keeps [start, last], *@new gets the rest */
-static int range_split(struct kfdsim_process *p, struct kfdsim_svm_range *r, u64 start,
-		       u64 last, struct kfdsim_svm_range **new)
-{
-	if (r->start != start && r->last != last)
-		return -EINVAL;
-	if (start < r->start || last > r->last)
-		return -EINVAL;
-	if (r->start == start)
-		*new = range_new(p, last + 1, r->last, false);
-	else
-		*new = range_new(p, r->start, start - 1, false);
-	if (!*new)
-		return -ENOMEM;
-	copy_attrs(*new, r);
-	r->start = start;
-	r->last = last;
-	return 0;
 }
 
 static void free_list(struct kfdsim_process *p, struct list_head *head, bool update_mem_usage)
