@@ -22,15 +22,22 @@
  *                                      resp. 0 (KFD has no process of it)
  * The options (the environment, the options file) are read once, at init;
  * one that means nothing refuses the first GPU met, and a run without GPUs
- * logs it as one warning.
+ * logs it as one warning. So does `criu --stream` (criu_stream.h): GPU
+ * images are not streamed, so a dump or restore with a GPU is refused in
+ * one line before any GPU is touched; in a streamed restore, a file of ours
+ * is found by asking the streamer for its image.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 
 #include "criu-plugin.h"
+#include "images/kfd_image.h"
 #include "options/options.h"
+#include "plugin/criu_stream.h"
 #include "plugin/dump/dump_kfd.h"
 #include "plugin/dump/dump_render.h"
 #include "plugin/dump/dump_session.h"
@@ -39,6 +46,7 @@
 
 static struct {
 	int stage;
+	enum criu_stream stream;
 	bool dump_ready, restore_ready;
 	struct dump_session dump;
 	struct restore_session restore;
@@ -78,6 +86,23 @@ static void read_options(int stage, struct amdgpu_options *opts, char *error, si
 			opts->from_file, opts->from_file == 1 ? "" : "s");
 }
 
+/*
+ * Under `criu --stream` the stage's GPUs are refused (criu_stream.h): the
+ * line goes where an options error goes, unless there is one already.
+ */
+static void detect_stream(int stage, char *error, size_t len)
+{
+	char peer[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int ret = criu_stream_detect(&plugin.stream, peer, sizeof(peer));
+
+	if (ret)
+		pr_warn("cannot tell whether CRIU streams its images: /proc/self/fd: %s",
+			strerror(-ret));
+	if (plugin.stream == CRIU_STREAM_NONE || *error)
+		return;
+	criu_stream_refusal(stage_name(stage), peer, error, len);
+}
+
 static int amdgpu_plugin_init(int stage)
 {
 	struct amdgpu_options opts; /* copied by the session */
@@ -86,6 +111,7 @@ static int amdgpu_plugin_init(int stage)
 
 	plugin.stage = stage;
 	read_options(stage, &opts, options_error, sizeof(options_error));
+	detect_stream(stage, options_error, sizeof(options_error));
 	if (stage == CR_PLUGIN_STAGE__RESTORE) {
 		ret = restore_session_init(&plugin.restore, criu_get_image_dir(), &opts,
 					   options_error);
@@ -166,8 +192,42 @@ static int amdgpu_plugin_handle_device_vma(int fd, const struct stat *st)
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, amdgpu_plugin_handle_device_vma)
 
+/*
+ * A streamed restore finds no images of ours in the image directory: the
+ * stream says whether file id is ours, and a GPU file is refused.
+ */
+static int streamed_restore_file(uint32_t id)
+{
+	static const enum kfd_image_kind kinds[] = {KFD_IMAGE_PROCESS, KFD_IMAGE_RENDER,
+						    KFD_IMAGE_DMABUF};
+	criu_stream_open_fn stream_open = criu_stream_open_symbol();
+	char name[KFD_IMAGE_NAME_MAX], why[600];
+	size_t i;
+	int ret = 0;
+
+	if (!stream_open)
+		return -ENOTSUP;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !ret; i++) {
+		kfd_image_name(name, sizeof(name), kinds[i], id);
+		ret = criu_stream_has_image(stream_open, name);
+	}
+	if (!ret)
+		return -ENOTSUP;
+	if (ret < 0) {
+		pr_err("criu restore --stream: could not ask the image streamer for %s (%s)", name,
+		       strerror(-ret));
+		return ret;
+	}
+	criu_stream_refusal("restore", NULL, why, sizeof(why));
+	pr_err("%s: the checkpoint has GPU file %s", why, name);
+	return -EINVAL;
+}
+
 static int amdgpu_plugin_restore_file(int id)
 {
+	if (plugin.stream == CRIU_STREAM_RESTORE &&
+	    !(plugin.restore_ready && plugin.restore.active))
+		return streamed_restore_file((uint32_t)id);
 	if (!plugin.restore_ready)
 		return -ENOTSUP;
 	return restore_file(&plugin.restore, criu_get_image_dir(), (uint32_t)id);
