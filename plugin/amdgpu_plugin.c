@@ -47,6 +47,7 @@
 static struct {
 	int stage;
 	enum criu_stream stream;
+	char stream_peer[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* its socket */
 	bool dump_ready, restore_ready;
 	struct dump_session dump;
 	struct restore_session restore;
@@ -92,15 +93,15 @@ static void read_options(int stage, struct amdgpu_options *opts, char *error, si
  */
 static void detect_stream(int stage, char *error, size_t len)
 {
-	char peer[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int ret = criu_stream_detect(&plugin.stream, peer, sizeof(peer));
+	int ret =
+		criu_stream_detect(&plugin.stream, plugin.stream_peer, sizeof(plugin.stream_peer));
 
 	if (ret)
 		pr_warn("cannot tell whether CRIU streams its images: /proc/self/fd: %s",
 			strerror(-ret));
 	if (plugin.stream == CRIU_STREAM_NONE || *error)
 		return;
-	criu_stream_refusal(stage_name(stage), peer, error, len);
+	criu_stream_refusal(stage_name(stage), plugin.stream_peer, error, len);
 }
 
 static int amdgpu_plugin_init(int stage)
@@ -218,7 +219,7 @@ static int streamed_restore_file(uint32_t id)
 		       strerror(-ret));
 		return ret;
 	}
-	criu_stream_refusal("restore", NULL, why, sizeof(why));
+	criu_stream_refusal("restore", plugin.stream_peer, why, sizeof(why));
 	pr_err("%s: the checkpoint has GPU file %s", why, name);
 	return -EINVAL;
 }

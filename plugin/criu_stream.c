@@ -96,6 +96,6 @@ void criu_stream_refusal(const char *stage, const char *peer, char *buf, size_t 
 {
 	snprintf(buf, len,
 		 "criu %s --stream (images through criu-image-streamer, %s): GPU images are not "
-		 "streamed by this plugin yet; %s without --stream, into an image directory",
+		 "streamed by this plugin yet; %s without --stream (images in a directory)",
 		 stage, peer && *peer ? peer : "its socket", stage);
 }
