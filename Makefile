@@ -26,6 +26,10 @@ CRIU      := $(CRIU_DIR)/criu
 # Debian testing's criu 4.2.x: the plugin (built with the 4.1 header) must load there too.
 CRIU42_DIR := $(CACHE)/criu-4.2
 CRIU42     := $(CRIU42_DIR)/criu
+# criu-image-streamer built from its source with Debian testing's Rust crates
+# (make image-streamer): the real streamer's cases of host/test-criu-stream.sh.
+IMAGE_STREAMER_DIR := $(CACHE)/image-streamer
+IMAGE_STREAMER     := $(IMAGE_STREAMER_DIR)/criu-image-streamer
 CRIU_INC  := $(CRIU_DIR)/root/usr/include/criu
 DEPS_STAMP := $(CACHE)/deps-build.stamp
 
@@ -65,7 +69,7 @@ PROTO_H := $(BUILD)/gen/amdgpu_plugin.pb-c.h
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all products deps criu42 rocm-testing check demo install uninstall deb clean distclean format cache-paths
+.PHONY: all products deps criu42 rocm-testing image-streamer check demo install uninstall deb clean distclean format cache-paths
 # Objects made through pattern rules are intermediates that make would delete
 # after linking (and rebuild next time): keep every target.
 .SECONDARY:
@@ -95,6 +99,12 @@ criu42: $(DEPS_STAMP)
 rocm-testing: $(DEPS_STAMP)
 	@test -f $(CACHE)/rocm-testing/closure || scripts/fetch-rocm-testing.sh $(CACHE)/rocm-testing || \
 		echo "make vm-deps: WARNING: no ROCm from Debian testing; test-rocm-testing is skipped" >&2
+
+# Not in deps: it needs cargo, rustc and protoc, and the streamer's source
+# (GitHub, or IMAGE_STREAMER_GIT: a local clone). Once built, make check's
+# host tests use it (IMAGE_STREAMER).
+image-streamer: $(DEPS_STAMP)
+	scripts/build-image-streamer.sh $(IMAGE_STREAMER_DIR)
 
 # Where each consumer of the cache puts its downloads (tests/host/test-cache-dir.sh).
 cache-paths:
@@ -161,6 +171,7 @@ HOST_TESTS := $(sort $(wildcard tests/host/test-*.sh))
 TEST_TMPDIR ?= $(shell [ -w /dev/shm ] && [ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $$4 }')" -ge 1048576 ] 2>/dev/null && echo /dev/shm || echo /tmp)
 TEST_ENV = TMPDIR=$(TEST_TMPDIR) KFD_FIXTURES=$(KFD_FIXTURES) BUILD=$(abspath $(BUILD)) CRIU=$(CRIU) \
 	CRIU42=$$(test -x $(CRIU42) && echo $(CRIU42)) \
+	IMAGE_STREAMER=$$(test -x $(IMAGE_STREAMER) && echo $(IMAGE_STREAMER)) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # Not for -j: deps and vm-deps may both call apt. The build inside is -j, one

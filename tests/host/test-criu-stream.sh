@@ -171,7 +171,7 @@ if [ -n "${IMAGE_STREAMER:-}" ] && [ -x "$IMAGE_STREAMER" ]; then
 			bash -c '! ls "$1/src" "$1/dst" | grep -q "\.img$"' _ "$D"
 		restored_passes
 	fi
-	CASE=file
+	CASE=stream-file
 	new_case "$CASE"
 	if start_workload; then
 		("$IMAGE_STREAMER" -D "$D/img" capture 2>"$D/capture.err" | cat >"$D/ckpt.stream") &
@@ -184,6 +184,7 @@ if [ -n "${IMAGE_STREAMER:-}" ] && [ -x "$IMAGE_STREAMER" ]; then
 		check "$CASE: the stream file holds the checkpoint" test -s "$D/ckpt.stream"
 		check "$CASE: the dumped workload is gone" test "$(child_exit)" = 137
 		rm -f "$D/img/streamer-capture.sock"
+		# shellcheck disable=SC2002 # the streamer reads pipes only, not files
 		(cat "$D/ckpt.stream" | "$IMAGE_STREAMER" -D "$D/img" serve 2>"$D/serve.err") &
 		TRACKED+=("$!")
 		check "$CASE: streamer serves the file" wait_until 10 test -S "$D/img/streamer-serve.sock"
@@ -192,6 +193,6 @@ if [ -n "${IMAGE_STREAMER:-}" ] && [ -x "$IMAGE_STREAMER" ]; then
 		restored_passes
 	fi
 else
-	diag "IMAGE_STREAMER not set: the real criu-image-streamer's cases are skipped (scripts/build-image-streamer.sh builds it)"
+	diag "IMAGE_STREAMER not set: the real criu-image-streamer's cases are skipped (make image-streamer builds it)"
 fi
 tap_done
