@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "plugin/criu_stream.h"
@@ -166,6 +167,7 @@ static void other_names_are_no_stream(void **state)
 /* Stand-ins for img_streamer_open(): the image "here.img" holds 200 KiB. */
 static char asked[64];
 static size_t image_bytes;
+static pid_t served; /* the writer of the image served last */
 
 static int write_all(int fd, size_t n)
 {
@@ -194,6 +196,7 @@ static int serve_open(char *filename, int flags)
 	assert_int_equal(pipe(p), 0);
 	pid = fork(); /* the streamer writes more than a pipe holds */
 	assert_true(pid >= 0);
+	served = pid;
 	if (!pid) {
 		close(p[0]);
 		_exit(write_all(p[1], image_bytes) ? 1 : 0);
@@ -211,12 +214,16 @@ static int broken_open(char *filename, int flags)
 
 static void stream_says_which_images_it_holds(void **state)
 {
+	int status;
+
 	(void)state;
 	image_bytes = 200 * 1024;
 	assert_int_equal(criu_stream_has_image(serve_open, "missing.img"), 0);
 	assert_string_equal(asked, "missing.img");
 	assert_int_equal(criu_stream_has_image(serve_open, "here.img"), 1);
 	assert_string_equal(asked, "here.img");
+	assert_int_equal(wait(&status), served); /* the writer wrote it all: read to its end */
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(criu_stream_has_image(broken_open, "here.img"), -EIO);
 }
 

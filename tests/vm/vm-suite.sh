@@ -42,6 +42,8 @@
 #      for none: its criu is put into the guest as /usr/sbin/criu-4.2),
 #      ROCM_TESTING (scripts/fetch-rocm-testing.sh's DEST, default the
 #      cache's: Debian testing's ROCm for test-rocm-testing),
+#      IMAGE_STREAMER (criu-image-streamer, make image-streamer; put into
+#      the guest as /test/bin/criu-image-streamer for test-cr-stream),
 #      KFDSIM_PARAMS (module parameters),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
@@ -347,6 +349,8 @@ make_overlay() { # KROOT KREL OVERLAY
 	EOC
 	for f in "$BUILD"/tests/bin/*; do [ ! -f "$f" ] || cp "$f" "$ov/test/bin/"; done
 	build_guest_bins "$1" "$ov/test/bin"
+	[ ! -x "${IMAGE_STREAMER:-}" ] || ! grep -q '^test-cr-stream' "$ov/test/vm/order" ||
+		cp "$IMAGE_STREAMER" "$ov/test/bin/criu-image-streamer"
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"

@@ -131,7 +131,9 @@ static int recv_fd(int sk)
 {
 	char c, ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
 			    .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 	int fd;
@@ -171,7 +173,8 @@ static int one_request(int sk, int store, bool capture)
 		return -ENOSPC;
 	im->capture = capture;
 	if (capture) {
-		im->file_fd = openat(store, im->name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		im->file_fd =
+			openat(store, im->name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	} else {
 		im->file_fd = openat(store, im->name, O_RDONLY | O_CLOEXEC);
 		ret = send_reply(sk, im->file_fd >= 0);

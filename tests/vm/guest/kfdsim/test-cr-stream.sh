@@ -9,6 +9,9 @@
 # checkpoint in a directory, served as a stream, is refused (the plugin
 # asks the stream for its images); nothing is left and the images are
 # unchanged; the same checkpoint then restores without --stream and PASSes.
+# With the real criu-image-streamer in the image (/test/bin, when the host
+# built it: make image-streamer), the dump is refused through it too, its
+# stream captured to a file.
 # vm-boot: cr
 # vm-timeout: 360
 . /test/lib/guest.sh
@@ -68,6 +71,29 @@ if command -v criu-4.2 >/dev/null; then
 	CRIU_BIN=criu-4.2 refused_dump dump-4.2 2
 else
 	ok "dump-4.2 # SKIP no criu-4.2 in the image"
+fi
+
+if [ -x /test/bin/criu-image-streamer ]; then
+	img=$WORK/img-real
+	mkdir -p "$img"
+	(/test/bin/criu-image-streamer -D "$img" capture 2>"$WORK/real.err" | cat >"$WORK/real.stream") &
+	SPID=$!
+	check "real: criu-image-streamer listens" wait_until 10 test -S "$img/streamer-capture.sock"
+	criu_dump "$img" "$pid" --stream
+	rc=$?
+	wait "$SPID"
+	sed 's/^/# streamer: /' "$WORK/real.err" | head -4
+	check "real: dump --stream refused (status $rc)" test "$rc" -ne 0
+	grep 'amdgpu_plugin: Error: ' "$img/dump.log" >"$WORK/refusal"
+	sed 's/^/# /' "$WORK/refusal"
+	check "real: the plugin says why in one line, naming --stream" eval \
+		'[ "$(wc -l <"$WORK/refusal")" -eq 1 ] && grep -q "criu dump --stream .*refused before anything was paused" "$WORK/refusal"'
+	check "real: the application still runs, not paused" wait_until 10 kfd_running "$pid"
+	check "real: probe PASS" gpu_probe 3
+	check "real: no criu left" no_criu
+	rm -f "$WORK/real.stream"
+else
+	ok "real: criu-image-streamer # SKIP not in the image (make image-streamer)"
 fi
 
 # The restore: a checkpoint in a directory, served as a stream
