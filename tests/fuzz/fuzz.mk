@@ -16,7 +16,7 @@ FUZZ_TIME    ?= 60
 FUZZ_JOBS    ?= 1
 FUZZ_DIR     := $(BUILD)/fuzz
 # The same list as FUZZ_ALL_TARGETS in tests/fuzz/targets.sh (for the scripts).
-FUZZ_ALL     := fuzz_kfd_image fuzz_priv_blob fuzz_topology_image fuzz_bo_stream \
+FUZZ_ALL     := fuzz_kfd_image fuzz_priv_blob fuzz_topology_image fuzz_bo_stream fuzz_bo_seq \
 		fuzz_topology_parse fuzz_tool
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 

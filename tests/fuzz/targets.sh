@@ -41,7 +41,7 @@ fuzz_known() { # ROOT TARGET FILE -> status 0 if listed
 
 # The same list as FUZZ_ALL in tests/fuzz/fuzz.mk.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-FUZZ_ALL_TARGETS="fuzz_kfd_image fuzz_priv_blob fuzz_topology_image fuzz_bo_stream
+FUZZ_ALL_TARGETS="fuzz_kfd_image fuzz_priv_blob fuzz_topology_image fuzz_bo_stream fuzz_bo_seq
 	fuzz_topology_parse fuzz_tool"
 
 # fuzz_reason LOG: the line of a libFuzzer log that says what was found

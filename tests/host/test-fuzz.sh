@@ -10,7 +10,7 @@
 # fix deletes its line in KNOWN).
 # env: BUILD (absolute build dir; the targets are in $BUILD/fuzz, made by
 #      `make fuzz-build`), FUZZ_SHORT_SCALE (runs multiplier, default 1)
-# run-suite-timeout: 2100 (6 targets x TARGET_LIMIT, and the replays)
+# run-suite-timeout: 2400 (7 targets x TARGET_LIMIT, and the replays)
 # run-suite-parallel: yes (a fixed number of runs per target, not seconds: load only stretches it)
 set -uo pipefail
 # shellcheck source=tests/lib/tap.sh
@@ -35,6 +35,7 @@ short_runs() {
 	fuzz_priv_blob) echo 200000 ;;
 	fuzz_kfd_image) echo 40000 ;;
 	fuzz_topology_image | fuzz_bo_stream) echo 50000 ;;
+	fuzz_bo_seq) echo 30000 ;;
 	fuzz_topology_parse) echo 1500 ;;
 	fuzz_tool) echo 600 ;;
 	esac
