@@ -52,12 +52,12 @@ figures() {
 	local line cpu_limit=none
 	[ "$3" = sdma ] && cpu_limit=$CPU_LIMIT
 	line=$(grep -h 'MiB in [0-9]* ms ([0-9]* MiB/s): copying' "$1" | grep "GPU $GPU:" | tail -1)
-	echo "$line" | sed -n "s/.*: \([0-9]*\) MiB in \([0-9]*\) ms (\([0-9]*\) MiB\/s): copying \([0-9]*\) ms, files \([0-9]*\) ms, \([0-9]*\)% .*; CPU \([0-9]*\) ms (\([0-9]*\) ms\/GiB).*/\1 \2 \3 \4 \5 \6 \7 \8/p" |
-		while read -r mib wall rate copy files hidden cpu cpu_gib; do
+	echo "$line" | sed -n "s/.*: \([0-9]*\) MiB in \([0-9]*\) ms (\([0-9]*\) MiB\/s): copying \([0-9]*\) ms, files \([0-9]*\) ms, \([0-9]*\)% .*; CPU \([0-9]*\) ms (\([0-9]*\) ms\/GiB), checksums \([0-9]*\) ms.*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p" |
+		while read -r mib wall rate copy files hidden cpu cpu_gib sums; do
 			printf '# bench: %-4s %-7s %5s MiB %7s ms %5s MiB/s | copying %6s ms, files %6s ms, %3s%% hidden | engine limit %s | filebench %s MiB/s\n' \
 				"$3" "$2" "$mib" "$wall" "$rate" "$copy" "$files" "$hidden" "$4" "$5"
-			printf '# bench: %-4s %-7s CPU %s ms: %s CPU-s/GiB (limit %s CPU-s/GiB)\n' \
-				"$3" "$2" "$cpu" "$(awk -v v="$cpu_gib" 'BEGIN { printf "%.3f", v / 1000 }')" "$cpu_limit"
+			printf '# bench: %-4s %-7s CPU %s ms: %s CPU-s/GiB (limit %s CPU-s/GiB); checksums %s ms of it\n' \
+				"$3" "$2" "$cpu" "$(awk -v v="$cpu_gib" 'BEGIN { printf "%.3f", v / 1000 }')" "$cpu_limit" "$sums"
 		done
 	grep -h "GPU $GPU: image read " "$1" | tail -1 | sed "s/.*GPU $GPU: /# bench: $3 $2: /"
 	check "$3 $2: the plugin's line has the CPU time" grep -q "GPU $GPU: .*; CPU [0-9]* ms" "$1"
