@@ -62,6 +62,12 @@ struct bo_copy_engine_ops {
 	 * "the GPU was reset"), or NULL for strerror()'s text.
 	 */
 	const char *(*explain)(int err);
+	/*
+	 * The GPU moves the bytes (SDMA), not the CPU: a restore then reads
+	 * the image with O_DIRECT (BO_READ_AUTO), as the only CPU pass left
+	 * is the checksum.
+	 */
+	bool gpu_copies;
 };
 
 struct bo_copy_engine {
@@ -155,9 +161,9 @@ struct bo_stream_gpu {
  * How a restore reads the data file (bo_stream_config.read_mode).
  * AUTO: with O_DIRECT and io_uring (no page-cache copy: the checksum pass
  * is the only time the CPU touches the bytes before the engine copies them)
- * when the engine is not the CPU's and the file has at least
+ * when the engine's ops say gpu_copies (SDMA) and the file has at least
  * direct_read_min bytes; through the page cache otherwise (small files
- * are quicker from there; the CPU engine's copy out of staging sets its
+ * are quicker from there; a CPU engine's copy out of staging sets its
  * pace). DIRECT: with O_DIRECT whatever the engine and size. BUFFERED:
  * through the page cache. O_DIRECT refused (tmpfs) or no io_uring: through
  * the page cache, bo_stream_gpu.read_note says why.

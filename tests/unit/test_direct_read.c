@@ -157,12 +157,15 @@ static void test_tmpfs_refused(void **state)
 
 /* ---- through bo_stream ------------------------------------------------------------ */
 
-/* The CPU engine under another name: the stream treats it as a GPU's engine (SDMA). */
+/* The CPU engine saying the GPU copies: the stream treats it as SDMA. */
 static const struct bo_copy_engine *gpu_engine(void)
 {
+	static struct bo_copy_engine_ops ops;
 	static struct bo_copy_engine e;
 
-	e = bo_copy_engine_cpu;
+	ops = *bo_copy_engine_cpu.ops;
+	ops.gpu_copies = true;
+	e = (struct bo_copy_engine){.ops = &ops, .priv = bo_copy_engine_cpu.priv};
 	return &e;
 }
 
@@ -216,7 +219,8 @@ static void test_restore_modes(void **state)
 	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
 	assert_restored(&s);
 	assert_false(s.gpus[0].direct_read);
-	assert_string_equal(s.gpus[0].read_note, "the CPU engine restores from the page cache");
+	assert_string_equal(s.gpus[0].read_note,
+			    "the CPU copies into the BOs: it restores from the page cache");
 	assert_int_equal(run_restore(f, &s, &cfg, gpu_engine(), err, sizeof(err)), 0);
 	assert_false(s.gpus[1].direct_read);
 	assert_non_null(strstr(s.gpus[1].read_note, "KiB: the page cache is quicker"));
