@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "bo_set.h"
 #include "common/fullio.h"
@@ -173,8 +174,7 @@ static bool dir_reads_direct(struct fixture *f)
 {
 	struct statfs sfs;
 
-	return !fstatfs(f->dir_fd, &sfs) && sfs.f_type != 0x01021994 /* tmpfs */ &&
-	       sfs.f_type != 0x858458f6 /* ramfs */;
+	return !fstatfs(f->dir_fd, &sfs) && sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC;
 }
 
 static void flip_byte(struct fixture *f, const char *name, uint64_t off)
