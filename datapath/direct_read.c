@@ -48,8 +48,8 @@ static bool in_memory(int fd)
 	return !fstatfs(fd, &sfs) && (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
 }
 
-int direct_read_open(struct direct_reader *dr, int fd, uint64_t size, uint64_t min_bytes,
-		     char *why, size_t whylen)
+int direct_read_open(struct direct_reader *dr, int fd, uint64_t size, uint64_t min_bytes, char *why,
+		     size_t whylen)
 {
 	char path[64], msg[160];
 	int ret;
@@ -69,8 +69,7 @@ int direct_read_open(struct direct_reader *dr, int fd, uint64_t size, uint64_t m
 	dr->fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (dr->fd < 0) {
 		ret = -errno;
-		snprintf(msg, sizeof(msg), "the file system refuses O_DIRECT (%s)",
-			 strerror(-ret));
+		snprintf(msg, sizeof(msg), "the file system refuses O_DIRECT (%s)", strerror(-ret));
 		return why_set(why, whylen, ret, msg);
 	}
 	dr->ring = calloc(1, sizeof(*dr->ring));

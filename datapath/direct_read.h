@@ -18,16 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DIRECT_READ_ALIGN   4096u	/* buffer, offset and length of a direct request */
+#define DIRECT_READ_ALIGN   4096u	 /* buffer, offset and length of a direct request */
 #define DIRECT_READ_SEGMENT (512u << 10) /* bytes per request */
-#define DIRECT_READ_DEPTH   8u		/* requests in flight */
+#define DIRECT_READ_DEPTH   8u		 /* requests in flight */
 
 struct io_uring;
 
 struct direct_reader {
-	int fd;		  /* the file again, with O_DIRECT; -1: closed */
-	int buffered_fd;  /* the caller's descriptor: unaligned tails */
-	uint64_t size;	  /* the file's size */
+	int fd;		 /* the file again, with O_DIRECT; -1: closed */
+	int buffered_fd; /* the caller's descriptor: unaligned tails */
+	uint64_t size;	 /* the file's size */
 	struct io_uring *ring;
 	uint64_t requests; /* submitted so far (tests: depth was used) */
 	uint32_t max_in_flight;
@@ -42,8 +42,8 @@ struct direct_reader {
  * old kernel, kernel.io_uring_disabled, a seccomp filter), -ENOMEM. dr is
  * left closed on failure (direct_read_close() is safe on it).
  */
-int direct_read_open(struct direct_reader *dr, int fd, uint64_t size, uint64_t min_bytes,
-		     char *why, size_t whylen);
+int direct_read_open(struct direct_reader *dr, int fd, uint64_t size, uint64_t min_bytes, char *why,
+		     size_t whylen);
 /*
  * len bytes at off into buf: the page-aligned part directly (buf must be
  * DIRECT_READ_ALIGN-aligned), a tail that is not (the file's end) through

@@ -122,7 +122,8 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 			what, gpu_id, bytes >> 20, t->wall_ns / 1000000,
 			mib_per_s(bytes, t->wall_ns), t->engine_ns / 1000000, t->file_ns / 1000000,
 			bo_stream_hidden_permille(t) / 10, t->cpu_ns / 1000000,
-			bytes ? (uint64_t)((double)t->cpu_ns / 1e6 * (double)(1 << 30) / (double)bytes)
+			bytes ? (uint64_t)((double)t->cpu_ns / 1e6 * (double)(1 << 30) /
+					   (double)bytes)
 			      : 0,
 			t->checksum_ns / 1000000);
 }
