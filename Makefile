@@ -35,7 +35,7 @@ DEPS_STAMP := $(CACHE)/deps-build.stamp
 
 CC       ?= gcc
 # zlib: the tests' reference CRC-32 (the products use ISA-L's; --as-needed drops it)
-PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib
+PKGS     := libprotobuf-c libdrm libdrm_amdgpu json-c libisal liburing zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes

@@ -92,6 +92,8 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 		st->gpus[i].parent_bytes = st->gpus[i].written_bytes = st->gpus[i].zero_bytes = 0;
 		st->gpus[i].in_place_bytes = 0;
 		st->gpus[i].parent_note[0] = 0;
+		st->gpus[i].direct_read = false;
+		st->gpus[i].read_note[0] = 0;
 		if (ring_init(&job->ring))
 			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 		if (pthread_mutex_init(&job->progress_lock, NULL)) {
@@ -141,11 +143,12 @@ static void stream_run(struct stream *st)
 		bo_job_join(job);
 		end = job->producer_end_ns > job->consumer_end_ns ? job->producer_end_ns
 								  : job->consumer_end_ns;
-		st->gpus[i].times =
-			(struct bo_stream_times){.wall_ns = end > start ? end - start : 0,
-						 .engine_ns = job->engine_ns,
-						 .file_ns = job->file_ns + job->in_place_file_ns,
-						 .checksum_ns = job->checksum_ns};
+		st->gpus[i].times = (struct bo_stream_times){
+			.wall_ns = end > start ? end - start : 0,
+			.engine_ns = job->engine_ns,
+			.file_ns = job->file_ns + job->in_place_file_ns,
+			.checksum_ns = job->checksum_ns,
+			.cpu_ns = job->producer_cpu_ns + job->consumer_cpu_ns};
 		st->gpus[i].parent_bytes = job->parent_bytes;
 		st->gpus[i].written_bytes = job->written_bytes;
 		st->gpus[i].zero_bytes = job->zero_bytes;

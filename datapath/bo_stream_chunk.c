@@ -304,6 +304,24 @@ static int restore_fill_ancestor(struct gpu_job *job, struct staging_slot *s)
 	return 0;
 }
 
+/*
+ * The chunk from this image's data file: O_DIRECT into the staging buffer
+ * where the reader is open; a file system that takes O_DIRECT at open but
+ * refuses the read (EINVAL) makes this and the rest buffered.
+ */
+static int restore_read(struct gpu_job *job, struct staging_slot *s)
+{
+	int ret;
+
+	if (job->direct_open) {
+		ret = direct_read(&job->direct, s->buf, s->len, s->file_off);
+		if (ret != -EINVAL)
+			return ret;
+		bo_job_direct_read_off(job, "the file system refused an O_DIRECT read (EINVAL)");
+	}
+	return pread_full(job->data_fd, s->buf, s->len, s->file_off);
+}
+
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 {
 	struct bo_chunk_entry e;
@@ -329,7 +347,7 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 			s->zero = false; /* no memory for it: read the zeros */
 	}
 	if (!s->zero)
-		ret = pread_full(job->data_fd, s->buf, s->len, s->file_off);
+		ret = restore_read(job, s);
 	bo_job_image_name(name, sizeof(name), job, "img");
 	if (ret)
 		return bo_job_fail(job, ret == -ENODATA ? -EIO : ret,

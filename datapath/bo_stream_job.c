@@ -189,6 +189,7 @@ static void *producer_main(void *arg)
 		bo_job_close_bo(job);
 	ring_finish(&job->ring);
 	job->producer_end_ns = bo_job_now_ns();
+	job->producer_cpu_ns = bo_job_thread_cpu_ns();
 	return NULL;
 }
 
@@ -219,6 +220,7 @@ static void *consumer_main(void *arg)
 	else if (!job_error(job))
 		write_index(job);
 	job->consumer_end_ns = bo_job_now_ns();
+	job->consumer_cpu_ns = bo_job_thread_cpu_ns();
 	return NULL;
 }
 
@@ -417,6 +419,45 @@ static int job_prepare_dump(struct gpu_job *job)
 	return 0;
 }
 
+/*
+ * The restore's data file for O_DIRECT reads, as cfg->read_mode asks and
+ * the file system allows; else buffered, the reason in read_note. Not an
+ * error either way.
+ */
+static void open_direct_read(struct gpu_job *job)
+{
+	const struct bo_stream_config *cfg = job->cfg;
+	struct bo_stream_gpu *g = job->gpu;
+	uint64_t min = cfg->direct_read_min ? cfg->direct_read_min : BO_STREAM_DIRECT_READ_MIN;
+
+	g->direct_read = false;
+	if (cfg->read_mode == BO_READ_BUFFERED) {
+		snprintf(g->read_note, sizeof(g->read_note), "buffered reads asked");
+		return;
+	}
+	if (cfg->read_mode == BO_READ_AUTO && !job->engine->ops->gpu_copies) {
+		snprintf(g->read_note, sizeof(g->read_note),
+			 "the CPU copies into the BOs: it restores from the page cache");
+		return;
+	}
+	if (direct_read_open(&job->direct, job->data_fd, job->data_bytes,
+			     cfg->read_mode == BO_READ_DIRECT ? 0 : min, g->read_note,
+			     sizeof(g->read_note)))
+		return;
+	job->direct_open = true;
+	g->direct_read = true;
+	g->read_note[0] = 0;
+}
+
+void bo_job_direct_read_off(struct gpu_job *job, const char *why)
+{
+	if (job->direct_open)
+		direct_read_close(&job->direct);
+	job->direct_open = false;
+	job->gpu->direct_read = false;
+	snprintf(job->gpu->read_note, sizeof(job->gpu->read_note), "%s", why);
+}
+
 /* Cheap checks first (sizes), the index's checksum streamed last. */
 int bo_job_prepare_restore(struct gpu_job *job)
 {
@@ -445,6 +486,8 @@ int bo_job_prepare(struct gpu_job *job)
 				   "gpu %" PRIu32 ": no memory for %" PRIu32
 				   " staging chunks of %" PRIu32 " bytes",
 				   job->gpu->gpu_id, depth, job->chunk_size);
+	if (job->dir == STREAM_RESTORE)
+		open_direct_read(job);
 	return 0;
 }
 
@@ -459,4 +502,7 @@ void bo_job_free(struct gpu_job *job)
 	bo_chain_close(&job->chain);
 	bo_job_zeros_unmap(job->zeros, job->chunk_size);
 	job->zeros = NULL;
+	if (job->direct_open)
+		direct_read_close(&job->direct);
+	job->direct_open = false;
 }

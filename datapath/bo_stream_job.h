@@ -28,6 +28,7 @@
 #include "datapath/bo_chain.h"
 #include "datapath/bo_index.h"
 #include "datapath/bo_stream_types.h"
+#include "datapath/direct_read.h"
 #include "datapath/staging_ring.h"
 
 #define FILE_PAGE 4096u /* the image files' page: holes are made of these */
@@ -73,6 +74,9 @@ struct gpu_job {
 	 * where the file system refuses it */
 	int direct_fd;
 	int index_fd;
+	/* restore: the data file read with O_DIRECT (direct_open), else buffered */
+	struct direct_reader direct;
+	bool direct_open;
 	/* dump: this call created the file (a name that existed is not ours to remove) */
 	bool created_data, created_index;
 	struct open_bo cur;
@@ -87,6 +91,7 @@ struct gpu_job {
 	uint64_t engine_ns, file_ns, checksum_ns;
 	uint64_t in_place_file_ns; /* the producer's writes of in-place chunks (file time) */
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
+	uint64_t producer_cpu_ns, consumer_cpu_ns; /* each thread's CPU time at its end */
 };
 
 /* Walks the chunks in file order: fills the position fields of the next slot. */
@@ -136,6 +141,8 @@ int bo_chunk_in_place_run(struct gpu_job *job, struct staging_slot *s);
 int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s);
 /* Restore's consumer stage, first: the chunk's checksum against the index's (-EBADMSG). */
 int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s);
+/* Restore: reads go through the page cache from now on, for this reason. */
+void bo_job_direct_read_off(struct gpu_job *job, const char *why);
 void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size);
 /* Frees what prepare and the run allocated (not the ring, not the fds). */
 void bo_job_free(struct gpu_job *job);

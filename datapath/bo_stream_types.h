@@ -62,6 +62,12 @@ struct bo_copy_engine_ops {
 	 * "the GPU was reset"), or NULL for strerror()'s text.
 	 */
 	const char *(*explain)(int err);
+	/*
+	 * The GPU moves the bytes (SDMA), not the CPU: a restore then reads
+	 * the image with O_DIRECT (BO_READ_AUTO), as the only CPU pass left
+	 * is the checksum.
+	 */
+	bool gpu_copies;
 };
 
 struct bo_copy_engine {
@@ -115,6 +121,9 @@ struct bo_stream_times {
 	 * thread's CPU time: a pass preempted by another GPU's thread does not
 	 * count the wait */
 	uint64_t checksum_ns;
+	/* CPU time of the GPU's two threads (user and system): what the data
+	 * path cost the host, waits not counted */
+	uint64_t cpu_ns;
 };
 
 struct bo_stream_gpu {
@@ -134,6 +143,11 @@ struct bo_stream_gpu {
 	/* out, dump: bytes checksummed and written from the BO in place
 	 * (host_memory above), not through the staging ring */
 	uint64_t in_place_bytes;
+	/* out, restore: the data file was read with O_DIRECT into the staging
+	 * ring, requests in flight by io_uring (datapath/direct_read.h); else
+	 * through the page cache, read_note saying why */
+	bool direct_read;
+	char read_note[160];
 };
 
 /*
@@ -142,6 +156,20 @@ struct bo_stream_gpu {
  * cache. Off by default: on this project's VM disk, files written so read
  * back at half the speed (README, `make bench`).
  */
+
+/*
+ * How a restore reads the data file (bo_stream_config.read_mode).
+ * AUTO: with O_DIRECT and io_uring (no page-cache copy: the checksum pass
+ * is the only time the CPU touches the bytes before the engine copies them)
+ * when the engine's ops say gpu_copies (SDMA) and the file has at least
+ * direct_read_min bytes; through the page cache otherwise (small files
+ * are quicker from there; a CPU engine's copy out of staging sets its
+ * pace). DIRECT: with O_DIRECT whatever the engine and size. BUFFERED:
+ * through the page cache. O_DIRECT refused (tmpfs) or no io_uring: through
+ * the page cache, bo_stream_gpu.read_note says why.
+ */
+enum bo_read_mode { BO_READ_AUTO, BO_READ_DIRECT, BO_READ_BUFFERED };
+#define BO_STREAM_DIRECT_READ_MIN (64ull << 20)
 
 /*
  * Progress of one GPU: bytes copied so far and in total. Called from the
@@ -168,6 +196,11 @@ struct bo_stream_config {
 	 * the plugin reads); else through the page cache.
 	 */
 	bool direct_io;
+	/* Restore: how the data file is read (above); 0 is AUTO */
+	enum bo_read_mode read_mode;
+	/* Restore, AUTO: smaller data files are read through the page cache;
+	 * 0: BO_STREAM_DIRECT_READ_MIN */
+	uint64_t direct_read_min;
 	/*
 	 * Dump: write only what changed since the images in parent_dir_fd (a
 	 * directory fd; the stream reads it, never writes it). A GPU whose files

@@ -8,6 +8,7 @@
 
 #include "common/errmsg.h"
 #include "datapath/bo_stream.h"
+#include "datapath/direct_read.h"
 #include "plugin/copy_engines.h"
 #include "topology/topology.h"
 #include "plugin/log.h"
@@ -106,13 +107,25 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 	} else {
 		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);
 	}
+	if (stream && stream->direct_read)
+		pr_info("%s GPU %" PRIu32 ": image read with O_DIRECT, up to %u requests in flight "
+			"(io_uring)",
+			what, gpu_id, DIRECT_READ_DEPTH);
+	else if (stream && stream->read_note[0])
+		pr_info("%s GPU %" PRIu32 ": image read through the page cache: %s", what, gpu_id,
+			stream->read_note);
 	if (t)
 		pr_info("%s GPU %" PRIu32 ": %" PRIu64 " MiB in %" PRIu64 " ms (%" PRIu64
 			" MiB/s): copying %" PRIu64 " ms, files %" PRIu64
-			" ms, %u%% of the shorter hidden behind the other",
+			" ms, %u%% of the shorter hidden behind the other; CPU %" PRIu64
+			" ms (%" PRIu64 " ms/GiB), checksums %" PRIu64 " ms of it",
 			what, gpu_id, bytes >> 20, t->wall_ns / 1000000,
 			mib_per_s(bytes, t->wall_ns), t->engine_ns / 1000000, t->file_ns / 1000000,
-			bo_stream_hidden_permille(t) / 10);
+			bo_stream_hidden_permille(t) / 10, t->cpu_ns / 1000000,
+			bytes ? (uint64_t)((double)t->cpu_ns / 1e6 * (double)(1 << 30) /
+					   (double)bytes)
+			      : 0,
+			t->checksum_ns / 1000000);
 }
 
 void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,

@@ -18,7 +18,7 @@ CACHE=${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}
 what=${1:-build}
 
 BUILD_PKGS="gcc make pkg-config libprotobuf-c-dev protobuf-c-compiler libdrm-dev
-	libjson-c-dev libisal-dev zlib1g-dev libcmocka-dev jq util-linux procps bc
+	libjson-c-dev libisal-dev liburing-dev zlib1g-dev libcmocka-dev jq util-linux procps bc
 	clang libclang-rt-14-dev dpkg-dev lintian"
 VM_PKGS="busybox-static cpio pahole xz-utils zstd libelf1 binutils
 	rocminfo libhsakmt-dev libhsa-runtime-dev strace"

@@ -317,8 +317,14 @@ static void image_name(char *name, size_t len, int gpu, const char *ext)
 
 static struct path_run run_stream(struct bench *b, bool restore)
 {
-	struct bo_stream_config cfg = {
-		.dir_fd = b->dir_fd, .image_id = 1, .sync = true, .direct_io = b->direct};
+	/* BENCH_DIRECT_READ=1: the restore reads with O_DIRECT (io_uring) whatever the engine */
+	const char *dr = getenv("BENCH_DIRECT_READ");
+	struct bo_stream_config cfg = {.dir_fd = b->dir_fd,
+				       .image_id = 1,
+				       .sync = true,
+				       .direct_io = b->direct,
+				       .read_mode = dr && !strcmp(dr, "1") ? BO_READ_DIRECT
+									   : BO_READ_AUTO};
 	struct bo_stream_gpu gpus[MAX_GPUS];
 	struct bo_stream_bo bos[MAX_GPUS][BOS_PER_GPU];
 	struct path_run r = {0};
@@ -346,6 +352,11 @@ static struct path_run run_stream(struct bench *b, bool restore)
 		exit(1);
 	}
 	for (g = 0; g < b->gpus; g++) {
+		if (restore && cfg.read_mode == BO_READ_DIRECT && !gpus[g].direct_read) {
+			fprintf(stderr, "bo_bench: the restore's GPU %d read buffered: %s\n", g,
+				gpus[g].read_note);
+			exit(1);
+		}
 		if (!restore && gpus[g].direct_io != b->direct) {
 			fprintf(stderr,
 				"bo_bench: the dump's GPU %d wrote %s, its limit %s: not "

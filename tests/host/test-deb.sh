@@ -18,7 +18,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
 check "Package amdgpu-criu, version of the tool" \
 	test "$(field Package) $(field Version)" = "amdgpu-criu $("$BUILD/amdgpu-criu" --version | awk '{ print $2 }')-1"
 diag "Depends: $(field Depends)"
-for lib in libc6 libdrm-amdgpu1 libdrm2 libprotobuf-c1 libisal2 libjson-c5; do
+for lib in libc6 libdrm-amdgpu1 libdrm2 libprotobuf-c1 libisal2 libjson-c5 liburing2; do
 	check "Depends names $lib" eval 'field Depends | grep -qE "(^|, )$lib( |,|$)"'
 done
 dpkg-deb -c "$deb" >"$out/list"

@@ -18,7 +18,7 @@ build_objects() {
 # (common, topology, images, datapath, checkpoint, options) and its packages; the
 # compiler's messages go to ERRFILE
 build_program() {
-	local out=$1 err=$2 pkgs="libprotobuf-c libdrm libdrm_amdgpu json-c libisal zlib"
+	local out=$1 err=$2 pkgs="libprotobuf-c libdrm libdrm_amdgpu json-c libisal liburing zlib"
 	shift 2
 	# shellcheck disable=SC2046,SC2086 # package flags and object lists are words
 	cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I"$ROOT" -I"$ROOT/tests/unit" \

@@ -10,7 +10,10 @@
 #   (restore) in 4 MiB requests by a separate process (guest/filebench.c),
 #   shown but not a limit (see file_limits);
 # - how much of the copying the pipeline hid behind the file I/O (the
-#   plugin's own "H% of the shorter hidden behind the other").
+#   plugin's own "H% of the shorter hidden behind the other");
+# - the CPU time of the plugin's data-path threads per GiB (the plugin's
+#   "CPU U ms (V ms/GiB)"), for SDMA beside CPU_LIMIT, and how the restore
+#   read the image (O_DIRECT or the page cache, and why).
 # Checks only that every step worked and the self-check PASSes.
 # vm-boot: bench
 # vm-timeout: 1800
@@ -23,6 +26,8 @@ SIZE_MIB=${BENCH_MIB:-1024}
 # the CPU's dump of 1 GiB at 17 MiB/s takes over a minute (criu_dump's default limit)
 export CRIU_TIMEOUT=900
 BAR_MIBS=17
+# CPU-s per GiB of the SDMA path's data-path threads: about one CRC-64 pass
+CPU_LIMIT=0.15
 # ms: milliseconds since boot, from /proc/uptime (busybox date has no %N)
 ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
@@ -39,15 +44,23 @@ file_limits() {
 	FILE_W=$(echo "$out" | awk '{ print $2 }') FILE_R=$(echo "$out" | awk '{ print $4 }')
 }
 
-# figures LOG OP ENGINE LIMIT: the plugin's line for the GPU, as a table row
+# figures LOG OP ENGINE LIMIT: the plugin's line for the GPU, as a table row,
+# with the CPU time of the GPU's data-path threads per GiB beside its limit
+# (SDMA: CPU_LIMIT, about one checksum pass; the CPU engine: none, it copies)
+# and how a restore read the image
 figures() {
-	local line
+	local line cpu_limit=none
+	[ "$3" = sdma ] && cpu_limit=$CPU_LIMIT
 	line=$(grep -h 'MiB in [0-9]* ms ([0-9]* MiB/s): copying' "$1" | grep "GPU $GPU:" | tail -1)
-	echo "$line" | sed -n "s/.*: \([0-9]*\) MiB in \([0-9]*\) ms (\([0-9]*\) MiB\/s): copying \([0-9]*\) ms, files \([0-9]*\) ms, \([0-9]*\)% .*/\1 \2 \3 \4 \5 \6/p" |
-		while read -r mib wall rate copy files hidden; do
+	echo "$line" | sed -n "s/.*: \([0-9]*\) MiB in \([0-9]*\) ms (\([0-9]*\) MiB\/s): copying \([0-9]*\) ms, files \([0-9]*\) ms, \([0-9]*\)% .*; CPU \([0-9]*\) ms (\([0-9]*\) ms\/GiB), checksums \([0-9]*\) ms.*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p" |
+		while read -r mib wall rate copy files hidden cpu cpu_gib sums; do
 			printf '# bench: %-4s %-7s %5s MiB %7s ms %5s MiB/s | copying %6s ms, files %6s ms, %3s%% hidden | engine limit %s | filebench %s MiB/s\n' \
 				"$3" "$2" "$mib" "$wall" "$rate" "$copy" "$files" "$hidden" "$4" "$5"
+			printf '# bench: %-4s %-7s CPU %s ms: %s CPU-s/GiB (limit %s CPU-s/GiB); checksums %s ms of it\n' \
+				"$3" "$2" "$cpu" "$(awk -v v="$cpu_gib" 'BEGIN { printf "%.3f", v / 1000 }')" "$cpu_limit" "$sums"
 		done
+	grep -h "GPU $GPU: image read " "$1" | tail -1 | sed "s/.*GPU $GPU: /# bench: $3 $2: /"
+	check "$3 $2: the plugin's line has the CPU time" grep -q "GPU $GPU: .*; CPU [0-9]* ms" "$1"
 }
 
 # step NAME ENGINE CMD...: CMD with that engine, checked
