@@ -323,9 +323,12 @@ static void kernel_symbol(struct kfdsim_queue *q, u64 kd, char *name, u32 size)
 		else if (dyn.d_tag == DT_HASH)
 			hash = dyn.d_un.d_ptr;
 	}
-	/* DT_HASH's second word (nchain) is the number of symbols */
-	if (!symtab || !strtab || !hash || va_rw(q, base + hash + 4, &nsyms, 4, false))
+	/* DT_HASH's second word (nchain) is the number of symbols; without
+	 * it, the table ends where the string table starts (lld's order) */
+	if (!symtab || !strtab)
 		return;
+	if (!hash || va_rw(q, base + hash + 4, &nsyms, 4, false))
+		nsyms = strtab > symtab ? (strtab - symtab) / sizeof(sym) : 0;
 	for (i = 0; i < min(nsyms, 4096U); i++) {
 		if (va_rw(q, base + symtab + i * sizeof(sym), &sym, sizeof(sym), false))
 			return;
