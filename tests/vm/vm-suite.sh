@@ -226,7 +226,7 @@ install_rocm_testing() { # OVERLAY
 
 # Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip.sh) beside ROCr 6.4:
 # libamdhip64, comgr and its LLVM (about 150 MB more initramfs), so only
-# with VM_HIP=1; rocm-hip-basic built with gcc against HIP's headers.
+# with VM_HIP=1; rocm-hip-basic and rocm-hip built with gcc against HIP's headers.
 install_hip_testing() { # OVERLAY
 	local h=$HIP_TESTING/root r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing so
 	[ "${VM_HIP:-0}" = 1 ] || return 0
@@ -235,6 +235,11 @@ install_hip_testing() { # OVERLAY
 	while read -r so; do cp -L "$h/usr/lib/x86_64-linux-gnu/$so" "$d/lib/"; done <"$HIP_TESTING/closure"
 	gcc -std=gnu11 -D_GNU_SOURCE -D__HIP_PLATFORM_AMD__ -O2 -Wall -Wextra -Werror -I"$h/usr/include" \
 		-I"$r/usr/include" -o "$d/bin/rocm-hip-basic" "$VM_ROOT/tests/workloads/rocm/rocm-hip-basic.c" \
+		-L"$h/usr/lib/x86_64-linux-gnu" -lamdhip64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
+		-Wl,-rpath-link,"$h/usr/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
+	gcc -std=gnu11 -D_GNU_SOURCE -D__HIP_PLATFORM_AMD__ -O2 -Wall -Wextra -Werror -I"$h/usr/include" \
+		-I"$r/usr/include" -o "$d/bin/rocm-hip" "$VM_ROOT/tests/workloads/rocm/rocm-hip.c" \
+		"$VM_ROOT/tests/workloads/rocm/rocm_common.c" \
 		-L"$h/usr/lib/x86_64-linux-gnu" -lamdhip64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
 		-Wl,-rpath-link,"$h/usr/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
 }
