@@ -112,8 +112,8 @@ struct aql_packet {
 	u64 q[7];		/* bytes 8..63; q[6] = completion signal */
 };
 
-/* @len bytes at GPU VA @va of @q's VM, page by page */
-static int va_rw(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write)
+/* @len bytes at GPU VA @va of @q's VM, page by page; a fault is logged */
+static int va_access(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write, bool quiet)
 {
 	struct page *page;
 	u32 off, n;
@@ -121,6 +121,9 @@ static int va_rw(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write)
 
 	while (len) {
 		ret = kfdsim_queue_va_page(q, va, write, &page, &off, &n);
+		if (ret && !quiet)
+			pr_warn_ratelimited(KFDSIM_NAME ": gpu%u: AQL queue %u: GPU VM fault at 0x%llx (%s, %d)\n",
+					    q->pdd->dev->gpu_index, q->id, va, write ? "write" : "read", ret);
 		if (ret)
 			return ret;
 		n = min(n, len);
@@ -134,6 +137,17 @@ static int va_rw(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write)
 		len -= n;
 	}
 	return 0;
+}
+
+static int va_rw(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write)
+{
+	return va_access(q, va, buf, len, write, false);
+}
+
+/* the same without a log line: what kernel_symbol() probes may be unmapped */
+static int va_probe(struct kfdsim_queue *q, u64 va, void *buf, u32 len)
+{
+	return va_access(q, va, buf, len, false, true);
 }
 
 static int va_read64(struct kfdsim_queue *q, u64 va, u64 *v)
@@ -152,8 +166,11 @@ static int va_atomic64(struct kfdsim_queue *q, u64 va, s64 add, u64 or_bits)
 	if (va & 7)
 		return -EFAULT;
 	ret = kfdsim_queue_va_page(q, va, true, &page, &off, &n);
-	if (ret)
+	if (ret) {
+		pr_warn_ratelimited(KFDSIM_NAME ": gpu%u: AQL queue %u: GPU VM fault at 0x%llx (atomic, %d)\n",
+				    q->pdd->dev->gpu_index, q->id, va, ret);
 		return ret;
+	}
 	p = kmap_local_page(page);
 	if (or_bits)
 		atomic64_or(or_bits, (atomic64_t *)(p + off));
@@ -297,7 +314,7 @@ static void kernel_symbol(struct kfdsim_queue *q, u64 kd, char *name, u32 size)
 
 	name[0] = 0;
 	for (pages = 0; pages < 256; pages++, base -= PAGE_SIZE) {
-		if (va_rw(q, base, &eh, sizeof(eh), false))
+		if (va_probe(q, base, &eh, sizeof(eh)))
 			return;
 		if (!memcmp(eh.e_ident, ELFMAG, SELFMAG))
 			break;
@@ -305,7 +322,7 @@ static void kernel_symbol(struct kfdsim_queue *q, u64 kd, char *name, u32 size)
 	if (pages == 256 || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum > 64)
 		return;
 	for (i = 0; i < eh.e_phnum; i++) {
-		if (va_rw(q, base + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph), false))
+		if (va_probe(q, base + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
 			return;
 		if (ph.p_type == PT_DYNAMIC)
 			break;
@@ -313,7 +330,7 @@ static void kernel_symbol(struct kfdsim_queue *q, u64 kd, char *name, u32 size)
 	if (i == eh.e_phnum)
 		return;
 	for (i = 0; i < 64; i++) {
-		if (va_rw(q, base + ph.p_vaddr + i * sizeof(dyn), &dyn, sizeof(dyn), false) ||
+		if (va_probe(q, base + ph.p_vaddr + i * sizeof(dyn), &dyn, sizeof(dyn)) ||
 		    dyn.d_tag == DT_NULL)
 			break;
 		if (dyn.d_tag == DT_SYMTAB)
@@ -327,14 +344,14 @@ static void kernel_symbol(struct kfdsim_queue *q, u64 kd, char *name, u32 size)
 	 * it, the table ends where the string table starts (lld's order) */
 	if (!symtab || !strtab)
 		return;
-	if (!hash || va_rw(q, base + hash + 4, &nsyms, 4, false))
+	if (!hash || va_probe(q, base + hash + 4, &nsyms, 4))
 		nsyms = strtab > symtab ? (strtab - symtab) / sizeof(sym) : 0;
 	for (i = 0; i < min(nsyms, 4096U); i++) {
-		if (va_rw(q, base + symtab + i * sizeof(sym), &sym, sizeof(sym), false))
+		if (va_probe(q, base + symtab + i * sizeof(sym), &sym, sizeof(sym)))
 			return;
 		if (sym.st_value != kd - base)
 			continue;
-		if (va_rw(q, base + strtab + sym.st_name, name, size - 1, false))
+		if (va_probe(q, base + strtab + sym.st_name, name, size - 1))
 			name[0] = 0;
 		name[size - 1] = 0;
 		return;
@@ -358,8 +375,9 @@ static void queue_error(struct kfdsim_queue *q, u64 index, const struct aql_pack
 			pkt->q[3], pkt->q[4], (u32)(pkt->q[0] >> 32), (u32)pkt->q[1],
 			(u32)(pkt->q[1] >> 32));
 	} else {
-		pr_warn(KFDSIM_NAME ": gpu%u: AQL queue %u: packet %llu (header 0x%04x): %s: queue error, the queue stops\n",
-			q->pdd->dev->gpu_index, q->id, index, pkt ? pkt->header : 0, why);
+		pr_warn(KFDSIM_NAME ": gpu%u: AQL queue %u: packet %llu (header 0x%04x, format %u): %s: queue error, the queue stops\n",
+			q->pdd->dev->gpu_index, q->id, index, pkt ? pkt->header : 0,
+			pkt ? pkt->format & 0xff : 0, why);
 	}
 	/* (1) the CP: queue_inactive_signal */
 	if (!va_read64(q, amdq + AMDQ_INACTIVE_SIGNAL, &inactive) && inactive &&

@@ -21,6 +21,6 @@ ROCM_HSA=/usr/lib/rocm-testing/bin/rocm-hip
 ROCM_HSA_ARGS="--size 1048576"
 ROCM_HSA_RUNTIME=enabled
 # HIP builds its blit kernels with comgr at start: about 20 s under TCG
-GPU_READY_SECS=300
+GPU_READY_SECS=150
 export HSA_ENABLE_IPC_MODE_LEGACY=0 HSAKMT_DEBUG_LEVEL=4
 . /test/lib/rocm_cr.sh
