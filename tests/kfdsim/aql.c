@@ -25,8 +25,9 @@
  *                    invalidation when it loads code objects): the IB it
  *                    jumps to may hold only ACQUIRE_MEM and NOP, which
  *                    need nothing here (no caches); 2 BARRIER_VALUE
- *                    (hsa_amd_queue barrier on a signal's value under a
- *                    mask and condition EQ/NE/LT/GTE)
+ *                    (a barrier on a signal's value under a mask and
+ *                    condition EQ/NE/LT/GTE; no signal: done, ROCclr's
+ *                    markers send such ones)
  *   KERNEL_DISPATCH  (2) shader code cannot run here: a queue error (below)
  *                    naming the kernel (its descriptor's address, and the
  *                    symbol of the code object it lies in when the object's
@@ -107,7 +108,7 @@ enum {
 
 struct aql_packet {
 	u16 header;
-	u16 format;		/* dispatch: setup; vendor: AmdFormat */
+	u16 format;		/* dispatch: setup; vendor: AmdFormat (bits 7:0) */
 	u32 dw1;
 	u64 q[7];		/* bytes 8..63; q[6] = completion signal */
 };
@@ -254,6 +255,9 @@ static int barrier_value(struct kfdsim_queue *q, const struct aql_packet *pkt, c
 	bool met;
 	int ret;
 
+	/* no signal: nothing to wait for (ROCclr's markers send such ones) */
+	if (!pkt->q[0])
+		return PKT_DONE;
 	ret = signal_value(q, pkt->q[0], &v);
 	if (ret)
 		return ret;
@@ -402,9 +406,9 @@ static int run_packet(struct kfdsim_queue *q, const struct aql_packet *pkt, bool
 		return dependency_barrier(q, pkt, true);
 	case AQL_TYPE_VENDOR:
 		*vendor = true;
-		if (pkt->format == AMD_FORMAT_PM4_IB)
+		if ((pkt->format & 0xff) == AMD_FORMAT_PM4_IB)
 			return pm4_ib(q, pkt, why);
-		if (pkt->format == AMD_FORMAT_BARRIER_VALUE)
+		if ((pkt->format & 0xff) == AMD_FORMAT_BARRIER_VALUE)
 			return barrier_value(q, pkt, why);
 		*why = "vendor-specific packet of an unknown format";
 		return -EINVAL;
