@@ -440,9 +440,15 @@ out:
 	}
 }
 
+/* kfd_set_event(): what KFD's exception delivery does to a runtime's event */
+int kfdsim_set_event(struct kfdsim_process *p, u32 id)
+{
+	return set_signaled(p, id, true);
+}
+
 int kfdsim_ioctl_set_event(struct file *filep, struct kfdsim_process *p, void *data)
 {
-	return set_signaled(p, ((struct kfd_ioctl_set_event_args *)data)->event_id, true);
+	return kfdsim_set_event(p, ((struct kfd_ioctl_set_event_args *)data)->event_id);
 }
 
 int kfdsim_ioctl_reset_event(struct file *filep, struct kfdsim_process *p, void *data)

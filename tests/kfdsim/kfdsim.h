@@ -722,7 +722,7 @@ struct kfdsim_queue {
 	u32 ctl_stack_bytes;
 	u8 *ctl_stack;
 	bool active;
-	bool stopped;			/* SDMA: a bad packet or fault stopped the engine */
+	bool stopped;			/* a bad packet, fault or queue error stopped it */
 	u32 cu_mask_count;		/* SET_CU_MASK: bits, 0 = none */
 	u32 cu_mask[KFDSIM_MAX_CU_MASK / 32];
 };
@@ -758,6 +758,10 @@ int kfdsim_queue_va_page(struct kfdsim_queue *q, u64 va, bool write, struct page
 			 u32 *offset, u32 *len);
 void kfdsim_queues_init_process(struct kfdsim_process *p);
 void kfdsim_queues_stop_polling(struct kfdsim_process *p);
+
+/* aql.c: the packets between the read and write indices of an AQL queue
+ * (process mutex held); advances *rptr, stops the queue on a queue error */
+int kfdsim_aql_run(struct kfdsim_queue *q, u64 *rptr, u64 wptr);
 extern struct mutex kfdsim_dqm_lock;
 
 /* ---- events (events.c) ---------------------------------------------------- */
@@ -774,6 +778,7 @@ u32 kfdsim_events_count(struct kfdsim_process *p);
 int kfdsim_events_checkpoint(struct kfdsim_process *p, u8 __user *priv, u64 *off);
 int kfdsim_event_restore(struct kfdsim_process *p, u8 __user *priv, u64 *off, u64 max);
 void kfdsim_signal_event_interrupt(struct kfdsim_process *p, u32 partial_id, u32 valid_id_bits);
+int kfdsim_set_event(struct kfdsim_process *p, u32 id);
 
 /* ---- SVM (svm.c) ---------------------------------------------------------- */
 

@@ -444,10 +444,11 @@ out_err:
 	return err;
 }
 
-/* ---- user-mode SDMA queues ------------------------------------------------------ */
+/* ---- user-mode SDMA and AQL queues ---------------------------------------------- */
 
 /*
- * SDMA queues execute. The hardware finds new work by polling the write
+ * SDMA queues execute, and so do AQL compute queues (aql.c, the same poller:
+ * pointers are 64-bit packet indices there, the packets are the CP's). The hardware finds new work by polling the write
  * pointer in memory (KFD's SDMA MQDs enable the engine's wptr poll at
  * write_pointer_address; the doorbell only hurries it), runs the packets
  * between the read and write pointers and writes the read pointer back to
@@ -508,9 +509,15 @@ int kfdsim_queue_va_page(struct kfdsim_queue *q, u64 va, bool write, struct page
 	return n == 1 ? 0 : -EFAULT;
 }
 
-static bool sdma_queue_runs(const struct kfdsim_queue *q)
+static bool is_aql(const struct kfdsim_queue *q)
 {
-	return is_sdma(q->type) && q->active && !q->stopped;
+	return q->type == KFDSIM_QUEUE_COMPUTE && q->format == QUEUE_FORMAT_AQL;
+}
+
+/* a queue whose packets the poller runs: SDMA, and AQL (aql.c) */
+static bool user_queue_runs(const struct kfdsim_queue *q)
+{
+	return (is_sdma(q->type) || is_aql(q)) && q->active && !q->stopped;
 }
 
 /*
@@ -521,7 +528,7 @@ static bool sdma_queue_runs(const struct kfdsim_queue *q)
 static int queue_pointer(struct kfdsim_queue *q, struct kfdsim_bo *bo, u64 addr, u64 *value,
 			 bool write)
 {
-	u32 size = gfxv(q->pdd->dev) >= 90000 ? 8 : 4, off, len;
+	u32 size = gfxv(q->pdd->dev) >= 90000 || is_aql(q) ? 8 : 4, off, len;
 	struct page *page;
 	int ret;
 
@@ -550,7 +557,7 @@ static int queue_pointer(struct kfdsim_queue *q, struct kfdsim_bo *bo, u64 addr,
 	return 0;
 }
 
-static void sdma_queue_pass(struct kfdsim_queue *q)
+static void user_queue_pass(struct kfdsim_queue *q)
 {
 	struct kfdsim_node *dev = q->pdd->dev;
 	u64 rptr, wptr, start;
@@ -560,22 +567,25 @@ static void sdma_queue_pass(struct kfdsim_queue *q)
 	if (!ret)
 		ret = queue_pointer(q, q->bufs[0], q->wptr, &wptr, false);
 	if (ret) {
-		pr_warn_ratelimited(KFDSIM_NAME ": sdma%u: user queue %u: read or write pointer not readable (%d): the queue stops\n",
-				    dev->gpu_index, q->id, ret);
+		pr_warn_ratelimited(KFDSIM_NAME ": %s%u: user queue %u: read or write pointer not readable (%d): the queue stops\n",
+				    is_aql(q) ? "gpu" : "sdma", dev->gpu_index, q->id, ret);
 		q->stopped = true;
 		return;
 	}
 	if (rptr == wptr)
 		return;
 	start = rptr;
-	ret = kfdsim_sdma_run_ring(q, sdma_engine(dev, q), &rptr, wptr);
+	if (is_aql(q))
+		ret = kfdsim_aql_run(q, &rptr, wptr);
+	else
+		ret = kfdsim_sdma_run_ring(q, sdma_engine(dev, q), &rptr, wptr);
 	if (rptr != start && queue_pointer(q, q->bufs[1], q->rptr, &rptr, true) && !ret)
 		ret = -EFAULT;
 	if (ret)
 		q->stopped = true;
 }
 
-static void sdma_queues_poll(struct work_struct *work)
+static void user_queues_poll(struct work_struct *work)
 {
 	struct kfdsim_process *p = container_of(to_delayed_work(work), struct kfdsim_process,
 						sdma_poll);
@@ -587,10 +597,10 @@ static void sdma_queues_poll(struct work_struct *work)
 		return;
 	mutex_lock(&p->mutex);
 	list_for_each_entry(q, &p->queues, list)
-		if (sdma_queue_runs(q))
-			sdma_queue_pass(q);
+		if (user_queue_runs(q))
+			user_queue_pass(q);
 	list_for_each_entry(q, &p->queues, list)
-		again |= sdma_queue_runs(q);
+		again |= user_queue_runs(q);
 	if (again && !p->sdma_poll_stopped)
 		queue_delayed_work(system_wq, &p->sdma_poll,
 				   usecs_to_jiffies(READ_ONCE(sdma_queue_poll_us)) ?: 1);
@@ -600,7 +610,7 @@ static void sdma_queues_poll(struct work_struct *work)
 }
 
 /* A queue may have become active: the engines look at it (process mutex held). */
-static void sdma_queues_kick(struct kfdsim_process *p)
+static void user_queues_kick(struct kfdsim_process *p)
 {
 	struct kfdsim_queue *q;
 
@@ -608,7 +618,7 @@ static void sdma_queues_kick(struct kfdsim_process *p)
 	if (p->sdma_poll_stopped)
 		return;
 	list_for_each_entry(q, &p->queues, list)
-		if (sdma_queue_runs(q)) {
+		if (user_queue_runs(q)) {
 			queue_delayed_work(system_wq, &p->sdma_poll, 0);
 			return;
 		}
@@ -616,7 +626,7 @@ static void sdma_queues_kick(struct kfdsim_process *p)
 
 void kfdsim_queues_init_process(struct kfdsim_process *p)
 {
-	INIT_DELAYED_WORK(&p->sdma_poll, sdma_queues_poll);
+	INIT_DELAYED_WORK(&p->sdma_poll, user_queues_poll);
 }
 
 /* The mm goes (or the module): no more passes. Not under the process mutex. */
@@ -734,7 +744,7 @@ static int create_queue(struct kfdsim_process *p, struct kfdsim_pdd *pdd,
 	q->active = queue_is_active(q);
 	list_add(&q->list, &p->queues);
 	pdd->queue_count++;
-	sdma_queues_kick(p);
+	user_queues_kick(p);
 	return 0;
 
 err_doorbell:
@@ -977,7 +987,7 @@ int kfdsim_ioctl_update_queue(struct file *filep, struct kfdsim_process *p, void
 	if (q->active && !queue_is_active(q))
 		save_ctl_stack(p, q);
 	q->active = queue_is_active(q);
-	sdma_queues_kick(p);
+	user_queues_kick(p);
 out:
 	mutex_unlock(&p->mutex);
 	return ret;
@@ -1132,7 +1142,7 @@ int kfdsim_restore_process_queues(struct kfdsim_process *p)
 		}
 		restore_pdd(p, p->pdds[i]);
 	}
-	sdma_queues_kick(p);
+	user_queues_kick(p);
 	return ret;
 }
 

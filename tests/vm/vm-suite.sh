@@ -66,6 +66,8 @@ RUNTIMES_ROOT=${RUNTIMES_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/ru
 PODMAN_ROOT=${PODMAN_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/podman/root} # boot "podman" (install_podman)
 # Debian testing's ROCm (scripts/fetch-rocm-testing.sh; install_rocm_testing)
 ROCM_TESTING=${ROCM_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/rocm-testing}
+# and its HIP runtime (scripts/fetch-hip-testing.sh; install_hip_testing, only with VM_HIP=1)
+HIP_TESTING=${HIP_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/hip-testing}
 if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
 KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
@@ -224,6 +226,26 @@ install_rocm_testing() { # OVERLAY
 		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
 }
 
+# Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip.sh) beside ROCr 6.4:
+# libamdhip64, comgr and its LLVM (about 150 MB more initramfs), so only
+# with VM_HIP=1; rocm-hip-basic and rocm-hip built with gcc against HIP's headers.
+install_hip_testing() { # OVERLAY
+	local h=$HIP_TESTING/root r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing so
+	[ "${VM_HIP:-0}" = 1 ] || return 0
+	[ -f "$HIP_TESTING/closure" ] || { vm_log "no Debian testing HIP in $HIP_TESTING (scripts/fetch-hip-testing.sh)"; return 0; }
+	mkdir -p "$d/bin" "$d/lib"
+	while read -r so; do cp -L "$h/usr/lib/x86_64-linux-gnu/$so" "$d/lib/"; done <"$HIP_TESTING/closure"
+	gcc -std=gnu11 -D_GNU_SOURCE -D__HIP_PLATFORM_AMD__ -O2 -Wall -Wextra -Werror -I"$h/usr/include" \
+		-I"$r/usr/include" -o "$d/bin/rocm-hip-basic" "$VM_ROOT/tests/workloads/rocm/rocm-hip-basic.c" \
+		-L"$h/usr/lib/x86_64-linux-gnu" -lamdhip64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
+		-Wl,-rpath-link,"$h/usr/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
+	gcc -std=gnu11 -D_GNU_SOURCE -D__HIP_PLATFORM_AMD__ -O2 -Wall -Wextra -Werror -I"$h/usr/include" \
+		-I"$r/usr/include" -o "$d/bin/rocm-hip" "$VM_ROOT/tests/workloads/rocm/rocm-hip.c" \
+		"$VM_ROOT/tests/workloads/rocm/rocm_common.c" \
+		-L"$h/usr/lib/x86_64-linux-gnu" -lamdhip64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
+		-Wl,-rpath-link,"$h/usr/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
+}
+
 # Container tests (guest/kfdsim/test-ct-*.sh): trixie's runc, crun, GNU tar
 # and dpkg (scripts/fetch-runtimes.sh, RUNTIMES_ROOT), and `make deb`'s
 # package in /test/deb, which the tests install with dpkg: the plugin and the
@@ -354,7 +376,8 @@ make_overlay() { # KROOT KREL OVERLAY
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
-	! grep -qE '^test-rocm(-testing|6-)' "$ov/test/vm/order" || install_rocm_testing "$ov"
+	! grep -qE '^test-rocm(-testing|6-|-hip)' "$ov/test/vm/order" || install_rocm_testing "$ov"
+	! grep -q '^test-rocm-hip' "$ov/test/vm/order" || install_hip_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
 	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT=

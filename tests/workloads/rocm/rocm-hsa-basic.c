@@ -4,14 +4,15 @@
  * than the ZDTM workloads were written against (Debian testing's 6.4, whose
  * thunk is built in): no checkpoint, one line per step.
  *
- *   rocm-hsa-basic [--size BYTES] [--copies]
+ *   rocm-hsa-basic [--size BYTES] [--copies] [--aql]
  *
  * hsa_init; every agent ("agent cpu|gpu NAME"); per GPU agent: an
  * allocation from the system's fine-grained pool, filled and read back, one
  * from the GPU's coarse-grained global pool (VRAM; filled and read back
  * when ROCr lets the CPU reach it), a signal stored, waited for and
  * destroyed, an AQL queue created and destroyed, and with --copies copies
- * by hsa_amd_memory_async_copy (see exercise_copies()); hsa_shut_down. Each step
+ * by hsa_amd_memory_async_copy (see exercise_copies()), with --aql packets on
+ * an AQL queue (see exercise_aql()); hsa_shut_down. Each step
  * prints "STEP ok WHAT" or "STEP FAIL WHAT: STATUS"; the last line is
  * "RESULT PASS gpus N" or "RESULT FAIL N" (the exit status is 0 only with
  * PASS).
@@ -31,6 +32,7 @@
 
 static int failures;
 static bool copies; /* --copies */
+static bool aql;    /* --aql */
 
 static bool step(hsa_status_t st, const char *fmt, const char *arg)
 {
@@ -234,6 +236,130 @@ out:
 		hsa_amd_memory_pool_free(v2);
 }
 
+/* the queue error callback: what ROCr reports, and how often */
+static volatile hsa_status_t queue_status = HSA_STATUS_SUCCESS;
+static volatile int queue_errors;
+
+static void queue_error(hsa_status_t st, hsa_queue_t *q, void *data)
+{
+	(void)q;
+	(void)data;
+	queue_status = st;
+	__atomic_add_fetch(&queue_errors, 1, __ATOMIC_SEQ_CST);
+}
+
+/* one AQL packet: the body first, then its header and setup, release */
+static uint64_t submit(hsa_queue_t *q, const void *pkt)
+{
+	uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+	uint32_t *slot = (uint32_t *)q->base_address + (idx % q->size) * 16;
+
+	memcpy(slot + 1, (const uint32_t *)pkt + 1, 60);
+	__atomic_store_n(slot, *(const uint32_t *)pkt, __ATOMIC_RELEASE);
+	hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+	return idx;
+}
+
+static uint16_t header(hsa_packet_type_t type)
+{
+	return type << HSA_PACKET_HEADER_TYPE | 1 << HSA_PACKET_HEADER_BARRIER |
+	       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE |
+	       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
+}
+
+/* the slot of packet IDX: the packet processor set it back to INVALID */
+static hsa_status_t slot_released(hsa_queue_t *q, uint64_t idx)
+{
+	uint16_t h = *((uint16_t *)q->base_address + (idx % q->size) * 32);
+
+	return (h & 0xff) == HSA_PACKET_TYPE_INVALID && hsa_queue_load_read_index_scacquire(q) > idx
+		       ? HSA_STATUS_SUCCESS
+		       : HSA_STATUS_ERROR;
+}
+
+/*
+ * AQL packets the packet processor must run (kfdsim: tests/kfdsim/aql.c):
+ * a BARRIER_AND with a dependency completes only once the dependency is 0
+ * (it has not after 2 s, then does within 20 s of the store), a BARRIER_OR
+ * with one satisfied dependency of two completes, each slot goes back to
+ * INVALID behind the read index; a kernel dispatch (shader code, which a
+ * simulator cannot run) ends in the queue error callback with
+ * HSA_STATUS_ERROR_INVALID_PACKET_FORMAT within 60 s, its completion
+ * signal untouched: never a silent success, never a hang.
+ */
+static void exercise_aql(hsa_agent_t gpu, const char *name)
+{
+	hsa_barrier_and_packet_t bar;
+	hsa_barrier_or_packet_t bor;
+	hsa_kernel_dispatch_packet_t kd;
+	hsa_signal_t dep, dep2, done;
+	hsa_queue_t *q = NULL;
+	uint64_t idx;
+	double end;
+
+	if (!step(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, UINT32_MAX,
+				   UINT32_MAX, &q),
+		  "aql queue create on %s", name))
+		return;
+	if (!step(hsa_signal_create(1, 0, NULL, &dep) || hsa_signal_create(0, 0, NULL, &dep2) ||
+			  hsa_signal_create(1, 0, NULL, &done),
+		  "aql signals on %s", name))
+		goto out_queue;
+	memset(&bar, 0, sizeof(bar));
+	bar.header = header(HSA_PACKET_TYPE_BARRIER_AND);
+	bar.dep_signal[1] = dep;
+	bar.completion_signal = done;
+	idx = submit(q, &bar);
+	step(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 2000000000ull,
+				       HSA_WAIT_STATE_BLOCKED) == 1 &&
+			     hsa_queue_load_read_index_scacquire(q) == idx
+		     ? HSA_STATUS_SUCCESS
+		     : HSA_STATUS_ERROR,
+	     "barrier-and waits for its dependency on %s", name);
+	hsa_signal_store_screlease(dep, 0);
+	if (step(wait_done(done), "barrier-and completes after its dependency on %s", name))
+		step(slot_released(q, idx), "barrier-and slot released on %s", name);
+
+	memset(&bor, 0, sizeof(bor));
+	bor.header = header(HSA_PACKET_TYPE_BARRIER_OR);
+	hsa_signal_store_screlease(dep, 1);
+	bor.dep_signal[0] = dep;
+	bor.dep_signal[3] = dep2;
+	hsa_signal_store_screlease(done, 1);
+	bor.completion_signal = done;
+	idx = submit(q, &bor);
+	if (step(wait_done(done), "barrier-or completes with one dependency met on %s", name))
+		step(slot_released(q, idx), "barrier-or slot released on %s", name);
+
+	memset(&kd, 0, sizeof(kd));
+	kd.header = header(HSA_PACKET_TYPE_KERNEL_DISPATCH);
+	kd.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+	kd.workgroup_size_x = kd.workgroup_size_y = kd.workgroup_size_z = 1;
+	kd.grid_size_x = kd.grid_size_y = kd.grid_size_z = 1;
+	kd.kernel_object = 0x7f0000001000ull; /* no code object: named by address */
+	hsa_signal_store_screlease(done, 1);
+	kd.completion_signal = done;
+	submit(q, &kd);
+	end = now_s() + 60;
+	while (!__atomic_load_n(&queue_errors, __ATOMIC_SEQ_CST) && now_s() < end)
+		hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 100000000ull,
+					  HSA_WAIT_STATE_BLOCKED);
+	if (queue_errors)
+		printf("# queue error callback: 0x%x\n", queue_status);
+	step(queue_errors && queue_status == HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
+		     ? HSA_STATUS_SUCCESS
+		     : HSA_STATUS_ERROR,
+	     "kernel dispatch ends in a queue error (invalid packet format) on %s", name);
+	step(hsa_signal_load_scacquire(done) == 1 ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR,
+	     "kernel dispatch's completion signal untouched on %s", name);
+	queue_errors = 0;
+	hsa_signal_destroy(dep);
+	hsa_signal_destroy(dep2);
+	hsa_signal_destroy(done);
+out_queue:
+	step(hsa_queue_destroy(q), "aql queue destroy on %s", name);
+}
+
 static void exercise_gpu(hsa_agent_t gpu, hsa_agent_t cpu, const char *name, size_t size,
 			 struct pool_want *sys, uint32_t seed)
 {
@@ -267,12 +393,15 @@ static void exercise_gpu(hsa_agent_t gpu, hsa_agent_t cpu, const char *name, siz
 				  UINT32_MAX, UINT32_MAX, &q),
 		 "queue create on %s", name))
 		step(hsa_queue_destroy(q), "queue destroy on %s", name);
+	if (aql)
+		exercise_aql(gpu, name);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"size", required_argument, NULL, 's'}, {"copies", no_argument, NULL, 'c'}, {0}};
+		{"size", required_argument, NULL, 's'}, {"copies", no_argument, NULL, 'c'},
+		{"aql", no_argument, NULL, 'a'}, {0}};
 	struct pool_want sys = {.fine = true};
 	struct agents ag = {.n = 0};
 	hsa_agent_t cpu = {0};
@@ -283,6 +412,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'c')
 			copies = true;
+		else if (c == 'a')
+			aql = true;
 		else if (c == 's')
 			size = strtoull(optarg, NULL, 0) & ~(size_t)3;
 		else
