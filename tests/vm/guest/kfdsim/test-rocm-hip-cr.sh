@@ -1,30 +1,44 @@
 #!/bin/sh
-# shellcheck disable=SC2034 # the ROCM_HSA* variables are read by /test/lib/rocm_cr.sh
+# shellcheck disable=SC2034 # GPU_WL and GPU_READY_SECS are read by guest.sh's gpu_* functions
 # vm-boot: rocm
 # vm-timeout: 900
-# test-rocm6-hsa's scenarios (/test/lib/rocm_cr.sh) with a HIP program:
-# rocm-hip (tests/workloads/rocm) on Debian testing's HIP 6.4, only in
-# images made with VM_HIP=1 (scripts/fetch-hip-testing.sh): VRAM filled
-# through hipMemcpy, pinned and registered host memory, a stream and an
-# event, on every device; dumped with --leave-running and again, and dumped
-# on the boot's 2 GPUs and restored on 2 of the MI210 machine's 8; after
-# each restore every byte re-read through the runtime (hipMemcpy back), the
-# old stream and event used, new VRAM allocated, copied and freed, a new
-# stream created.
-# Today only the plain scenario passes (VM_HIP=1 run: plain PASS, every
-# dump refused): HIP's hipMemcpy runs on ROCr 6.4's SDMA queues by engine
-# id, which KFD's CRIU does not handle, so PROCESS_INFO is refused with
-# EOPNOTSUPP and the plugin says so (README "Known limits").
+# A HIP 6.4 process (rocm-hip, tests/workloads/rocm, on Debian testing's HIP,
+# only in images made with VM_HIP=1: scripts/fetch-hip-testing.sh) is
+# refused at dump, as KFD 6.12 refuses it: HIP's hipMemcpy runs on ROCr
+# 6.4's SDMA queues by engine id, which KFD's CRIU cannot checkpoint
+# (PROCESS_INFO: EOPNOTSUPP; README "Known limits"). The refusal must be
+# one line that says so, leave no image of ours, and leave the process
+# running with its GPU queues: afterwards its self-check re-reads every byte
+# through hipMemcpy, uses the old stream and event, allocates, copies and
+# frees new VRAM and makes a new stream.
 . /test/lib/guest.sh
 if [ ! -x /usr/lib/rocm-testing/bin/rocm-hip ]; then
 	ok "rocm-hip-cr # SKIP no HIP in the image (VM_HIP=1 make vm-check VM_ONLY=test-rocm-hip-cr; scripts/fetch-hip-testing.sh)"
 	tap_done
 	exit
 fi
-ROCM_HSA=/usr/lib/rocm-testing/bin/rocm-hip
-ROCM_HSA_ARGS="--size 1048576"
-ROCM_HSA_RUNTIME=enabled
+GPU_WL=/usr/lib/rocm-testing/bin/rocm-hip
 # HIP builds its blit kernels with comgr at start: about 20 s under TCG
 GPU_READY_SECS=150
 export HSA_ENABLE_IPC_MODE_LEGACY=0 HSAKMT_DEBUG_LEVEL=4
-. /test/lib/rocm_cr.sh
+gpu_wl_missing && { tap_done; exit; }
+kfdsim_debugfs || true
+
+if gpu_start refused --size 1048576; then
+	pid=$WL_PID img=$WORK/img-refused
+	criu_dump "$img" "$pid"
+	rc=$?
+	check "refused: the dump of a HIP process with SDMA queues by engine id fails (status $rc)" \
+		test "$rc" -ne 0
+	line=$(grep 'a GPU queue of a type KFD cannot' "$img/dump.log" 2>/dev/null | head -1)
+	diag "refused: ${line:-no refusal line in dump.log}"
+	check "refused: the plugin says why in one line" test -n "$line"
+	check "refused: no image of ours left" eval '! ls "$img"/amdgpu-*.img >/dev/null 2>&1'
+	check "refused: the process runs on, its GPU queues too" \
+		eval 'alive $pid && wait_until 10 kfd_running $pid'
+	gpu_finish refused "$pid"
+else
+	fail "refused: workload ready"
+fi
+rm -f /dev/shm/hsakmt_shared_mem /dev/shm/sem.hsakmt_semaphore
+tap_done
