@@ -289,11 +289,13 @@ install_podman() { # OVERLAY
 # by a registry on 127.0.0.1) (scripts/fetch-cri.sh, CRI_ROOT;
 # build-initramfs.sh copies it over the runtimes). containerd's config:
 # native snapshotter on the guest's tmpfs root, runc with cgroupfs, CDI specs
-# in /etc/cdi, the sandbox image the test serves. Needs install_containers.
+# in /etc/cdi, the sandbox image the test serves, CRIU's restore.log kept in
+# /var/log/criu (else it goes with the container's state). Needs
+# install_containers.
 install_cri() { # OVERLAY
 	local ov=$1
 	[ -x "$CRI_ROOT/usr/bin/containerd" ] || vm_die "no containerd in $CRI_ROOT: run make vm-deps (scripts/fetch-cri.sh)"
-	mkdir -p "$ov/etc/containerd" "$ov/etc/cdi" "$ov/test/lib/cri" "$ov/var/lib/containerd"
+	mkdir -p "$ov/etc/containerd" "$ov/etc/cdi" "$ov/test/lib/cri" "$ov/var/lib/containerd" "$ov/var/log/criu"
 	cp "$HERE/guest/cri/cri.py" "$HERE/guest/cri/oci.py" "$ov/test/lib/cri/"
 	cp "$HERE/guest/cri.sh" "$ov/test/lib/cri.sh"
 	cat >"$ov/etc/containerd/config.toml" <<-'EOC'
@@ -316,6 +318,7 @@ install_cri() { # OVERLAY
 		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
 		        BinaryName = "/usr/sbin/runc"
 		        SystemdCgroup = false
+		        CriuWorkPath = "/var/log/criu"
 	EOC
 	awk 'NF == 0 { print "Status: install ok installed" } { print }' "$CRI_ROOT/.status-cri" >>"$ov/var/lib/dpkg/status"
 }

@@ -93,13 +93,12 @@ cri_nothing_left() {
 	gpu_no_strays
 }
 
-# cri_restore_log: the newest restore.log runc's restore left under
-# containerd's state (CRIU's log of it), copied to $CT/restore.log
+# cri_restore_log: CRIU's log of the last restore (runc's --work-path,
+# containerd's CriuWorkPath: /var/log/criu), copied to $CT/restore.log
 cri_restore_log() {
-	local f
-	f=$(find /run/containerd /var/lib/containerd -name restore.log 2>/dev/null | xargs -r ls -t 2>/dev/null | head -1)
 	rm -f "$CT/restore.log"
-	[ -n "$f" ] && cp "$f" "$CT/restore.log"
+	[ -f /var/log/criu/restore.log ] && cp /var/log/criu/restore.log "$CT/restore.log" &&
+		rm -f /var/log/criu/restore.log
 }
 
 # cri_cleanup: every pod removed, containerd and the registry stopped
@@ -114,4 +113,153 @@ cri_cleanup() {
 	for p in $(pidof containerd-shim-runc-v2); do kill -9 "$p"; done
 	grep ' /run/containerd/\| /var/lib/containerd/' /proc/mounts | awk '{ print $2 }' | sort -r | xargs -r -n1 umount -l 2>/dev/null
 	return 0
+}
+
+# secs_since T0: seconds since uptime T0, one decimal; now: uptime
+secs_since() { awk -v a="$1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }'; }
+now() { cut -d' ' -f1 /proc/uptime; }
+
+# cri_setup TEST: the package installed, kfdsim as the MI210 machine (a0 a1:
+# two GPUs of hive A; b0..b3: hive B; a_ids, b_ids, b23_ids their gpu_ids),
+# the CDI spec, containerd, the registry, the pause and workload images
+# pulled; as TAP; false when the test cannot go on
+cri_setup() {
+	ct_setup
+	mkdir -p "$CT"
+	check "kfdsim reloaded as MI210 (two hives)" eval 'kfdsim_unload && kfdsim_load machine=/test/kfdsim/machines/mi210.desc' || return 1
+	kfd_gpu_table >"$WORK/gpus"
+	hive_a=$(awk 'NR == 1 { print $4 }' "$WORK/gpus")
+	awk -v h="$hive_a" '$4 == h' "$WORK/gpus" >"$WORK/a"
+	awk -v h="$hive_a" '$4 != h' "$WORK/gpus" >"$WORK/b"
+	a0=$(sed -n 1p "$WORK/a" | col 3) a1=$(sed -n 2p "$WORK/a" | col 3)
+	b0=$(sed -n 1p "$WORK/b" | col 3) b1=$(sed -n 2p "$WORK/b" | col 3)
+	b2=$(sed -n 3p "$WORK/b" | col 3) b3=$(sed -n 4p "$WORK/b" | col 3)
+	a_ids=$(head -2 "$WORK/a" | col 2) b_ids=$(head -2 "$WORK/b" | col 2) b23_ids=$(sed -n 3,4p "$WORK/b" | col 2)
+	diag "A: renderD$a0 renderD$a1 ($a_ids); B: renderD$b0 renderD$b1 ($b_ids), renderD$b2 renderD$b3 ($b23_ids)"
+	check "amdgpu-criu cdi: the CDI spec names the machine's 8 GPUs" eval 'cri_cdi_spec && [ "$(wc -l <"$CT/cdi-names")" = 8 ]' || return 1
+	diag "CDI: $(tr '\n' ' ' <"$CT/cdi-names")"
+	# host-network pods: CRIU's network lock would want iptables, and there
+	# is no network namespace of the pod's to lock
+	mkdir -p /etc/criu && printf '# %s: pods on the node network, no iptables in the VM\nnetwork-lock skip\n' "$1" >/etc/criu/default.conf
+	check "containerd serves CRI" cri_containerd_start || return 1
+	diag "CRI: $CRI_OUT"
+	check "the registry on $REG serves the pause and workload images" cri_registry_start || return 1
+	check "PullImage $REG/pause:1 (the sandbox image)" cri pull-pause pull "$REG/pause:1" || return 1
+	check "PullImage $CRI_GPU_IMAGE" cri pull-gpu pull "$CRI_GPU_IMAGE"
+}
+
+# cri_teardown: cri_cleanup, the files cri_setup wrote
+cri_teardown() {
+	cri_cleanup
+	rm -f /etc/criu/default.conf /etc/cdi/amdgpu.json
+}
+
+# cri_pod_a NAME: pod "pod-a" given A0 A1 as CDI devices, its container NAME
+# running the GPU workload ($CT/out/NAME.*: R) until READY; POD_A, CTR_A,
+# WL_PID, ids (its KFD user gpu_ids); as TAP; false when it does not run
+cri_pod_a() {
+	local name=$1
+	R=$CT/out/$name
+	rm -f "$R".*
+	check "pod-a: RunPodSandbox (host network)" cri runp-a runp pod-a || return 1
+	POD_A=$CRI_OUT
+	# shellcheck disable=SC2046,SC2086
+	check "pod-a: CreateContainer with CDI devices for renderD$a0, renderD$a1" \
+		cri create-a create "$POD_A" pod-a "$CRI_GPU_IMAGE" "$name" $(cri_cdi "$a0" "$a1") $CRI_MOUNTS -- \
+		/bin/sh -c "exec /test/bin/zdtm-gpu-basic --render-fds /out/$name.ready /out/$name.trigger /out/$name.result </dev/null >/out/$name.out 2>&1" || return 1
+	CTR_A=$CRI_OUT
+	check "pod-a: StartContainer" cri start-a start "$CTR_A" || return 1
+	if ! check "pod-a: the workload is READY" wait_until 120 test -f "$R.ready"; then
+		diag "not ready: $(tail -3 "$R.out" 2>/dev/null | tr '\n' ';')"
+		keep "$CT/containerd.log"
+		return 1
+	fi
+	WL_PID=$(cri_pid "$CTR_A")
+	check "pod-a: the workload sees exactly the pod's GPUs ($a_ids)" \
+		eval '[ "$(sed -n "s/^visible //p" "$R.ready")" = "$a_ids" ]'
+	ids=$(kfd_user_ids "$WL_PID")
+}
+
+# cri_checkpoint_a NAME ARCHIVE: CheckpointContainer of pod A's container
+# into ARCHIVE (its stdout file as then: $CT/NAME.out.ckpt), the archive's
+# checks, pod A removed; as TAP; CKPT_SECS; false when there is no archive
+cri_checkpoint_a() {
+	local name=$1 archive=$2 t0 rc
+	t0=$(now)
+	cri checkpoint-a checkpoint "$CTR_A" "$archive"
+	rc=$?
+	CKPT_SECS=$(secs_since "$t0")
+	diag "CheckpointContainer: $CKPT_SECS s"
+	cp "$R.out" "$CT/$name.out.ckpt"
+	check "pod-a: CheckpointContainer (status $rc)" test "$rc" -eq 0 || { keep "$CT/containerd.log"; return 1; }
+	/usr/bin/tar -tf "$archive" >"$CT/ckpt.list" 2>&1
+	diag "archive: $(wc -c <"$archive") bytes: $(grep -v '^checkpoint/.' "$CT/ckpt.list" | tr '\n' ' ')"
+	check "the archive holds the plugin's images in checkpoint/ ($(grep -E '^(\./)?checkpoint/amdgpu-' "$CT/ckpt.list" | sed 's|.*/||' | tr '\n' ' '))" \
+		grep -qE '^(\./)?checkpoint/amdgpu-' "$CT/ckpt.list"
+	check "the archive holds config.dump, spec.dump, status.dump, dump.log" eval '
+		for f in config.dump spec.dump status.dump dump.log; do grep -qE "^(\./)?$f\$" "$CT/ckpt.list" || exit 1; done'
+	/usr/bin/tar -xOf "$archive" dump.log >"$CT/dump.log" 2>/dev/null
+	ct_plugin_says "$CT/dump.log"
+	check "pod-a: the container still runs after the checkpoint (KEP-2008 leaves it running)" \
+		eval '[ "$(cri_state "$CTR_A")" = RUNNING ] && alive "$WL_PID"'
+	check "pod-a: StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox" \
+		eval 'cri stop-a stop "$CTR_A" && cri rm-a rm "$CTR_A" && cri_pod_gone "$POD_A"'
+	check "pod-a: nothing left" wait_until 20 cri_nothing_left
+}
+
+# cri_ckpt_image LAYOUT TAG NAME ARCHIVE: the archive as an OCI checkpoint
+# image (as checkpointctl builds one), pulled with PullImage as REG/LAYOUT:TAG
+cri_ckpt_image() {
+	check "the checkpoint archive as an OCI checkpoint image" \
+		eval 'python3 "$OCI_PY" checkpoint "$CT/oci/$1" "$4" "$2" "$3" pod-a >"$CT/oci-$1.log" 2>&1'
+	check "PullImage $REG/$1:$2" cri "pull-$1" pull "$REG/$1:$2"
+}
+
+# cri_restore_into POD IMAGE NAME MINOR...: a new pod given these GPUs, the
+# container NAME created from checkpoint IMAGE (its stdout file as at the
+# checkpoint) and started (cri.py's --timeout: CRI_TIMEOUT); POD_ID,
+# CTR_ID, RESTORE_SECS (StartContainer); its status (CreateContainer's
+# failure: 2)
+cri_restore_into() {
+	local pod=$1 image=$2 name=$3 rc t0
+	shift 3
+	POD_ID= CTR_ID=
+	cp "$CT/$name.out.ckpt" "$R.out" && rm -f "$R.trigger" "$R.result" "$R.trigger.tmp"
+	cri "runp-$pod" runp "$pod" || return 2
+	POD_ID=$CRI_OUT
+	# shellcheck disable=SC2046,SC2086
+	cri "create-$pod" create "$POD_ID" "$pod" "$image" "$name" $(cri_cdi "$@") $CRI_MOUNTS || return 2
+	CTR_ID=$CRI_OUT
+	t0=$(now)
+	cri "start-$pod" --timeout "${CRI_TIMEOUT:-300}" start "$CTR_ID"
+	rc=$?
+	RESTORE_SECS=$(secs_since "$t0")
+	diag "$pod: StartContainer (the restore): $RESTORE_SECS s"
+	cri_restore_log
+	return "$rc"
+}
+
+# cri_restored POD WHAT "MINOR MINOR" IDS: the restored pod's checks, the
+# workload's self-check with its ids mapped onto IDS, the pod removed; as TAP
+cri_restored() {
+	local pod=$1 what=$2 minors=$3 to_ids=$4 map
+	ct_plugin_says "$CT/restore.log"
+	check "$pod: CRI says the restored container is RUNNING" eval '[ "$(cri_state "$CTR_ID")" = RUNNING ]'
+	WL_PID=$(cri_pid "$CTR_ID")
+	ct_restored_checks "$pod" "$minors" "$ids"
+	map=$(echo "$ids" | awk -v b="$to_ids" '{ split(b, B, " "); for (i = 1; i <= NF; i++) print "map", $i, B[i] }')
+	gpu_trigger "$map"
+	gpu_result "$WL_PID"
+	check "$pod: self-check PASS on $what (every byte, ids, doorbells, fds)" gpu_passed
+	check "$pod: StopContainer, RemoveContainer" eval 'cri "stop-$pod" stop "$CTR_ID" && cri "rm-$pod" rm "$CTR_ID"'
+	check "$pod: StopPodSandbox, RemovePodSandbox" cri_pod_gone "$POD_ID"
+	check "$pod: nothing left (no pod, container, shim, workload, criu or KFD process)" wait_until 20 cri_nothing_left
+}
+
+# cri_restore_failed POD: after a failed restore, CRIU's errors as diag, the pod removed
+cri_restore_failed() {
+	grep -a 'Error' "$CT/restore.log" 2>/dev/null | tail -n 5 | sed "s/^/# $1 restore.log: /"
+	keep "$CT/containerd.log" "$CT/restore.log"
+	[ -z "${CTR_ID:-}" ] || python3 "$CRI_PY" rm "$CTR_ID" >/dev/null 2>&1
+	[ -z "${POD_ID:-}" ] || cri_pod_gone "$POD_ID"
 }
