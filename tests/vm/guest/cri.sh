@@ -17,6 +17,13 @@ REG=localhost:5000
 CRI_GPU_IMAGE=$REG/gpu:1
 CRI_MOUNTS="--mount /usr:/usr:ro --mount /bin:/bin:ro --mount /test:/test:ro --mount $CT/out:/out"
 
+# must DESCRIPTION COMMAND...: check, and its status (false: the test cannot go on)
+must() {
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else fail "$d"; return 1; fi
+}
+
 # cri STEP ARGS...: cri.py ARGS (its own limit: --timeout, else 300 s), its
 # output in $CT/cri-STEP.log, its first line in CRI_OUT; on failure its
 # error line as diag and in CRI_ERR; its status
@@ -126,7 +133,7 @@ now() { cut -d' ' -f1 /proc/uptime; }
 cri_setup() {
 	ct_setup
 	mkdir -p "$CT"
-	check "kfdsim reloaded as MI210 (two hives)" eval 'kfdsim_unload && kfdsim_load machine=/test/kfdsim/machines/mi210.desc' || return 1
+	must "kfdsim reloaded as MI210 (two hives)" eval 'kfdsim_unload && kfdsim_load machine=/test/kfdsim/machines/mi210.desc' || return 1
 	kfd_gpu_table >"$WORK/gpus"
 	hive_a=$(awk 'NR == 1 { print $4 }' "$WORK/gpus")
 	awk -v h="$hive_a" '$4 == h' "$WORK/gpus" >"$WORK/a"
@@ -136,16 +143,18 @@ cri_setup() {
 	b2=$(sed -n 3p "$WORK/b" | col 3) b3=$(sed -n 4p "$WORK/b" | col 3)
 	a_ids=$(head -2 "$WORK/a" | col 2) b_ids=$(head -2 "$WORK/b" | col 2) b23_ids=$(sed -n 3,4p "$WORK/b" | col 2)
 	diag "A: renderD$a0 renderD$a1 ($a_ids); B: renderD$b0 renderD$b1 ($b_ids), renderD$b2 renderD$b3 ($b23_ids)"
-	check "amdgpu-criu cdi: the CDI spec names the machine's 8 GPUs" eval 'cri_cdi_spec && [ "$(wc -l <"$CT/cdi-names")" = 8 ]' || return 1
+	must "amdgpu-criu cdi: the CDI spec names the machine's 8 GPUs" eval 'cri_cdi_spec && [ "$(wc -l <"$CT/cdi-names")" = 8 ]' || return 1
 	diag "CDI: $(tr '\n' ' ' <"$CT/cdi-names")"
 	# host-network pods: CRIU's network lock would want iptables, and there
 	# is no network namespace of the pod's to lock
+	# containerd copies the node's /etc/hosts into each pod
+	[ -f /etc/hosts ] || printf '127.0.0.1 localhost\n' >/etc/hosts
 	mkdir -p /etc/criu && printf '# %s: pods on the node network, no iptables in the VM\nnetwork-lock skip\n' "$1" >/etc/criu/default.conf
-	check "containerd serves CRI" cri_containerd_start || return 1
+	must "containerd serves CRI" cri_containerd_start || return 1
 	diag "CRI: $CRI_OUT"
-	check "the registry on $REG serves the pause and workload images" cri_registry_start || return 1
-	check "PullImage $REG/pause:1 (the sandbox image)" cri pull-pause pull "$REG/pause:1" || return 1
-	check "PullImage $CRI_GPU_IMAGE" cri pull-gpu pull "$CRI_GPU_IMAGE"
+	must "the registry on $REG serves the pause and workload images" cri_registry_start || return 1
+	must "PullImage $REG/pause:1 (the sandbox image)" cri pull-pause pull "$REG/pause:1" || return 1
+	must "PullImage $CRI_GPU_IMAGE" cri pull-gpu pull "$CRI_GPU_IMAGE"
 }
 
 # cri_teardown: cri_cleanup, the files cri_setup wrote
@@ -161,15 +170,15 @@ cri_pod_a() {
 	local name=$1
 	R=$CT/out/$name
 	rm -f "$R".*
-	check "pod-a: RunPodSandbox (host network)" cri runp-a runp pod-a || return 1
+	must "pod-a: RunPodSandbox (host network)" cri runp-a runp pod-a || return 1
 	POD_A=$CRI_OUT
 	# shellcheck disable=SC2046,SC2086
-	check "pod-a: CreateContainer with CDI devices for renderD$a0, renderD$a1" \
+	must "pod-a: CreateContainer with CDI devices for renderD$a0, renderD$a1" \
 		cri create-a create "$POD_A" pod-a "$CRI_GPU_IMAGE" "$name" $(cri_cdi "$a0" "$a1") $CRI_MOUNTS -- \
 		/bin/sh -c "exec /test/bin/zdtm-gpu-basic --render-fds /out/$name.ready /out/$name.trigger /out/$name.result </dev/null >/out/$name.out 2>&1" || return 1
 	CTR_A=$CRI_OUT
-	check "pod-a: StartContainer" cri start-a start "$CTR_A" || return 1
-	if ! check "pod-a: the workload is READY" wait_until 120 test -f "$R.ready"; then
+	must "pod-a: StartContainer" cri start-a start "$CTR_A" || return 1
+	if ! must "pod-a: the workload is READY" wait_until 120 test -f "$R.ready"; then
 		diag "not ready: $(tail -3 "$R.out" 2>/dev/null | tr '\n' ';')"
 		keep "$CT/containerd.log"
 		return 1
@@ -191,7 +200,7 @@ cri_checkpoint_a() {
 	CKPT_SECS=$(secs_since "$t0")
 	diag "CheckpointContainer: $CKPT_SECS s"
 	cp "$R.out" "$CT/$name.out.ckpt"
-	check "pod-a: CheckpointContainer (status $rc)" test "$rc" -eq 0 || { keep "$CT/containerd.log"; return 1; }
+	must "pod-a: CheckpointContainer (status $rc)" test "$rc" -eq 0 || { keep "$CT/containerd.log"; return 1; }
 	/usr/bin/tar -tf "$archive" >"$CT/ckpt.list" 2>&1
 	diag "archive: $(wc -c <"$archive") bytes: $(grep -v '^checkpoint/.' "$CT/ckpt.list" | tr '\n' ' ')"
 	check "the archive holds the plugin's images in checkpoint/ ($(grep -E '^(\./)?checkpoint/amdgpu-' "$CT/ckpt.list" | sed 's|.*/||' | tr '\n' ' '))" \

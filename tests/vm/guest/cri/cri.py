@@ -128,11 +128,13 @@ def dmap(msg, num):
 def pod_config(pod):
     """PodSandboxConfig of pod POD (namespace "default", uid from the name),
     as the kubelet builds it for a hostNetwork pod: its own cgroup under
-    /kubepods, logs in /var/log/pods/NS_NAME_UID"""
+    /kubepods, logs in /var/log/pods/NS_NAME_UID, the cluster's DNS server
+    (here 127.0.0.1: the node has no resolv.conf of its own)"""
     uid = "uid-" + pod
     return [
         (1, [(1, pod), (2, uid), (3, "default"), (4, 0)]),
         (3, "/var/log/pods/default_%s_%s" % (pod, uid)),
+        (4, [(1, "127.0.0.1")]),
         (8, [(1, "/kubepods/pod" + uid),
              (2, [(1, [(1, NODE), (2, CONTAINER), (3, 0)])])]),
     ] + emap(6, {"io.kubernetes.pod.name": pod, "io.kubernetes.pod.namespace": "default",

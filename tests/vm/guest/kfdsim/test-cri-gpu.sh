@@ -61,7 +61,7 @@ check "pod-c: nothing left" wait_until 20 cri_nothing_left
 # pod B: the other hive
 cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
 rc=$?
-if check "pod-b: CreateContainer from the checkpoint image, StartContainer: restored onto hive B (status $rc)" test "$rc" -eq 0; then
+if must "pod-b: CreateContainer from the checkpoint image, StartContainer: restored onto hive B (status $rc)" test "$rc" -eq 0; then
 	cri_restored pod-b "B0 B1 (the other hive)" "$b0 $b1" "$b_ids"
 else
 	cri_restore_failed pod-b
@@ -70,7 +70,7 @@ fi
 # pod D: the same checkpoint image once more, onto B2 B3
 cri_restore_into pod-d "$CKPT" "$NAME" "$b2" "$b3"
 rc=$?
-if check "pod-d: a second restore of the same checkpoint image, onto B2 B3 (status $rc)" test "$rc" -eq 0; then
+if must "pod-d: a second restore of the same checkpoint image, onto B2 B3 (status $rc)" test "$rc" -eq 0; then
 	cri_restored pod-d "B2 B3" "$b2 $b3" "$b23_ids"
 else
 	cri_restore_failed pod-d

@@ -72,7 +72,7 @@ printf '# test-cri-options\nAMDGPU_CRIU_GPUS=renderD%s,renderD%s\n' "$b0" "$b1" 
 cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
 rc=$?
 rm -f "$OPTS"
-if check "pod-b: restored with the options file naming B0 B1 (status $rc)" test "$rc" -eq 0; then
+if must "pod-b: restored with the options file naming B0 B1 (status $rc)" test "$rc" -eq 0; then
 	diag "restore: CRI StartContainer ${RESTORE_SECS} s (CRIU $(criu_secs "$CT/restore.log") s)"
 	check "pod-b: the plugin opened /dev/kfd for the GPUs the options file names" \
 		grep -q "opened for renderD$b0,renderD$b1 only" "$CT/restore.log"
@@ -97,7 +97,7 @@ if cri runp-f runp pod-f; then
 	# shellcheck disable=SC2046,SC2086
 	cri create-f create "$POD_ID" pod-f "$CKPT" "$NAME" $(cri_cdi "$b0" "$b1") $CRI_MOUNTS && CTR_ID=$CRI_OUT
 fi
-if check "pod-f: the restore's container created" test -n "$CTR_ID"; then
+if must "pod-f: the restore's container created" test -n "$CTR_ID"; then
 	python3 "$CRI_PY" start "$CTR_ID" >"$CT/cri-start-f.log" 2>&1 &
 	START_PID=$!
 	sleep 1
@@ -111,7 +111,7 @@ cancelled "pod-f (pod removed)"
 # still restorable
 cri_restore_into pod-g "$CKPT" "$NAME" "$b2" "$b3"
 rc=$?
-if check "pod-g: the checkpoint image restores after the cancelled ones (status $rc)" test "$rc" -eq 0; then
+if must "pod-g: the checkpoint image restores after the cancelled ones (status $rc)" test "$rc" -eq 0; then
 	cri_restored pod-g "B2 B3" "$b2 $b3" "$b23_ids"
 else
 	cri_restore_failed pod-g
