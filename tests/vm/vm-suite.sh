@@ -306,6 +306,8 @@ install_cri() { # OVERLAY
 		  address = "/run/containerd/containerd.sock"
 		[plugins.'io.containerd.cri.v1.images']
 		  snapshotter = "native"
+		  [plugins.'io.containerd.cri.v1.images'.registry]
+		    config_path = "/etc/containerd/certs.d"
 		  [plugins.'io.containerd.cri.v1.images'.pinned_images]
 		    sandbox = "localhost:5000/pause:1"
 		[plugins.'io.containerd.cri.v1.runtime']
@@ -320,6 +322,11 @@ install_cri() { # OVERLAY
 		        SystemdCgroup = false
 		        CriuWorkPath = "/var/log/criu"
 	EOC
+	# the registry the test serves: plain HTTP (containerd tries HTTPS first
+	# for a localhost registry with a port, and does not fall back)
+	mkdir -p "$ov/etc/containerd/certs.d/localhost:5000"
+	printf 'server = "http://localhost:5000"\n[host."http://localhost:5000"]\n  capabilities = ["pull", "resolve"]\n' \
+		>"$ov/etc/containerd/certs.d/localhost:5000/hosts.toml"
 	awk 'NF == 0 { print "Status: install ok installed" } { print }' "$CRI_ROOT/.status-cri" >>"$ov/var/lib/dpkg/status"
 }
 # --- end of the cri hook ---
