@@ -157,9 +157,11 @@ cri_setup() {
 	must "PullImage $CRI_GPU_IMAGE" cri pull-gpu pull "$CRI_GPU_IMAGE"
 }
 
-# cri_teardown: cri_cleanup, the files cri_setup wrote
+# cri_teardown: cri_cleanup, the files cri_setup wrote; after a failure
+# containerd's and the registry's logs are kept
 cri_teardown() {
 	cri_cleanup
+	[ "$TAP_FAILED" -eq 0 ] || keep "$CT/containerd.log" "$CT/registry.log" "$CT"/cri-*.err
 	rm -f /etc/criu/default.conf /etc/cdi/amdgpu.json
 }
 
