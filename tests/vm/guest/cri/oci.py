@@ -82,7 +82,10 @@ def cmd_checkpoint(layout, archive, tag, container, pod):
     with open(archive, "rb") as f:
         layer = f.read()
     with tarfile.open(fileobj=io.BytesIO(layer)) as t:
-        cfg = json.load(t.extractfile("config.dump"))
+        names = [n for n in t.getnames() if n.lstrip("./") == "config.dump"]
+        if not names:
+            raise SystemExit("oci.py: %s holds no config.dump: not a CRI checkpoint archive" % archive)
+        cfg = json.load(t.extractfile(names[0]))
     ann = {
         "org.criu.checkpoint.container.name": container,
         "org.criu.checkpoint.pod.name": pod,
