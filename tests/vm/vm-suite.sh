@@ -288,7 +288,9 @@ install_podman() { # OVERLAY
 # guest/cri/cri.py and guest/cri/oci.py (images built in the guest, served
 # by a registry on 127.0.0.1) (scripts/fetch-cri.sh, CRI_ROOT;
 # build-initramfs.sh copies it over the runtimes). containerd's config:
-# native snapshotter on the guest's tmpfs root, runc with cgroupfs, CDI specs
+# native snapshotter on the guest's tmpfs root, pulled by the CRI plugin
+# itself (the transfer service unpacks for overlayfs only: "no unpack
+# platforms defined"), runc with cgroupfs, CDI specs
 # in /etc/cdi, the sandbox image the test serves, CRIU's restore.log kept in
 # /var/log/criu (else it goes with the container's state). Needs
 # install_containers.
@@ -306,6 +308,7 @@ install_cri() { # OVERLAY
 		  address = "/run/containerd/containerd.sock"
 		[plugins.'io.containerd.cri.v1.images']
 		  snapshotter = "native"
+		  use_local_image_pull = true
 		  [plugins.'io.containerd.cri.v1.images'.registry]
 		    config_path = "/etc/containerd/certs.d"
 		  [plugins.'io.containerd.cri.v1.images'.pinned_images]
