@@ -165,6 +165,15 @@ cri_teardown() {
 	rm -f /etc/criu/default.conf /etc/cdi/amdgpu.json
 }
 
+# cri_wl_cmd NAME: the container's command line (sh -c): the GPU workload
+# on all its GPUs, its files /out/NAME.*. The restore's CreateContainer
+# names it too, as the pod spec of a restored pod does: containerd builds
+# the restored container's spec from that request and the base image, and
+# refuses one without a command ("no command specified")
+cri_wl_cmd() {
+	echo "exec /test/bin/zdtm-gpu-basic --render-fds /out/$1.ready /out/$1.trigger /out/$1.result </dev/null >/out/$1.out 2>&1"
+}
+
 # cri_pod_a NAME: pod "pod-a" given A0 A1 as CDI devices, its container NAME
 # running the GPU workload ($CT/out/NAME.*: R) until READY; POD_A, CTR_A,
 # WL_PID, ids (its KFD user gpu_ids); as TAP; false when it does not run
@@ -177,7 +186,7 @@ cri_pod_a() {
 	# shellcheck disable=SC2046,SC2086
 	must "pod-a: CreateContainer with CDI devices for renderD$a0, renderD$a1" \
 		cri create-a create "$POD_A" pod-a "$CRI_GPU_IMAGE" "$name" $(cri_cdi "$a0" "$a1") $CRI_MOUNTS -- \
-		/bin/sh -c "exec /test/bin/zdtm-gpu-basic --render-fds /out/$name.ready /out/$name.trigger /out/$name.result </dev/null >/out/$name.out 2>&1" || return 1
+		/bin/sh -c "$(cri_wl_cmd "$name")" || return 1
 	CTR_A=$CRI_OUT
 	must "pod-a: StartContainer" cri start-a start "$CTR_A" || return 1
 	if ! must "pod-a: the workload is READY" wait_until 120 test -f "$R.ready"; then
@@ -239,7 +248,8 @@ cri_restore_into() {
 	cri "runp-$pod" runp "$pod" || return 2
 	POD_ID=$CRI_OUT
 	# shellcheck disable=SC2046,SC2086
-	cri "create-$pod" create "$POD_ID" "$pod" "$image" "$name" $(cri_cdi "$@") $CRI_MOUNTS || return 2
+	cri "create-$pod" create "$POD_ID" "$pod" "$image" "$name" $(cri_cdi "$@") $CRI_MOUNTS -- \
+		/bin/sh -c "$(cri_wl_cmd "$name")" || return 2
 	CTR_ID=$CRI_OUT
 	t0=$(now)
 	cri "start-$pod" --timeout "${CRI_TIMEOUT:-300}" start "$CTR_ID"

@@ -102,7 +102,8 @@ POD_ID= CTR_ID=
 if cri runp-f runp pod-f; then
 	POD_ID=$CRI_OUT
 	# shellcheck disable=SC2046,SC2086
-	cri create-f create "$POD_ID" pod-f "$CKPT" "$NAME" $(cri_cdi "$b0" "$b1") $CRI_MOUNTS && CTR_ID=$CRI_OUT
+	cri create-f create "$POD_ID" pod-f "$CKPT" "$NAME" $(cri_cdi "$b0" "$b1") $CRI_MOUNTS -- \
+		/bin/sh -c "$(cri_wl_cmd "$NAME")" && CTR_ID=$CRI_OUT
 fi
 if must "pod-f: the restore's container created" test -n "$CTR_ID"; then
 	python3 "$CRI_PY" start "$CTR_ID" >"$CT/cri-start-f.log" 2>&1 &
