@@ -230,9 +230,11 @@ cri_checkpoint_a() {
 # cri_ckpt_image LAYOUT TAG NAME ARCHIVE: the archive as an OCI checkpoint
 # image (as checkpointctl builds one), pulled with PullImage as REG/LAYOUT:TAG
 cri_ckpt_image() {
+	local layout=$1 tag=$2 name=$3 archive=$4
 	check "the checkpoint archive as an OCI checkpoint image" \
-		eval 'python3 "$OCI_PY" checkpoint "$CT/oci/$1" "$4" "$2" "$3" pod-a >"$CT/oci-$1.log" 2>&1'
-	check "PullImage $REG/$1:$2" cri "pull-$1" pull "$REG/$1:$2"
+		eval 'python3 "$OCI_PY" checkpoint "$CT/oci/$layout" "$archive" "$tag" "$name" pod-a >"$CT/oci-$layout.log" 2>&1 ||
+			{ tail -3 "$CT/oci-$layout.log" | sed "s/^/# oci.py: /"; false; }'
+	check "PullImage $REG/$layout:$tag" cri "pull-$layout" pull "$REG/$layout:$tag"
 }
 
 # cri_restore_into POD IMAGE NAME MINOR...: a new pod given these GPUs, the
