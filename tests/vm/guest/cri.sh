@@ -253,9 +253,15 @@ cri_restore_into() {
 	cri "create-$pod" create "$POD_ID" "$pod" "$image" "$name" $(cri_cdi "$@") $CRI_MOUNTS -- \
 		/bin/sh -c "$(cri_wl_cmd "$name")" || return 2
 	CTR_ID=$CRI_OUT
+	# the restored task sees every GPU under containerd (its cgroup
+	# namespace hides the device cgroup from the plugin): the restoring
+	# node's options file names the pod's GPUs
+	[ -z "${CRI_NAME_GPUS:-}" ] || printf 'AMDGPU_CRIU_GPUS=%s\n' \
+		"$(for m in "$@"; do printf 'renderD%s,' "$m"; done | sed 's/,$//')" >/etc/criu/amdgpu_plugin.conf
 	t0=$(now)
 	cri "start-$pod" --timeout "${CRI_TIMEOUT:-300}" start "$CTR_ID"
 	rc=$?
+	rm -f /etc/criu/amdgpu_plugin.conf
 	RESTORE_SECS=$(secs_since "$t0")
 	diag "$pod: StartContainer (the restore): $RESTORE_SECS s"
 	cri_restore_log

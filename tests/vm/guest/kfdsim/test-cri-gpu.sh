@@ -31,6 +31,7 @@ ct_missing python3 && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
 NAME=gpu
 CKPT=$REG/gpu-ckpt:1
+CRI_NAME_GPUS=1
 
 finish() {
 	cri_teardown
