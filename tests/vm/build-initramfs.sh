@@ -14,18 +14,21 @@
 #   PODMAN_ROOT optional, trixie's podman, conmon, containers-common, netavark
 #               (scripts/fetch-podman.sh), copied on top of RUNTIMES_ROOT
 #               (boot "podman", guest/kfdsim/test-ct-podman.sh)
+#   CRI_ROOT    optional, Debian testing's containerd 2.1, trixie's python3
+#               and python3-grpcio (scripts/fetch-cri.sh), copied on top of
+#               RUNTIMES_ROOT (boot "cri", guest/kfdsim/test-cri-*.sh)
 #   libraries   every shared library that an ELF file of OVERLAY (or of the
 #               directory LIBS_FOR, e.g. a package unpacked for it) needs and
 #               the trixie closure lacks (libdrm, libdrm_amdgpu, json-c, ...),
 #               taken from the host, where those files were built
 # and writes it as a zstd-compressed newc cpio.
 #
-# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT [PODMAN_ROOT]]]
+# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT [PODMAN_ROOT [CRI_ROOT]]]]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd) CRIU42_ROOT=${4:-}
-RUNTIMES_ROOT=${5:-} PODMAN_ROOT=${6:-}
+RUNTIMES_ROOT=${5:-} PODMAN_ROOT=${6:-} CRI_ROOT=${7:-}
 LIBDIR=usr/lib/x86_64-linux-gnu
 STAGE=
 
@@ -94,7 +97,7 @@ add_criu42() {
 
 add_runtimes() {
 	local d r
-	for r in "$RUNTIMES_ROOT" ${PODMAN_ROOT:+"$PODMAN_ROOT"}; do
+	for r in "$RUNTIMES_ROOT" ${PODMAN_ROOT:+"$PODMAN_ROOT"} ${CRI_ROOT:+"$CRI_ROOT"}; do
 		for d in usr etc var; do
 			[ ! -d "$r/$d" ] || cp -a "$r/$d" "$STAGE/"
 		done

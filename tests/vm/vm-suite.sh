@@ -64,6 +64,7 @@ CRIU42=${CRIU42-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/criu-4.2/criu}
 CRIU42_ROOT=
 RUNTIMES_ROOT=${RUNTIMES_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/runtimes/root}
 PODMAN_ROOT=${PODMAN_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/podman/root} # boot "podman" (install_podman)
+CRI_ROOT=${CRI_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/cri/root} # boot "cri" (install_cri)
 # Debian testing's ROCm (scripts/fetch-rocm-testing.sh; install_rocm_testing)
 ROCM_TESTING=${ROCM_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/rocm-testing}
 # and its HIP runtime (scripts/fetch-hip-testing.sh; install_hip_testing, only with VM_HIP=1)
@@ -305,6 +306,58 @@ install_podman() { # OVERLAY
 }
 # --- end of the podman hook ---
 
+# --- cri hook (boot "cri", guest/kfdsim/test-cri-*.sh) ---
+# Debian testing's containerd 2.1 (CRI plugin, CDI, CheckpointContainer) over
+# trixie's runc, and trixie's python3 with python3-grpcio for the CRI client
+# guest/cri/cri.py and guest/cri/oci.py (images built in the guest, served
+# by a registry on 127.0.0.1) (scripts/fetch-cri.sh, CRI_ROOT;
+# build-initramfs.sh copies it over the runtimes). containerd's config:
+# native snapshotter on the guest's tmpfs root, pulled by the CRI plugin
+# itself (the transfer service unpacks for overlayfs only: "no unpack
+# platforms defined"), runc with cgroupfs, CDI specs
+# in /etc/cdi, the sandbox image the test serves, CRIU's restore.log kept in
+# /var/log/criu (else it goes with the container's state). Needs
+# install_containers.
+install_cri() { # OVERLAY
+	local ov=$1
+	[ -x "$CRI_ROOT/usr/bin/containerd" ] || vm_die "no containerd in $CRI_ROOT: run make vm-deps (scripts/fetch-cri.sh)"
+	mkdir -p "$ov/etc/containerd" "$ov/etc/cdi" "$ov/test/lib/cri" "$ov/var/lib/containerd" "$ov/var/log/criu"
+	cp "$HERE/guest/cri/cri.py" "$HERE/guest/cri/oci.py" "$ov/test/lib/cri/"
+	cp "$HERE/guest/cri.sh" "$ov/test/lib/cri.sh"
+	cat >"$ov/etc/containerd/config.toml" <<-'EOC'
+		version = 3
+		root = "/var/lib/containerd"
+		state = "/run/containerd"
+		[grpc]
+		  address = "/run/containerd/containerd.sock"
+		[plugins.'io.containerd.cri.v1.images']
+		  snapshotter = "native"
+		  use_local_image_pull = true
+		  [plugins.'io.containerd.cri.v1.images'.registry]
+		    config_path = "/etc/containerd/certs.d"
+		  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+		    sandbox = "localhost:5000/pause:1"
+		[plugins.'io.containerd.cri.v1.runtime']
+		  enable_cdi = true
+		  cdi_spec_dirs = ["/etc/cdi"]
+		  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+		    default_runtime_name = "runc"
+		    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+		        BinaryName = "/usr/sbin/runc"
+		        SystemdCgroup = false
+		        CriuWorkPath = "/var/log/criu"
+	EOC
+	# the registry the test serves: plain HTTP (containerd tries HTTPS first
+	# for a localhost registry with a port, and does not fall back)
+	mkdir -p "$ov/etc/containerd/certs.d/localhost:5000"
+	printf 'server = "http://localhost:5000"\n[host."http://localhost:5000"]\n  capabilities = ["pull", "resolve"]\n' \
+		>"$ov/etc/containerd/certs.d/localhost:5000/hosts.toml"
+	awk 'NF == 0 { print "Status: install ok installed" } { print }' "$CRI_ROOT/.status-cri" >>"$ov/var/lib/dpkg/status"
+}
+# --- end of the cri hook ---
+
 # test_boot FILE: the boot a guest test belongs to ("# vm-boot: NAME", else main)
 test_boot() { sed -n 's/^# vm-boot: *\([a-z0-9-]*\).*/\1/p' "$1" | head -1 | grep . || echo main; }
 # test_limit FILE: its time limit in seconds, as the guest's /init computes it
@@ -380,8 +433,8 @@ make_overlay() { # KROOT KREL OVERLAY
 	! grep -q '^test-rocm-hip' "$ov/test/vm/order" || install_hip_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
-	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT=
-	if grep -q '^test-ct-' "$ov/test/vm/order"; then
+	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT= CRI_CT_ROOT=
+	if grep -qE '^test-(ct|cri)-' "$ov/test/vm/order"; then
 		install_containers "$ov"
 		CT_ROOT=$RUNTIMES_ROOT
 	fi
@@ -389,6 +442,11 @@ make_overlay() { # KROOT KREL OVERLAY
 	if grep -q '^test-ct-podman' "$ov/test/vm/order"; then
 		install_podman "$ov"
 		PODMAN_CT_ROOT=$PODMAN_ROOT
+	fi
+	# cri hook: test-cri-* also have install_containers (above)
+	if grep -q '^test-cri-' "$ov/test/vm/order"; then
+		install_cri "$ov"
+		CRI_CT_ROOT=$CRI_ROOT
 	fi
 	for f in "$WORKDIR"/kmod/*.ko; do [ -f "$f" ] && cp "$f" "$ov/test/"; done
 	# read, not an unquoted expansion: "name?" specs are no globs
@@ -421,7 +479,7 @@ prepare() {
 	step "guest files"; make_overlay "$kroot" "$krel" "$OVERLAY"
 	exec 8>&- # the shared files are ready: other boots may prepare
 	[ -s "$OVERLAY/test/vm/order" ] || vm_die "no guest test to run (suite $SUITE, boot ${BOOT:-any}, VM_ONLY '${VM_ONLY:-}')"
-	step "initramfs"; LIBS_FOR=$LIBS_FOR "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT" "$CT_ROOT" "$PODMAN_CT_ROOT"
+	step "initramfs"; LIBS_FOR=$LIBS_FOR "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT" "$CT_ROOT" "$PODMAN_CT_ROOT" "$CRI_CT_ROOT"
 	step "VM run"
 	KERNEL=$kroot/boot/vmlinuz-$krel
 	KREL=$krel

@@ -9,6 +9,9 @@
 #   make vm-selftest        the harness's own test: breakage is reported (6 boots)
 #   make vm-podman          only boot "podman" of vm-check: trixie's podman checkpoints
 #                           a GPU container (--export) and restores it (--import)
+#   make vm-cri             only boot "cri" (not in vm-check): containerd 2.1's CRI
+#                           checkpoints a GPU pod's container and restores it from a
+#                           checkpoint image into pods given other GPUs
 #   make vm-rocm            only boot "rocm" of vm-check: bookworm's ROCm 5.2.3 under
 #                           CRIU, and Debian testing's rocminfo 7.x / ROCr 6.4
 #   make vm-bench           benchmarks in the VM (boot "bench"): BO contents per
@@ -38,9 +41,12 @@ VM_SUITE_vm-selftest := tests/vm/selftest.sh
 # container under runc and crun; also in vm-check)
 VM_SUITE_vm-podman := tests/vm/test-kfdsim-podman.sh
 VM_SUITE_vm-rocm := tests/vm/test-kfdsim-rocm.sh
+# boot "cri" alone (containerd 2.1's CRI CheckpointContainer and restore from
+# a checkpoint image of a GPU pod's container)
+VM_SUITE_vm-cri := tests/vm/test-kfdsim-cri.sh
 export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT VM_CPU
 
-.PHONY: vm-deps vm-check vm-amdgpu-check vm-selftest vm-bench vm-podman vm-rocm
+.PHONY: vm-deps vm-cri-deps vm-check vm-amdgpu-check vm-selftest vm-bench vm-podman vm-rocm vm-cri
 
 # A stamp per recipe version, as for the build dependencies.
 $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
@@ -53,7 +59,13 @@ vm-deps: $(VM_DEPS_STAMP) deps rocm-testing
 	scripts/fetch-runtimes.sh $(CACHE)/runtimes $(CRIU_DIR)/root
 	scripts/fetch-podman.sh $(CACHE)/podman $(CRIU_DIR)/root $(CACHE)/runtimes/root
 
-vm-check vm-amdgpu-check vm-selftest vm-podman vm-rocm: deps vm-deps
+# containerd 2.1, python3-grpcio for the cri boot, which is not in vm-check
+# (scripts/fetch-cri.sh; quick when already there)
+vm-cri-deps: vm-deps
+	scripts/fetch-cri.sh $(CACHE)/cri $(CRIU_DIR)/root $(CACHE)/runtimes/root
+
+vm-cri: vm-cri-deps
+vm-check vm-amdgpu-check vm-selftest vm-podman vm-rocm vm-cri: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(VM_SUITE_$@)
 

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Fetches a Kubernetes CRI runtime and what the VM's CRI client needs besides
+# the container runtimes of scripts/fetch-runtimes.sh (runc, GNU tar, gzip,
+# dpkg) and trixie's criu, and unpacks them under DEST/root without
+# installing anything (the VM's "cri" boot puts DEST/root on top of the
+# runtimes, see tests/vm/build-initramfs.sh):
+#   containerd (Debian testing)  2.1.x: the daemon with its CRI plugin (CDI,
+#                                CheckpointContainer, restore from a checkpoint
+#                                image) and containerd-shim-runc-v2, which runs
+#                                trixie's runc; a Go program whose only
+#                                library is libc. Its ctr, test shims and CNI
+#                                test plugins are dropped (unused: images come
+#                                through CRI PullImage, pods use the host's
+#                                network).
+#   python3.13 (trixie)          the interpreter and standard library
+#   python3-grpcio (trixie)      gRPC for the CRI client (tests/vm/guest/cri:
+#                                its own protobuf encoding of the messages it
+#                                sends, so no python3-protobuf)
+#   libre2-11                    grpcio's libre2.so.11: its Depends names the
+#                                virtual libre2-11-absl20240722, which apt-cache
+#                                does not resolve to this package
+# plus their library closure in trixie (Depends, recursively, library
+# packages only), verified: every DT_NEEDED of every unpacked ELF resolves
+# inside DEST, RUNTIMES_ROOT or trixie's criu closure (CRIU_ROOT).
+# trixie has containerd 1.7, which has no CheckpointContainer: the daemon
+# comes from testing, everything it links with (libc) from trixie.
+#
+# usage: fetch-cri.sh DEST CRIU_ROOT RUNTIMES_ROOT
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+DEST=$(mkdir -p "$1" && cd "$1" && pwd)
+CRIU_ROOT=$(cd "$2" && pwd)
+RUNTIMES_ROOT=$(cd "$3" && pwd)
+WANT="containerd/testing python3.13-minimal libpython3.13-minimal libpython3.13-stdlib python3-grpcio libre2-11"
+# shellcheck source=scripts/apt-private.sh
+. "$HERE/apt-private.sh"
+# shellcheck source=scripts/unpack-debs.sh
+. "$HERE/unpack-debs.sh"
+debs_fresh "$DEST" "$WANT" usr/bin/containerd && exit 0
+apt_private "$DEST/apt" "$DEBS_SUITE testing"
+"${APTP[@]}" update >/dev/null
+have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
+deps_of() {
+	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
+		awk 'virt && /^    [^ ]/ { print $1; virt = 0; next }
+			{ virt = 0 }
+			/^ *\|?Depends:/ { first = !alt; alt = ($1 == "|Depends:") }
+			/^ *\|?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
+}
+closure=" " todo=""
+for p in $WANT; do
+	case "$p" in */testing) ;; *) todo="$todo $p" ;; esac
+done
+while [ -n "$todo" ]; do
+	set -- $todo
+	p=$1
+	shift
+	todo="$*"
+	case "$closure$have" in *" $p "*) continue ;; esac
+	closure="$closure$p "
+	for d in $(deps_of "$p"); do
+		case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
+	done
+done
+# shellcheck disable=SC2086
+debs_unpack "$DEST" .status-cri $closure
+(cd "$DEST/debs" && "${APTP[@]}" download containerd/testing >/dev/null)
+dpkg -x "$DEST"/debs/containerd_*.deb "$DEST/root"
+{
+	dpkg-deb -f "$DEST"/debs/containerd_*.deb Package Version Architecture Multi-Arch Provides Maintainer Description
+	echo
+} >>"$DEST/root/.status-cri"
+rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/lib/containerd" \
+	"$DEST/root/usr/lib/cni" "$DEST/root/usr/bin/ctr" "$DEST/root/usr/bin/containerd-stress" \
+	"$DEST/root/lib/systemd" "$DEST/root/usr/lib/systemd"
+# the standard library's tests, GUI and installer parts
+rm -rf "$DEST"/root/usr/lib/python3.13/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data} \
+	"$DEST"/root/usr/lib/python3.13/config-*
+find "$DEST/root" -name __pycache__ -prune -exec rm -rf {} +
+ln -sfn python3.13 "$DEST/root/usr/bin/python3"
+debs_verify fetch-cri "$DEST" "$RUNTIMES_ROOT" "$CRIU_ROOT"
+debs_done fetch-cri "$DEST" "$WANT"
+echo "fetch-cri: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"

@@ -1,0 +1,131 @@
+#!/bin/sh
+# The CRI path of containerd 2.1 (guest/cri.sh) beyond the main flow of
+# test-cri-gpu: how options reach the plugin, cancelled restores, and the
+# time CRI adds to CRIU's.
+#   pod A (A0 A1) is checkpointed once by runc directly (`runc checkpoint
+#     --leave-running`, containerd's runc root) and once by
+#     CheckpointContainer: both times are reported, the plugin's images are
+#     in both;
+#   options: the CRI request's environment is the container's, never CRIU's;
+#     the plugin reads the restoring node's options file
+#     (/etc/criu/amdgpu_plugin.conf): pod B restored with
+#     AMDGPU_CRIU_GPUS naming B0 B1 there opens /dev/kfd for those only, and
+#     PASSes its self-check; StartContainer's time next to CRIU's own;
+#   cancelled: StartContainer of a restore whose caller gives up after 1 s
+#     (gRPC deadline), then the pod removed; and a restore whose pod is
+#     removed while CRIU restores it: nothing left either time (no pod,
+#     container, shim, workload, criu or KFD process) and the checkpoint
+#     image restores after that.
+# vm-boot: cri
+# vm-timeout: 900
+. /test/lib/guest.sh
+. /test/lib/ct.sh
+. /test/lib/cri.sh
+ct_missing runc && { tap_done; exit; }
+ct_missing /usr/bin/containerd && { tap_done; exit; }
+ct_missing python3 && { tap_done; exit; }
+kfdsim_debugfs || diag "no kfdsim debugfs"
+NAME=gpu2
+CKPT=$REG/gpu-ckpt2:1
+OPTS=/etc/criu/amdgpu_plugin.conf
+RUNC_ROOT=/run/containerd/runc/k8s.io
+
+finish() {
+	rm -f "$OPTS"
+	cri_teardown
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+	tap_done
+	exit
+}
+
+# crius_secs LOG: CRIU's own time, the last timestamp of its log
+criu_secs() { sed -n 's/^(\([ 0-9.]*\)).*/\1/p' "$1" | tail -1 | tr -d ' '; }
+
+# cancelled WHAT: after a cancelled restore: the pod removed, nothing left,
+# as TAP
+cancelled() {
+	[ -z "$POD_ID" ] || cri_pod_gone "$POD_ID" >/dev/null 2>&1
+	check "$1: the pod removed; nothing left (no pod, container, shim, workload, criu or KFD process)" \
+		wait_until 60 cri_nothing_left
+}
+
+cri_setup test-cri-options || finish
+cri_pod_a "$NAME" || finish
+
+# runc directly, then CRI
+rm -rf "$CT/direct" && mkdir -p "$CT/direct/img" "$CT/direct/work"
+T0=$(now)
+timeout -s KILL 300 runc --root "$RUNC_ROOT" checkpoint --leave-running --image-path "$CT/direct/img" \
+	--work-path "$CT/direct/work" "$CTR_A" </dev/null >"$CT/direct/runc.log" 2>&1
+rc=$?
+DIRECT_SECS=$(secs_since "$T0")
+check "runc checkpoint --leave-running of pod A's container, directly (status $rc)" test "$rc" -eq 0
+check "runc directly: the plugin's images are in its image directory" eval 'ls "$CT/direct/img" | grep -q "^amdgpu-"'
+DIRECT_CRIU=$(criu_secs "$CT/direct/work/dump.log")
+cri_checkpoint_a "$NAME" "$CT/ckpt2.tar" || finish
+CKPT_CRIU=$(criu_secs "$CT/dump.log")
+diag "checkpoint: runc directly ${DIRECT_SECS} s (CRIU ${DIRECT_CRIU} s), CRI CheckpointContainer ${CKPT_SECS} s (CRIU ${CKPT_CRIU} s)"
+cri_ckpt_image gpu-ckpt2 1 "$NAME" "$CT/ckpt2.tar"
+
+# the options file of the restoring node names B0 B1
+printf '# test-cri-options\nAMDGPU_CRIU_GPUS=renderD%s,renderD%s\n' "$b0" "$b1" >"$OPTS"
+cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
+rc=$?
+rm -f "$OPTS"
+if must "pod-b: restored with the options file naming B0 B1 (status $rc)" test "$rc" -eq 0; then
+	diag "restore: CRI StartContainer ${RESTORE_SECS} s (CRIU $(criu_secs "$CT/restore.log") s)"
+	check "pod-b: the plugin opened /dev/kfd for the GPUs the options file names" \
+		grep -q "opened for renderD$b0,renderD$b1 only" "$CT/restore.log"
+	cri_restored pod-b "B0 B1, named in the options file" "$b0 $b1" "$b_ids"
+else
+	cri_restore_failed pod-b
+fi
+
+# cancelled by the caller's deadline (1 s: a restore through containerd
+# takes longer; if it did not, the deadline had nothing to cancel)
+CRI_TIMEOUT=1
+cri_restore_into pod-e "$CKPT" "$NAME" "$b0" "$b1"
+rc=$?
+CRI_TIMEOUT=
+if [ "$rc" -eq 0 ]; then
+	ok "pod-e: StartContainer with a 1 s deadline # SKIP the restore finished within it"
+else
+	check "pod-e: StartContainer with a 1 s deadline: the caller's call ends DEADLINE_EXCEEDED (status $rc)" \
+		eval 'echo "$CRI_ERR" | grep -q DEADLINE_EXCEEDED'
+fi
+diag "pod-e: after the deadline: container $(cri_state "$CTR_ID"), criu: $(pidof criu || echo none)"
+cancelled "pod-e (deadline)"
+
+# cancelled by removing the pod while CRIU restores it
+cp "$CT/$NAME.out.ckpt" "$R.out" && rm -f "$R.trigger" "$R.result"
+POD_ID= CTR_ID=
+if cri runp-f runp pod-f; then
+	POD_ID=$CRI_OUT
+	# shellcheck disable=SC2046,SC2086
+	cri create-f create "$POD_ID" pod-f "$CKPT" "$NAME" $(cri_cdi "$b0" "$b1") $CRI_MOUNTS -- \
+		/bin/sh -c "$(cri_wl_cmd "$NAME")" && CTR_ID=$CRI_OUT
+fi
+if must "pod-f: the restore's container created" test -n "$CTR_ID"; then
+	python3 "$CRI_PY" start "$CTR_ID" >"$CT/cri-start-f.log" 2>&1 &
+	START_PID=$!
+	if wait_until 120 eval 'pidof criu >/dev/null || ! alive "$START_PID"' && pidof criu >/dev/null; then
+		check "pod-f: StopPodSandbox, RemovePodSandbox while CRIU restores its container" cri_pod_gone "$POD_ID"
+	else
+		ok "pod-f: the pod removed while CRIU restores # SKIP StartContainer ended before CRIU was seen"
+		cri_pod_gone "$POD_ID"
+	fi
+	wait "$START_PID"
+	diag "pod-f: StartContainer: status $?: $(tr '\n' ' ' <"$CT/cri-start-f.log")"
+	POD_ID=
+fi
+cancelled "pod-f (pod removed)"
+
+# still restorable
+cri_restore_into pod-g "$CKPT" "$NAME" "$b2" "$b3"
+rc=$?
+if must "pod-g: the checkpoint image restores after the cancelled ones (status $rc)" test "$rc" -eq 0; then
+	cri_restored pod-g "B2 B3" "$b2 $b3" "$b23_ids"
+else
+	cri_restore_failed pod-g
+fi
+finish
