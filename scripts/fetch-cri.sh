@@ -23,7 +23,7 @@
 # packages only), verified: every DT_NEEDED of every unpacked ELF resolves
 # inside DEST, RUNTIMES_ROOT or trixie's criu closure (CRIU_ROOT).
 # trixie has containerd 1.7, which has no CheckpointContainer: the daemon
-# comes from testing, everything it links with (libc) from trixie.
+# and runc come from testing, everything they link with from trixie.
 #
 # usage: fetch-cri.sh DEST CRIU_ROOT RUNTIMES_ROOT
 set -euo pipefail
@@ -31,12 +31,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DEST=$(mkdir -p "$1" && cd "$1" && pwd)
 CRIU_ROOT=$(cd "$2" && pwd)
 RUNTIMES_ROOT=$(cd "$3" && pwd)
-WANT="containerd/testing python3.13-minimal libpython3.13-minimal libpython3.13-stdlib python3-grpcio libre2-11"
+WANT="containerd/testing runc/testing python3.13-minimal libpython3.13-minimal libpython3.13-stdlib python3-grpcio libre2-11"
 # shellcheck source=scripts/apt-private.sh
 . "$HERE/apt-private.sh"
 # shellcheck source=scripts/unpack-debs.sh
 . "$HERE/unpack-debs.sh"
-debs_fresh "$DEST" "$WANT" usr/bin/containerd && exit 0
+debs_fresh "$DEST" "$WANT" usr/sbin/runc-1.3 && exit 0
 apt_private "$DEST/apt" "$DEBS_SUITE testing"
 "${APTP[@]}" update >/dev/null
 have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
@@ -65,12 +65,20 @@ while [ -n "$todo" ]; do
 done
 # shellcheck disable=SC2086
 debs_unpack "$DEST" .status-cri $closure
-(cd "$DEST/debs" && "${APTP[@]}" download containerd/testing >/dev/null)
+(cd "$DEST/debs" && "${APTP[@]}" download containerd/testing runc/testing >/dev/null)
 dpkg -x "$DEST"/debs/containerd_*.deb "$DEST/root"
 {
 	dpkg-deb -f "$DEST"/debs/containerd_*.deb Package Version Architecture Multi-Arch Provides Maintainer Description
 	echo
 } >>"$DEST/root/.status-cri"
+# testing's runc beside trixie's (not in the dpkg status: trixie's runc
+# package stays the installed one)
+mkdir -p "$DEST/runc" "$DEST/root/usr/sbin"
+dpkg -x "$DEST"/debs/runc_*.deb "$DEST/runc"
+install -m 0755 "$DEST/runc/usr/sbin/runc" "$DEST/root/usr/sbin/runc-1.3"
+rm -rf "$DEST/runc"
+v=$(dpkg-deb -f "$DEST"/debs/runc_*.deb Version)
+case "$v" in 1.3.*) ;; *) echo "fetch-cri: testing's runc is $v, not 1.3.x: see runc-1.3's comment above" >&2; exit 1 ;; esac
 rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/lib/containerd" \
 	"$DEST/root/usr/lib/cni" "$DEST/root/usr/bin/ctr" "$DEST/root/usr/bin/containerd-stress" \
 	"$DEST/root/lib/systemd" "$DEST/root/usr/lib/systemd"

@@ -314,13 +314,17 @@ install_podman() { # OVERLAY
 # build-initramfs.sh copies it over the runtimes). containerd's config:
 # native snapshotter on the guest's tmpfs root, pulled by the CRI plugin
 # itself (the transfer service unpacks for overlayfs only: "no unpack
-# platforms defined"), runc with cgroupfs, CDI specs
+# platforms defined"), Debian testing's runc 1.3 (/usr/sbin/runc-1.3, the
+# default handler "runc") with cgroupfs, trixie's runc 1.1.15 as the
+# handler "runc-1.1" (on cgroup v2 it gives CRIU no cgroup root on restore:
+# the restored task lands outside its container's device filter), CDI specs
 # in /etc/cdi, the sandbox image the test serves, CRIU's restore.log kept in
 # /var/log/criu (else it goes with the container's state). Needs
 # install_containers.
 install_cri() { # OVERLAY
 	local ov=$1
-	[ -x "$CRI_ROOT/usr/bin/containerd" ] || vm_die "no containerd in $CRI_ROOT: run make vm-deps (scripts/fetch-cri.sh)"
+	[ -x "$CRI_ROOT/usr/bin/containerd" ] && [ -x "$CRI_ROOT/usr/sbin/runc-1.3" ] ||
+		vm_die "no containerd or runc-1.3 in $CRI_ROOT: run make vm-cri-deps (scripts/fetch-cri.sh)"
 	mkdir -p "$ov/etc/containerd" "$ov/etc/cdi" "$ov/test/lib/cri" "$ov/var/lib/containerd" "$ov/var/log/criu"
 	cp "$HERE/guest/cri/cri.py" "$HERE/guest/cri/oci.py" "$ov/test/lib/cri/"
 	cp "$HERE/guest/cri.sh" "$ov/test/lib/cri.sh"
@@ -345,6 +349,12 @@ install_cri() { # OVERLAY
 		    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
 		      runtime_type = "io.containerd.runc.v2"
 		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+		        BinaryName = "/usr/sbin/runc-1.3"
+		        SystemdCgroup = false
+		        CriuWorkPath = "/var/log/criu"
+		    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'runc-1.1']
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'runc-1.1'.options]
 		        BinaryName = "/usr/sbin/runc"
 		        SystemdCgroup = false
 		        CriuWorkPath = "/var/log/criu"

@@ -2,7 +2,8 @@
 # GPU pods under a Kubernetes CRI runtime (boot "cri", guest tests
 # guest/kfdsim/test-cri-*.sh), sourced after /test/lib/guest.sh and
 # /test/lib/ct.sh: Debian testing's containerd 2.1 (/etc/containerd/config.toml,
-# vm-suite.sh's install_cri) over trixie's runc, driven by the CRI client
+# vm-suite.sh's install_cri) over Debian testing's runc 1.3 (handler "runc",
+# the default; trixie's runc 1.1.15 is the handler "runc-1.1"), driven by the CRI client
 # /test/lib/cri/cri.py with the kubelet's calls. Images: a pause image (the
 # guest's static busybox sleeping) and the workload image (ct.sh's empty
 # rootfs; the guest's /usr, /bin, /test bound read-only and $CT/out as /out,
@@ -237,25 +238,42 @@ cri_ckpt_image() {
 	check "PullImage $REG/$layout:$tag" cri "pull-$layout" pull "$REG/$layout:$tag"
 }
 
-# cri_restore_into POD IMAGE NAME MINOR...: a new pod given these GPUs, the
+# cri_cgroup_diag POD: where the restored task landed, as diag: its
+# /proc/PID/cgroup next to its container's cgroupsPath (the OCI spec runc
+# was given), and CRIU's cgroup lines ("cg:") of the restore; that log kept
+# as restore-POD.log; CG_TASK, CG_SPEC
+cri_cgroup_diag() {
+	local pid cfg
+	CG_TASK= CG_SPEC=
+	pid=$(cri_pid "$CTR_ID")
+	[ -z "$pid" ] || [ "$pid" = 0 ] || CG_TASK=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
+	for cfg in /run/containerd/io.containerd.runtime.v2.task/k8s.io/"$CTR_ID"/config.json; do
+		[ -f "$cfg" ] && CG_SPEC=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["linux"]["cgroupsPath"])' "$cfg" 2>/dev/null)
+	done
+	diag "$1: the restored task's cgroup: ${CG_TASK:-(no task)}; its container's cgroupsPath: ${CG_SPEC:-(no spec)}"
+	grep -a ' cg: ' "$CT/restore.log" 2>/dev/null | grep -aiE 'root|yard|kubepods|set|move|criu' |
+		grep -av 'Restoring cgroup property' | head -n 16 | sed "s/^/# $1 restore.log: /"
+	[ ! -f "$CT/restore.log" ] || { cp "$CT/restore.log" "$CT/restore-$1.log" && keep "$CT/restore-$1.log"; }
+}
+
+# cri_restore_into POD IMAGE NAME MINOR...: a new pod given these GPUs
+# (its runtime handler: CRI_HANDLER, else containerd's default), the
 # container NAME created from checkpoint IMAGE (its stdout file as at the
-# checkpoint) and started (cri.py's --timeout: CRI_TIMEOUT); POD_ID,
-# CTR_ID, RESTORE_SECS (StartContainer); its status (CreateContainer's
-# failure: 2)
+# checkpoint) and started (cri.py's --timeout: CRI_TIMEOUT); where the
+# restored task landed as diag (cri_cgroup_diag); POD_ID, CTR_ID,
+# RESTORE_SECS (StartContainer); its status (CreateContainer's failure: 2)
 cri_restore_into() {
 	local pod=$1 image=$2 name=$3 rc t0
 	shift 3
 	POD_ID= CTR_ID=
 	cp "$CT/$name.out.ckpt" "$R.out" && rm -f "$R.trigger" "$R.result" "$R.trigger.tmp"
-	cri "runp-$pod" runp "$pod" || return 2
+	cri "runp-$pod" runp "$pod" ${CRI_HANDLER:+"$CRI_HANDLER"} || return 2
 	POD_ID=$CRI_OUT
 	# shellcheck disable=SC2046,SC2086
 	cri "create-$pod" create "$POD_ID" "$pod" "$image" "$name" $(cri_cdi "$@") $CRI_MOUNTS -- \
 		/bin/sh -c "$(cri_wl_cmd "$name")" || return 2
 	CTR_ID=$CRI_OUT
-	# the restored task sees every GPU under containerd (its cgroup
-	# namespace hides the device cgroup from the plugin): the restoring
-	# node's options file names the pod's GPUs
+	# CRI_NAME_GPUS: the restoring node's options file names the pod's GPUs
 	[ -z "${CRI_NAME_GPUS:-}" ] || printf 'AMDGPU_CRIU_GPUS=%s\n' \
 		"$(for m in "$@"; do printf 'renderD%s,' "$m"; done | sed 's/,$//')" >/etc/criu/amdgpu_plugin.conf
 	t0=$(now)
@@ -265,6 +283,7 @@ cri_restore_into() {
 	RESTORE_SECS=$(secs_since "$t0")
 	diag "$pod: StartContainer (the restore): $RESTORE_SECS s"
 	cri_restore_log
+	cri_cgroup_diag "$pod"
 	return "$rc"
 }
 
@@ -275,6 +294,8 @@ cri_restored() {
 	ct_plugin_says "$CT/restore.log"
 	check "$pod: CRI says the restored container is RUNNING" eval '[ "$(cri_state "$CTR_ID")" = RUNNING ]'
 	WL_PID=$(cri_pid "$CTR_ID")
+	check "$pod: the restored task is in its container's cgroup, the one with the pod's device filter (${CG_SPEC:-none})" \
+		eval '[ -n "$CG_SPEC" ] && [ "$CG_TASK" = "$CG_SPEC" ]'
 	ct_restored_checks "$pod" "$minors" "$ids"
 	map=$(echo "$ids" | awk -v b="$to_ids" '{ split(b, B, " "); for (i = 1; i <= NF; i++) print "map", $i, B[i] }')
 	gpu_trigger "$map"

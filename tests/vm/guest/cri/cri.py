@@ -10,8 +10,10 @@ it needs neither protoc nor generated stubs. Field numbers are api.proto's.
     version                          runtime name, version, CRI version
     pull IMAGE                       PullImage; prints the image ref
     rmi IMAGE                        RemoveImage
-    runp POD                         RunPodSandbox (host network, own pid
-                                     namespace per container); prints its id
+    runp POD [HANDLER]               RunPodSandbox (host network, own pid
+                                     namespace per container; HANDLER: a
+                                     runtime handler of containerd's config,
+                                     else its default); prints its id
     create POD_ID POD IMAGE NAME [--cdi DEV]... [--mount HOST:CTR[:ro]]...
            [--annotation K=V]... [--env K=V]... [-- ARGS...]
                                      CreateContainer (the pod's config again,
@@ -212,7 +214,7 @@ def main(argv):
     elif cmd == "rmi":
         c.call("RemoveImage", [(1, [(1, a[0])])])
     elif cmd == "runp":
-        print(text(c.call("RunPodSandbox", [(1, pod_config(a[0]))]), 1))
+        print(text(c.call("RunPodSandbox", [(1, pod_config(a[0])), (2, a[1] if len(a) > 1 else None)]), 1))
     elif cmd == "create":
         pod_id, pod, image, name = a[:4]
         r = c.call("CreateContainer", [(1, pod_id), (2, container_config(pod, image, name, parse_create(a[4:]))),

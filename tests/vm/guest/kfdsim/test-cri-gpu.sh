@@ -1,6 +1,6 @@
 #!/bin/sh
 # A GPU container of a Kubernetes pod checkpointed and restored through the
-# CRI of Debian testing's containerd 2.1 (over trixie's runc), with the
+# CRI of Debian testing's containerd 2.1 (over Debian testing's runc 1.3), with the
 # kubelet's calls (guest/cri.sh, guest/cri/cri.py) and the plugin installed
 # from `make deb`'s package. kfdsim is reloaded as the MI210 machine (8 GPUs,
 # two xGMI hives of 4) and `amdgpu-criu cdi` writes the CDI spec of its GPUs.
@@ -16,10 +16,15 @@
 #     user gpu_ids remapped onto B's;
 #   pod C gets B0 only: the restore is refused, the plugin's one-line reason
 #     in CRIU's log, nothing left running;
-#   pod D gets B2 B3 and the same checkpoint image: a second restore, checked.
-# runc runs CRIU in the restored container's cgroup with its device rules in
-# place (the new pod's CDI devices), so the plugin sees the pod's GPUs only:
-# no option names them.
+#   pod D gets B2 B3 and the same checkpoint image: a second restore, checked;
+#   pod E gets B0 B1 under trixie's runc 1.1.15 (the runtime handler
+#     "runc-1.1"): refused, the plugin saying it sees 8 GPUs.
+# runc 1.3 gives CRIU the new container's cgroup as its cgroup root, so the
+# restored task lands in that cgroup with its device filter (the new pod's
+# CDI devices) and the plugin sees the pod's GPUs only: no option names
+# them. runc 1.1 on cgroup v2 gives CRIU no cgroup root: CRIU puts the task
+# into a copy of the checkpointed container's cgroup path, which has no
+# device filter, so the plugin sees every GPU and refuses (the safe outcome).
 # vm-boot: cri
 # vm-timeout: 900
 . /test/lib/guest.sh
@@ -31,7 +36,6 @@ ct_missing python3 && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
 NAME=gpu
 CKPT=$REG/gpu-ckpt:1
-CRI_NAME_GPUS=1
 
 finish() {
 	cri_teardown
@@ -76,6 +80,18 @@ if must "pod-d: a second restore of the same checkpoint image, onto B2 B3 (statu
 else
 	cri_restore_failed pod-d
 fi
+# pod E: B0 B1 under trixie's runc 1.1.15: the task escapes the device filter; refused
+CRI_HANDLER=runc-1.1 cri_restore_into pod-e "$CKPT" "$NAME" "$b0" "$b1"
+rc=$?
+check "pod-e: under runc 1.1.15 the restore onto B0 B1 refused (status $rc): the plugin sees every GPU" test "$rc" -eq 1
+ct_plugin_says "$CT/restore.log"
+check "pod-e: the plugin says why in one line (checkpointed with 2 GPUs, the task can use 8)" \
+	grep -qE "amdgpu_plugin: (Error: )?.*checkpointed with 2 GPUs but its restored task can use 8" "$CT/restore.log"
+check "pod-e: no workload, criu or KFD process left" gpu_no_strays
+check "pod-e: RemoveContainer, StopPodSandbox, RemovePodSandbox" \
+	eval '{ [ -z "$CTR_ID" ] || cri rm-e rm "$CTR_ID"; } && cri_pod_gone "$POD_ID"'
+check "pod-e: nothing left" wait_until 20 cri_nothing_left
+
 check "RemoveImage of the checkpoint image and the workload image" \
 	eval 'cri rmi-ckpt rmi "$CKPT" && cri rmi-gpu rmi "$CRI_GPU_IMAGE"'
 diag "guest memory: $(awk '/^(MemTotal|MemAvailable|Shmem):/ { printf "%s %d MiB ", $1, $2 / 1024 }' /proc/meminfo)"

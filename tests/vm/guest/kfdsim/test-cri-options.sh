@@ -2,7 +2,7 @@
 # The CRI path of containerd 2.1 (guest/cri.sh) beyond the main flow of
 # test-cri-gpu: how options reach the plugin, cancelled restores, and the
 # time CRI adds to CRIU's.
-#   pod A (A0 A1) is checkpointed once by runc directly (`runc checkpoint
+#   pod A (A0 A1) is checkpointed once by runc directly (`runc-1.3 checkpoint
 #     --leave-running`, containerd's runc root) and once by
 #     CheckpointContainer: both times are reported, the plugin's images are
 #     in both;
@@ -55,7 +55,7 @@ cri_pod_a "$NAME" || finish
 # runc directly, then CRI
 rm -rf "$CT/direct" && mkdir -p "$CT/direct/img" "$CT/direct/work"
 T0=$(now)
-timeout -s KILL 300 runc --root "$RUNC_ROOT" checkpoint --leave-running --image-path "$CT/direct/img" \
+timeout -s KILL 300 runc-1.3 --root "$RUNC_ROOT" checkpoint --leave-running --image-path "$CT/direct/img" \
 	--work-path "$CT/direct/work" "$CTR_A" </dev/null >"$CT/direct/runc.log" 2>&1
 rc=$?
 DIRECT_SECS=$(secs_since "$T0")
