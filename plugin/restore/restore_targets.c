@@ -17,9 +17,12 @@
 #include "plugin/log.h"
 #include "plugin/restore/restore.h"
 
-#define CRUN_HINT                                                                                  \
+/* the task sees more GPUs than its container's: the runtimes known to do that */
+#define FILTER_HINT                                                                                \
 	"; a runtime that installs the container's device filter after the restore (crun) shows "  \
-	"the task every GPU: name the container's GPUs in " GPU_SELECT_ENV
+	"the task every GPU: name the container's GPUs in " GPU_SELECT_ENV "; one that gives "     \
+	"CRIU no cgroup root (runc < 1.2 on cgroup v2) restores it outside that filter: use "      \
+	"runc >= 1.2"
 
 static const struct match_pair *map_find(const struct match_result *m, uint32_t src_gpu_id)
 {
@@ -92,7 +95,7 @@ int restore_choose_targets(struct restore_session *s, const struct kfd_process_i
 		       e->pid, e->n_devices, n_usable,
 		       s->opts.gpus_shown[0] ? " of those " GPU_SELECT_ENV " names" : "",
 		       e->n_devices,
-		       n_visible > e->n_devices && !s->opts.gpus_shown[0] ? CRUN_HINT : "");
+		       n_visible > e->n_devices && !s->opts.gpus_shown[0] ? FILTER_HINT : "");
 		ret = -EINVAL;
 		goto out;
 	}

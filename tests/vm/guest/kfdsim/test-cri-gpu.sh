@@ -87,6 +87,8 @@ check "pod-e: under runc 1.1.15 the restore onto B0 B1 refused (status $rc): the
 ct_plugin_says "$CT/restore.log"
 check "pod-e: the plugin says why in one line (checkpointed with 2 GPUs, the task can use 8)" \
 	grep -qE "amdgpu_plugin: (Error: )?.*checkpointed with 2 GPUs but its restored task can use 8" "$CT/restore.log"
+check "pod-e: its hint names the likely cause (runc < 1.2 on cgroup v2 gives CRIU no cgroup root)" \
+	grep -qF "no cgroup root (runc < 1.2 on cgroup v2)" "$CT/restore.log"
 check "pod-e: no workload, criu or KFD process left" gpu_no_strays
 check "pod-e: RemoveContainer, StopPodSandbox, RemovePodSandbox" \
 	eval '{ [ -z "$CTR_ID" ] || cri rm-e rm "$CTR_ID"; } && cri_pod_gone "$POD_ID"'
