@@ -14,7 +14,8 @@
 #   PODMAN_ROOT optional, trixie's podman, conmon, containers-common, netavark
 #               (scripts/fetch-podman.sh), copied on top of RUNTIMES_ROOT
 #               (boot "podman", guest/kfdsim/test-ct-podman.sh)
-#   CRI_ROOT    optional, Debian testing's containerd 2.1, trixie's python3
+#   CRI_ROOT    optional, Debian testing's containerd 2.1 and runc 1.3 (as
+#               /usr/sbin/runc-1.3), trixie's python3
 #               and python3-grpcio (scripts/fetch-cri.sh), copied on top of
 #               RUNTIMES_ROOT (boot "cri", guest/kfdsim/test-cri-*.sh)
 #   libraries   every shared library that an ELF file of OVERLAY (or of the
