@@ -9,8 +9,8 @@
 #   options: the CRI request's environment is the container's, never CRIU's;
 #     the plugin reads the restoring node's options file
 #     (/etc/criu/amdgpu_plugin.conf): pod B restored with
-#     AMDGPU_CRIU_GPUS naming B0 B1 there opens /dev/kfd for those only, and
-#     PASSes its self-check; StartContainer's time next to CRIU's own;
+#     AMDGPU_CRIU_GPUS naming B0 B1 there (CRIU's log says it read the
+#     file) PASSes its self-check; StartContainer's time next to CRIU's own;
 #   cancelled: StartContainer of a restore whose caller gives up after 1 s
 #     (gRPC deadline), then the pod removed; and a restore whose pod is
 #     removed while CRIU restores it: nothing left either time (no pod,
@@ -74,8 +74,8 @@ rc=$?
 rm -f "$OPTS"
 if must "pod-b: restored with the options file naming B0 B1 (status $rc)" test "$rc" -eq 0; then
 	diag "restore: CRI StartContainer ${RESTORE_SECS} s (CRIU $(criu_secs "$CT/restore.log") s)"
-	check "pod-b: the plugin opened /dev/kfd for the GPUs the options file names" \
-		grep -q "opened for renderD$b0,renderD$b1 only" "$CT/restore.log"
+	check "pod-b: the plugin read the restoring node's options file (CRIU's log)" \
+		grep -q "options file $OPTS: 1 option set" "$CT/restore.log"
 	cri_restored pod-b "B0 B1, named in the options file" "$b0 $b1" "$b_ids"
 else
 	cri_restore_failed pod-b
