@@ -6,12 +6,20 @@
 # runtimes, see tests/vm/build-initramfs.sh):
 #   containerd (Debian testing)  2.1.x: the daemon with its CRI plugin (CDI,
 #                                CheckpointContainer, restore from a checkpoint
-#                                image) and containerd-shim-runc-v2, which runs
-#                                trixie's runc; a Go program whose only
-#                                library is libc. Its ctr, test shims and CNI
-#                                test plugins are dropped (unused: images come
-#                                through CRI PullImage, pods use the host's
-#                                network).
+#                                image) and containerd-shim-runc-v2; a Go
+#                                program whose only library is libc. Its ctr,
+#                                test shims and CNI test plugins are dropped
+#                                (unused: images come through CRI PullImage,
+#                                pods use the host's network).
+#   runc (Debian testing)        1.3.x, as /usr/sbin/runc-1.3: what the cri
+#                                boot's containerd runs (its BinaryName); the
+#                                other boots keep trixie's runc 1.1.15 as
+#                                /usr/sbin/runc. runc < 1.2 on cgroup v2
+#                                gives CRIU no cgroup root on restore, so CRIU
+#                                puts the restored task into a copy of the
+#                                checkpointed container's cgroup path, outside
+#                                the new container's device filter. Links
+#                                libc and libseccomp (trixie's, RUNTIMES_ROOT).
 #   python3.13 (trixie)          the interpreter and standard library
 #   python3-grpcio (trixie)      gRPC for the CRI client (tests/vm/guest/cri:
 #                                its own protobuf encoding of the messages it

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The kfdsim VM suite, boot "cri": a GPU container of a Kubernetes pod
 # checkpointed and restored through the CRI, as the kubelet drives it, by
-# Debian testing's containerd 2.1 over trixie's runc (scripts/fetch-cri.sh),
+# Debian testing's containerd 2.1 over Debian testing's runc 1.3 (trixie's
+# runc 1.1.15 for one refused restore) (scripts/fetch-cri.sh),
 # with the plugin installed from `make deb`'s package by dpkg and the GPUs
 # given as CDI devices from `amdgpu-criu cdi` (guest tests with
 # "# vm-boot: cri"), as one test program for tests/run-suite.sh. The CRI

@@ -307,8 +307,8 @@ install_podman() { # OVERLAY
 # --- end of the podman hook ---
 
 # --- cri hook (boot "cri", guest/kfdsim/test-cri-*.sh) ---
-# Debian testing's containerd 2.1 (CRI plugin, CDI, CheckpointContainer) over
-# trixie's runc, and trixie's python3 with python3-grpcio for the CRI client
+# Debian testing's containerd 2.1 (CRI plugin, CDI, CheckpointContainer) and
+# runc 1.3, and trixie's python3 with python3-grpcio for the CRI client
 # guest/cri/cri.py and guest/cri/oci.py (images built in the guest, served
 # by a registry on 127.0.0.1) (scripts/fetch-cri.sh, CRI_ROOT;
 # build-initramfs.sh copies it over the runtimes). containerd's config:

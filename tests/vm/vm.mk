@@ -59,7 +59,7 @@ vm-deps: $(VM_DEPS_STAMP) deps rocm-testing
 	scripts/fetch-runtimes.sh $(CACHE)/runtimes $(CRIU_DIR)/root
 	scripts/fetch-podman.sh $(CACHE)/podman $(CRIU_DIR)/root $(CACHE)/runtimes/root
 
-# containerd 2.1, python3-grpcio for the cri boot, which is not in vm-check
+# containerd 2.1, runc 1.3 (Debian testing), python3-grpcio for the cri boot, which is not in vm-check
 # (scripts/fetch-cri.sh; quick when already there)
 vm-cri-deps: vm-deps
 	scripts/fetch-cri.sh $(CACHE)/cri $(CRIU_DIR)/root $(CACHE)/runtimes/root
