@@ -56,21 +56,12 @@ deps_of() {
 			/^ *\|?Depends:/ { first = !alt; alt = ($1 == "|Depends:") }
 			/^ *\|?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
 }
-closure=" " todo=""
+todo=""
 for p in $WANT; do
 	case "$p" in */testing) ;; *) todo="$todo $p" ;; esac
 done
-while [ -n "$todo" ]; do
-	set -- $todo
-	p=$1
-	shift
-	todo="$*"
-	case "$closure$have" in *" $p "*) continue ;; esac
-	closure="$closure$p "
-	for d in $(deps_of "$p"); do
-		case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
-	done
-done
+# shellcheck disable=SC2086 # a list of package names
+closure=$(debs_closure "$have" $todo)
 # shellcheck disable=SC2086
 debs_unpack "$DEST" .status-cri $closure
 (cd "$DEST/debs" && "${APTP[@]}" download containerd/testing runc/testing >/dev/null)

@@ -42,18 +42,8 @@ deps_of() {
 		awk '/^ *\|Depends:/ { if (!alt) print $2; alt = 1; next }
 			/^ *Depends:/ { if (!alt) print $2; alt = 0 }' | tr -d '<>'
 }
-closure=" " todo="$WANT"
-while [ -n "$todo" ]; do
-	set -- $todo
-	p=$1
-	shift
-	todo="$*"
-	case "$closure$have" in *" $p "*) continue ;; esac
-	closure="$closure$p "
-	for d in $(deps_of "$p"); do
-		case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
-	done
-done
+# shellcheck disable=SC2086 # a list of package names
+closure=$(debs_closure "$have" $WANT)
 # shellcheck disable=SC2086
 debs_unpack "$DEST" .status-podman $closure
 # podman's own test helper (36 MB) and netavark's DHCP client: not for --network none

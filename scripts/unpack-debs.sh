@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced helper of fetch-runtimes.sh and fetch-podman.sh: Debian packages
+# Sourced helper of fetch-runtimes.sh, fetch-podman.sh and fetch-cri.sh: Debian packages
 # downloaded with the private apt configuration (apt-private.sh, APTP set)
 # and unpacked into a root for the VM, never installed.
 #
@@ -7,6 +7,11 @@
 #                                    (its stamp) and PROGRAM; else empties DEST
 #                                    and sets APTP/APTC up for trixie there
 #   debs_done NAME DEST WANT         the stamp, and one line naming the packages
+#   debs_closure HAVE PKG...         PKG... and, recursively, the library
+#                                    packages they depend on (the caller's
+#                                    deps_of PKG lists one package's Depends),
+#                                    without libc6, -dev packages and those in
+#                                    HAVE (" a b ", already in another root)
 #   debs_unpack DEST STATUS PKG...   downloads PKG... (trixie) into DEST/debs,
 #                                    unpacks them into DEST/root, writes their
 #                                    dpkg status stanzas (without Status: and
@@ -34,6 +39,25 @@ debs_fresh() {
 debs_done() {
 	echo "$3" >"$2/root/.fetched"
 	echo "$1: $(ls "$2/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"
+}
+
+debs_closure() {
+	local have=$1 closure=" " todo p d
+	shift
+	todo="$*"
+	while [ -n "$todo" ]; do
+		# shellcheck disable=SC2086 # a list of package names
+		set -- $todo
+		p=$1
+		shift
+		todo="$*"
+		case "$closure$have" in *" $p "*) continue ;; esac
+		closure="$closure$p "
+		for d in $(deps_of "$p"); do
+			case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
+		done
+	done
+	echo "$closure"
 }
 
 debs_unpack() {
