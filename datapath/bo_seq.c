@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fullio.h"
 #include "datapath/bo_index.h"
 #include "datapath/bo_seq.h"
 
@@ -35,40 +36,6 @@ static uint32_t get32(const uint8_t *p)
 static uint64_t get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ENODATA;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* The BOs lie back to back from 0 and add up to data_bytes. */
@@ -139,7 +106,7 @@ int bo_seq_start(struct bo_seq_writer *w, int fd, const struct bo_seq_header *h,
 	b = pack_header(h, &n);
 	if (!b)
 		return -ENOMEM;
-	ret = write_all(fd, b, n);
+	ret = write_full(fd, b, n);
 	free(b);
 	if (ret)
 		snprintf(err, errlen, "BO stream of GPU 0x%x: writing its header: %s", h->gpu_id,
@@ -175,9 +142,9 @@ static int put_record(struct bo_seq_writer *w, uint32_t kind, uint64_t offset, u
 	put64(head + 8, offset);
 	put64(head + 16, len);
 	put64(head + 24, crc);
-	ret = write_all(w->fd, head, sizeof(head));
+	ret = write_full(w->fd, head, sizeof(head));
 	if (!ret && data)
-		ret = write_all(w->fd, data, (size_t)len);
+		ret = write_full(w->fd, data, (size_t)len);
 	w->crc = bo_index_crc64(w->crc, head, sizeof(head));
 	if (data)
 		w->crc = bo_index_crc64(w->crc, data, (size_t)len);
@@ -235,7 +202,7 @@ static int read_header(int fd, struct bo_seq_header *h, char *err, size_t errlen
 {
 	uint8_t fixed[HEAD_FIXED], *b;
 	size_t n;
-	int ret = read_all(fd, fixed, sizeof(fixed));
+	int ret = read_full(fd, fixed, sizeof(fixed));
 
 	memset(h, 0, sizeof(*h));
 	if (ret) {
@@ -255,7 +222,7 @@ static int read_header(int fd, struct bo_seq_header *h, char *err, size_t errlen
 		return -ENOMEM;
 	}
 	memcpy(b, fixed, sizeof(fixed));
-	ret = read_all(fd, b + HEAD_FIXED, n - HEAD_FIXED);
+	ret = read_full(fd, b + HEAD_FIXED, n - HEAD_FIXED);
 	if (!ret && get32(b + n - 4) != bo_index_crc32(0, b, n - 4))
 		ret = -EBADMSG;
 	h->gpu_id = get32(b + 12);
@@ -290,7 +257,7 @@ struct reader {
 static int read_data(struct reader *r, uint64_t offset, size_t len, uint64_t crc, bo_seq_sink sink,
 		     void *arg)
 {
-	int ret = read_all(r->fd, r->buf, len);
+	int ret = read_full(r->fd, r->buf, len);
 
 	if (ret) {
 		snprintf(r->err, r->errlen, "BO stream of GPU 0x%x: the chunk at %llu: %s",
@@ -314,7 +281,7 @@ static int read_record(struct reader *r, bo_seq_sink sink, void *arg)
 	uint8_t head[RECORD_HEAD];
 	uint64_t offset, len, crc, before = r->pos.crc;
 	uint32_t kind;
-	int ret = read_all(r->fd, head, sizeof(head));
+	int ret = read_full(r->fd, head, sizeof(head));
 
 	if (ret) {
 		snprintf(r->err, r->errlen, "BO stream of GPU 0x%x: after %llu bytes: %s",

@@ -18,6 +18,7 @@
 
 #include "common/errmsg.h"
 #include "common/escape.h"
+#include "common/fullio.h"
 #include "common/regfile.h"
 #include "images/kfd_image.h"
 #include "images/pb_precheck.h"
@@ -51,22 +52,6 @@ int kfd_image_exists(int dir_fd, enum kfd_image_kind kind, uint32_t id)
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
-}
-
-static int write_full(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int kfd_image_write(int dir_fd, enum kfd_image_kind kind, uint32_t id, const ProtobufCMessage *msg,
