@@ -14,6 +14,7 @@
 
 #include "common/errmsg.h"
 #include "common/fullio.h"
+#include "common/le_bytes.h"
 #include "common/gpu_libs.h"
 #include "datapath/bo_index.h"
 
@@ -87,48 +88,6 @@ uint64_t bo_index_crc64(uint64_t crc, const void *buf, size_t len)
 	return gpu_libs()->crc64_ecma_refl(crc, buf, len);
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
 static uint64_t chunks_of(uint64_t size, uint32_t chunk_size)
 {
 	return size / chunk_size + (size % chunk_size != 0);
@@ -186,14 +145,14 @@ static void encode_header(const struct bo_index_layout *l, uint8_t *h)
 {
 	memset(h, 0, INDEX_HEADER_SIZE);
 	memcpy(h, INDEX_MAGIC, 8);
-	put32(h + 8, INDEX_VERSION);
-	put32(h + 12, l->gpu_id);
-	put32(h + 16, l->image_id);
-	put32(h + 20, l->chunk_size);
-	put32(h + 24, l->bo_count);
-	put32(h + 28, l->ancestor_count);
-	put64(h + 32, l->data_bytes);
-	put64(h + 40, l->chunk_count);
+	le_put32(h + 8, INDEX_VERSION);
+	le_put32(h + 12, l->gpu_id);
+	le_put32(h + 16, l->image_id);
+	le_put32(h + 20, l->chunk_size);
+	le_put32(h + 24, l->bo_count);
+	le_put32(h + 28, l->ancestor_count);
+	le_put64(h + 32, l->data_bytes);
+	le_put64(h + 40, l->chunk_count);
 }
 
 /* ---- writing: header, BO table, checksums, its own checksum, block by block ---------- */
@@ -237,33 +196,33 @@ static int write_blocks(struct block_writer *w, const struct bo_index_layout *l,
 	encode_header(l, item);
 	ret = writer_put(w, item, INDEX_HEADER_SIZE);
 	for (i = 0; !ret && i < l->bo_count; i++) {
-		put64(item, l->bos[i].size);
-		put64(item + 8, off);
-		put64(item + 16, l->bos[i].gpu_va);
+		le_put64(item, l->bos[i].size);
+		le_put64(item + 8, off);
+		le_put64(item + 16, l->bos[i].gpu_va);
 		off += l->bos[i].size;
 		ret = writer_put(w, item, INDEX_BO_SIZE);
 	}
 	for (i = 0; !ret && i < l->ancestor_count; i++) {
 		memset(item, 0, INDEX_ANCESTOR_SIZE);
-		put32(item, l->ancestors[i].image_id);
-		put32(item + 4, l->ancestors[i].gpu_id);
-		put64(item + 8, l->ancestors[i].data_bytes);
-		put32(item + 16, l->ancestors[i].index_crc);
+		le_put32(item, l->ancestors[i].image_id);
+		le_put32(item + 4, l->ancestors[i].gpu_id);
+		le_put64(item + 8, l->ancestors[i].data_bytes);
+		le_put32(item + 16, l->ancestors[i].index_crc);
 		ret = writer_put(w, item, INDEX_ANCESTOR_SIZE);
 	}
 	for (i = 0; !ret && i < l->chunk_count; i++) {
-		put32(item, 0); /* version 2's CRC-32 */
-		put16(item + 4, entries[i].level);
-		put16(item + 6, entries[i].flags);
-		put64(item + 8, entries[i].offset);
-		put64(item + 16, entries[i].crc64);
-		put64(item + 24, 0);
+		le_put32(item, 0); /* version 2's CRC-32 */
+		le_put16(item + 4, entries[i].level);
+		le_put16(item + 6, entries[i].flags);
+		le_put64(item + 8, entries[i].offset);
+		le_put64(item + 16, entries[i].crc64);
+		le_put64(item + 24, 0);
 		ret = writer_put(w, item, INDEX_ENTRY_SIZE);
 	}
 	ret = ret ?: writer_flush(w);
 	if (ret)
 		return ret;
-	put32(item, w->crc); /* of all the preceding bytes */
+	le_put32(item, w->crc); /* of all the preceding bytes */
 	return pwrite_full(w->fd, item, INDEX_CRC_SIZE, w->off);
 }
 
@@ -292,49 +251,49 @@ int bo_index_write(int fd, const struct bo_index_layout *l, const struct bo_chun
 static uint32_t header_version(const uint8_t *h)
 {
 	static const char *const magic[] = {INDEX_MAGIC_V1, INDEX_MAGIC_V2, INDEX_MAGIC};
-	uint32_t v = get32(h + 8);
+	uint32_t v = le_get32(h + 8);
 
 	return v >= 1 && v <= INDEX_VERSION && !memcmp(h, magic[v - 1], 8) ? v : 0;
 }
 
 static int check_header(const uint8_t *h, struct bo_index_layout *l, char *err, size_t errlen)
 {
-	uint32_t chunk = get32(h + 20), version = header_version(h);
+	uint32_t chunk = le_get32(h + 20), version = header_version(h);
 	bool v1 = version == 1;
 
 	if (!version)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: not a BO index (version 1, 2 or 3)",
 				  l->gpu_id, l->name);
-	if (get32(h + 12) != l->gpu_id || get32(h + 16) != l->image_id)
+	if (le_get32(h + 12) != l->gpu_id || le_get32(h + 16) != l->image_id)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: recorded for gpu %" PRIu32
 				  " image %" PRIu32,
-				  l->gpu_id, l->name, get32(h + 12), get32(h + 16));
+				  l->gpu_id, l->name, le_get32(h + 12), le_get32(h + 16));
 	if (!chunk || chunk % FILE_PAGE || chunk > BO_STREAM_MAX_CHUNK)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: bad chunk size %" PRIu32, l->gpu_id,
 				  l->name, chunk);
-	if (l->bos && get32(h + 24) != l->bo_count)
+	if (l->bos && le_get32(h + 24) != l->bo_count)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: %" PRIu32 " BOs recorded, %" PRIu32
 				  " expected",
-				  l->gpu_id, l->name, get32(h + 24), l->bo_count);
-	if (!l->bos && get32(h + 24) > BO_STREAM_MAX_BOS)
+				  l->gpu_id, l->name, le_get32(h + 24), l->bo_count);
+	if (!l->bos && le_get32(h + 24) > BO_STREAM_MAX_BOS)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: %" PRIu32 " BOs recorded, at most %u",
-				  l->gpu_id, l->name, get32(h + 24), BO_STREAM_MAX_BOS);
-	if (!v1 && get32(h + 28) > BO_STREAM_MAX_CHAIN)
+				  l->gpu_id, l->name, le_get32(h + 24), BO_STREAM_MAX_BOS);
+	if (!v1 && le_get32(h + 28) > BO_STREAM_MAX_CHAIN)
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: %" PRIu32 " parent levels, at most %u",
-				  l->gpu_id, l->name, get32(h + 28), BO_STREAM_MAX_CHAIN);
+				  l->gpu_id, l->name, le_get32(h + 28), BO_STREAM_MAX_CHAIN);
 	l->chunk_size = chunk;
 	l->version = version;
-	l->ancestor_count = v1 ? 0 : get32(h + 28);
+	l->ancestor_count = v1 ? 0 : le_get32(h + 28);
 	if (!l->bos) { /* any BOs: the sizes as recorded, checked with the BO table */
-		l->bo_count = get32(h + 24);
-		l->data_bytes = get64(h + 32);
-		l->chunk_count = get64(h + 40);
+		l->bo_count = le_get32(h + 24);
+		l->data_bytes = le_get64(h + 32);
+		l->chunk_count = le_get64(h + 40);
 		if (l->data_bytes > INT64_MAX || l->chunk_count > INT64_MAX / INDEX_ENTRY_SIZE)
 			return errmsg_set(err, errlen, -EINVAL, "gpu %" PRIu32 ": %s: bad sizes",
 					  l->gpu_id, l->name);
@@ -354,10 +313,10 @@ static int read_ancestors(int fd, struct bo_index_layout *l)
 	ret = pread_full(fd, raw, (size_t)l->ancestor_count * INDEX_ANCESTOR_SIZE,
 			 INDEX_HEADER_SIZE + bo_table_size(l));
 	for (i = 0; !ret && i < l->ancestor_count; i++, p += INDEX_ANCESTOR_SIZE)
-		l->ancestors[i] = (struct bo_index_ancestor){.image_id = get32(p),
-							     .gpu_id = get32(p + 4),
-							     .data_bytes = get64(p + 8),
-							     .index_crc = get32(p + 16)};
+		l->ancestors[i] = (struct bo_index_ancestor){.image_id = le_get32(p),
+							     .gpu_id = le_get32(p + 4),
+							     .data_bytes = le_get64(p + 8),
+							     .index_crc = le_get32(p + 16)};
 	return ret;
 }
 
@@ -464,12 +423,12 @@ static int check_bo_table(int fd, const struct bo_index_layout *l, uint8_t *buf,
 		if (ret)
 			return ret;
 		for (k = 0, p = buf; k < n; k++, p += rec) {
-			if (get64(p) != l->bos[i + k].size || get64(p + 8) != off)
+			if (le_get64(p) != l->bos[i + k].size || le_get64(p + 8) != off)
 				return errmsg_set(
 					err, errlen, -EINVAL,
 					"gpu %" PRIu32 ": %s: BO %" PRIu32
 					" recorded with size 0x%" PRIx64 ", expected 0x%" PRIx64,
-					l->gpu_id, l->name, i + k, get64(p), l->bos[i + k].size);
+					l->gpu_id, l->name, i + k, le_get64(p), l->bos[i + k].size);
 			off += l->bos[i + k].size;
 		}
 	}
@@ -562,13 +521,13 @@ static int check_body(int fd, struct bo_index_layout *l, uint8_t *buf, char *err
 
 	ret = crc_of_file(fd, len - INDEX_CRC_SIZE, buf, &crc);
 	ret = ret ?: pread_full(fd, buf, INDEX_CRC_SIZE, len - INDEX_CRC_SIZE);
-	if (!ret && get32(buf) != crc)
+	if (!ret && le_get32(buf) != crc)
 		return errmsg_set(err, errlen, -EBADMSG,
 				  "gpu %" PRIu32 ": %s: index checksum mismatch", l->gpu_id,
 				  l->name);
 	l->index_crc = crc;
 	ret = ret ?: pread_full(fd, buf, INDEX_HEADER_SIZE, 0);
-	if (!ret && (get64(buf + 32) != l->data_bytes || get64(buf + 40) != l->chunk_count))
+	if (!ret && (le_get64(buf + 32) != l->data_bytes || le_get64(buf + 40) != l->chunk_count))
 		return errmsg_set(err, errlen, -EINVAL,
 				  "gpu %" PRIu32 ": %s: sizes do not match the BOs", l->gpu_id,
 				  l->name);
@@ -605,9 +564,9 @@ int bo_index_read_bos(int fd, const struct bo_index_layout *l, struct bo_index_b
 	if (!ret)
 		ret = pread_full(fd, raw, (size_t)l->bo_count * rec, INDEX_HEADER_SIZE);
 	for (i = 0; !ret && i < l->bo_count; i++)
-		v[i] = (struct bo_index_bo){.size = get64(raw + (size_t)i * rec),
-					    .gpu_va = is_v1(l) ? 0
-							       : get64(raw + (size_t)i * rec + 16)};
+		v[i] = (struct bo_index_bo){
+			.size = le_get64(raw + (size_t)i * rec),
+			.gpu_va = is_v1(l) ? 0 : le_get64(raw + (size_t)i * rec + 16)};
 	free(raw);
 	if (ret) {
 		free(v);
@@ -635,13 +594,13 @@ static void decode_entry(const struct bo_index_reader *r, const uint8_t *p,
 			 struct bo_chunk_entry *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->crc32 = get32(p); /* version 3: reserved, checked to be 0 */
+	e->crc32 = le_get32(p); /* version 3: reserved, checked to be 0 */
 	if (r->version == 1)
 		return;
-	e->level = get16(p + 4);
-	e->flags = get16(p + 6);
-	e->offset = get64(p + 8);
-	e->crc64 = get64(p + 16);
+	e->level = le_get16(p + 4);
+	e->flags = le_get16(p + 6);
+	e->offset = le_get64(p + 8);
+	e->crc64 = le_get64(p + 16);
 }
 
 int bo_index_entry_get(struct bo_index_reader *r, uint64_t chunk, struct bo_chunk_entry *e)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/fullio.h"
+#include "common/le_bytes.h"
 #include "datapath/bo_index.h"
 #include "datapath/bo_seq.h"
 
@@ -15,28 +16,6 @@
 #define RECORD_HEAD 32u
 
 enum { REC_DATA = 1, REC_ZERO = 2, REC_END = 3 };
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 /* The BOs lie back to back from 0 and add up to data_bytes. */
 static int check_header(const struct bo_seq_header *h, char *err, size_t errlen)
@@ -73,20 +52,20 @@ static uint8_t *pack_header(const struct bo_seq_header *h, size_t *len)
 	if (!b)
 		return NULL;
 	memcpy(b, BO_SEQ_MAGIC, 8);
-	put32(b + 8, 1);
-	put32(b + 12, h->gpu_id);
-	put32(b + 16, h->image_id);
-	put32(b + 20, h->chunk_size);
-	put32(b + 24, h->bo_count);
-	put64(b + 32, h->data_bytes);
+	le_put32(b + 8, 1);
+	le_put32(b + 12, h->gpu_id);
+	le_put32(b + 16, h->image_id);
+	le_put32(b + 20, h->chunk_size);
+	le_put32(b + 24, h->bo_count);
+	le_put64(b + 32, h->data_bytes);
 	for (uint32_t i = 0; i < h->bo_count; i++) {
 		uint8_t *e = b + HEAD_FIXED + (size_t)i * BO_ENTRY;
 
-		put64(e, h->bos[i].size);
-		put64(e + 8, h->bos[i].offset);
-		put64(e + 16, h->bos[i].gpu_va);
+		le_put64(e, h->bos[i].size);
+		le_put64(e + 8, h->bos[i].offset);
+		le_put64(e + 16, h->bos[i].gpu_va);
 	}
-	put32(b + n - 4, bo_index_crc32(0, b, n - 4));
+	le_put32(b + n - 4, bo_index_crc32(0, b, n - 4));
 	*len = n;
 	return b;
 }
@@ -138,10 +117,10 @@ static int put_record(struct bo_seq_writer *w, uint32_t kind, uint64_t offset, u
 	uint8_t head[RECORD_HEAD] = {0};
 	int ret;
 
-	put32(head, kind);
-	put64(head + 8, offset);
-	put64(head + 16, len);
-	put64(head + 24, crc);
+	le_put32(head, kind);
+	le_put64(head + 8, offset);
+	le_put64(head + 16, len);
+	le_put64(head + 24, crc);
 	ret = write_full(w->fd, head, sizeof(head));
 	if (!ret && data)
 		ret = write_full(w->fd, data, (size_t)len);
@@ -209,31 +188,31 @@ static int read_header(int fd, struct bo_seq_header *h, char *err, size_t errlen
 		snprintf(err, errlen, "BO stream: reading its header: %s", strerror(-ret));
 		return ret;
 	}
-	if (memcmp(fixed, BO_SEQ_MAGIC, 8) || get32(fixed + 8) != 1 ||
-	    get32(fixed + 24) > BO_SEQ_MAX_BOS) {
+	if (memcmp(fixed, BO_SEQ_MAGIC, 8) || le_get32(fixed + 8) != 1 ||
+	    le_get32(fixed + 24) > BO_SEQ_MAX_BOS) {
 		snprintf(err, errlen, "BO stream: not a BO stream of version 1");
 		return -EPROTO;
 	}
-	n = HEAD_FIXED + (size_t)get32(fixed + 24) * BO_ENTRY + 4;
+	n = HEAD_FIXED + (size_t)le_get32(fixed + 24) * BO_ENTRY + 4;
 	b = malloc(n);
-	h->bos = calloc(get32(fixed + 24) + 1u, sizeof(*h->bos));
+	h->bos = calloc(le_get32(fixed + 24) + 1u, sizeof(*h->bos));
 	if (!b || !h->bos) {
 		free(b);
 		return -ENOMEM;
 	}
 	memcpy(b, fixed, sizeof(fixed));
 	ret = read_full(fd, b + HEAD_FIXED, n - HEAD_FIXED);
-	if (!ret && get32(b + n - 4) != bo_index_crc32(0, b, n - 4))
+	if (!ret && le_get32(b + n - 4) != bo_index_crc32(0, b, n - 4))
 		ret = -EBADMSG;
-	h->gpu_id = get32(b + 12);
-	h->image_id = get32(b + 16);
-	h->chunk_size = get32(b + 20);
-	h->bo_count = get32(b + 24);
-	h->data_bytes = get64(b + 32);
+	h->gpu_id = le_get32(b + 12);
+	h->image_id = le_get32(b + 16);
+	h->chunk_size = le_get32(b + 20);
+	h->bo_count = le_get32(b + 24);
+	h->data_bytes = le_get64(b + 32);
 	for (uint32_t i = 0; i < h->bo_count; i++) {
 		const uint8_t *e = b + HEAD_FIXED + (size_t)i * BO_ENTRY;
 
-		h->bos[i] = (struct bo_seq_bo){get64(e), get64(e + 8), get64(e + 16)};
+		h->bos[i] = (struct bo_seq_bo){le_get64(e), le_get64(e + 8), le_get64(e + 16)};
 	}
 	free(b);
 	if (ret) {
@@ -290,10 +269,10 @@ static int read_record(struct reader *r, bo_seq_sink sink, void *arg)
 					 : strerror(-ret));
 		return ret;
 	}
-	kind = get32(head);
-	offset = get64(head + 8);
-	len = get64(head + 16);
-	crc = get64(head + 24);
+	kind = le_get32(head);
+	offset = le_get64(head + 8);
+	len = le_get64(head + 16);
+	crc = le_get64(head + 24);
 	r->pos.crc = bo_index_crc64(r->pos.crc, head, sizeof(head));
 	if (kind == REC_END) {
 		if (offset != r->h->data_bytes || offset != r->pos.next || len != r->pos.records ||
@@ -307,7 +286,7 @@ static int read_record(struct reader *r, bo_seq_sink sink, void *arg)
 		}
 		return 1;
 	}
-	if ((kind != REC_DATA && kind != REC_ZERO) || get32(head + 4) ||
+	if ((kind != REC_DATA && kind != REC_ZERO) || le_get32(head + 4) ||
 	    !in_order(&r->pos, offset, (size_t)len) || (kind == REC_ZERO && crc)) {
 		snprintf(r->err, r->errlen,
 			 "BO stream of GPU 0x%x: record %llu (kind %u at %llu, %llu bytes) is not "
