@@ -5,6 +5,11 @@
 #           writes a heartbeat to the results channel every 10 s while a
 #           test runs, the console gets kernel and test output): the guest
 #           is hung; qemu is killed, status 125
+#           Until the guest's /init writes its first line to the results
+#           channel, the limit is BOOT_STALL instead (VM_BOOT_STALL_TIMEOUT,
+#           default the larger of STALL and 300): at loglevel=5 a booting
+#           kernel prints a few lines only, and on a loaded host the gaps
+#           between them grow past a short STALL
 #   TIMEOUT seconds for the whole run, a backstop only (vm-suite.sh sets it
 #           to the sum of the tests' own limits plus boot time): status 124
 # A slow or busy machine makes a run longer, never "hung": only a guest that
@@ -29,7 +34,8 @@
 # memset 54 MiB/s with ERMS, 864 MiB/s without; the kfdsim BOs and CRIU's
 # page restore are all first touches.
 # Env: VM_SMP (2), VM_MEM (MiB, 1024), VM_APPEND (extra kernel arguments),
-#      VM_STALL_TIMEOUT (STALL, default 240), VM_CPU (qemu -cpu, default
+#      VM_STALL_TIMEOUT (STALL, default 240), VM_BOOT_STALL_TIMEOUT
+#      (BOOT_STALL), VM_CPU (qemu -cpu, default
 #      max,-erms,-fsrm), VM_NUMA_NODES (1: guest NUMA nodes, the memory
 #      split evenly, CPUs round-robin; a kfdsim machine with N CPU nodes
 #      needs N, as libhsakmt matches CPU nodes with /sys/devices/system/node).
@@ -38,6 +44,7 @@
 set -euo pipefail
 KERNEL=$1 INITRD=$2 CONSOLE=$3 RESULTS=$4 SHARE=$5 LIMIT=$6
 STALL=${VM_STALL_TIMEOUT:-240}
+BOOT_STALL=${VM_BOOT_STALL_TIMEOUT:-$((STALL > 300 ? STALL : 300))}
 
 APPEND="console=ttyS0 loglevel=5 panic=-1 oops=panic softlockup_panic=1"
 APPEND+=" hung_task_panic=1 hung_task_timeout_secs=60 ${VM_APPEND:-}"
@@ -93,7 +100,9 @@ while kill -0 $QEMU 2>/dev/null; do
 	size=$(log_size)
 	if [ "$size" != "$last_size" ]; then
 		last_size=$size last_change=$SECONDS cpu_at_change=$(cpu_secs)
-	elif [ $((SECONDS - last_change)) -ge "$STALL" ]; then
+	elif [ ! -s "$RESULTS" ] && [ $((SECONDS - last_change)) -ge "$BOOT_STALL" ]; then
+		stop 125 "no progress for $BOOT_STALL s while booting (no console output, /init not reached; qemu used $(($(cpu_secs) - cpu_at_change)) s of CPU meanwhile): the guest kernel hung; raise VM_BOOT_STALL_TIMEOUT if it was only slow"
+	elif [ -s "$RESULTS" ] && [ $((SECONDS - last_change)) -ge "$STALL" ]; then
 		stop 125 "no progress for $STALL s (no console output, no heartbeat; qemu used $(($(cpu_secs) - cpu_at_change)) s of CPU meanwhile): the guest hung; raise VM_STALL_TIMEOUT if it was only slow"
 	fi
 	if [ $((SECONDS - start)) -ge "$LIMIT" ]; then

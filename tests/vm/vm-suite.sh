@@ -512,7 +512,13 @@ boot() {
 # finish, with what to do, from run-vm.sh's status.
 why_unfinished() {
 	case "$QEMU_RC" in
-	125) echo "the guest made no progress for ${VM_STALL_TIMEOUT:-240} s (no output, no heartbeat): hung; see $CONSOLE, raise VM_STALL_TIMEOUT if it was only slow" ;;
+	125)
+		if [ -s "$RESULTS" ]; then
+			echo "the guest made no progress for ${VM_STALL_TIMEOUT:-240} s (no output, no heartbeat): hung; see $CONSOLE, raise VM_STALL_TIMEOUT if it was only slow"
+		else
+			echo "the guest kernel made no progress while booting (run-vm.sh: $(tail -n 1 "$LOGS/run-vm.log" 2>/dev/null)); see $CONSOLE"
+		fi
+		;;
 	124) echo "the VM run reached its total limit of $TOTAL_LIMIT s (raise VM_TIMEOUT, or VM_TIMEOUT_SCALE for every limit)" ;;
 	*) echo "the guest kernel crashed or powered off (qemu status $QEMU_RC; see $CONSOLE)" ;;
 	esac
