@@ -35,7 +35,8 @@
 # page restore are all first touches.
 # Env: VM_SMP (2), VM_MEM (MiB, 1024), VM_APPEND (extra kernel arguments),
 #      VM_STALL_TIMEOUT (STALL, default 240), VM_BOOT_STALL_TIMEOUT
-#      (BOOT_STALL), VM_CPU (qemu -cpu, default
+#      (BOOT_STALL), VM_DISK (a raw disk image: the guest's /dev/vda, on
+#      virtio-blk), VM_CPU (qemu -cpu, default
 #      max,-erms,-fsrm), VM_NUMA_NODES (1: guest NUMA nodes, the memory
 #      split evenly, CPUs round-robin; a kfdsim machine with N CPU nodes
 #      needs N, as libhsakmt matches CPU nodes with /sys/devices/system/node).
@@ -64,13 +65,15 @@ numa_args() {
 	for ((c = 0; c < smp; c++)); do NUMA+=(-numa "cpu,node-id=$((c % n)),socket-id=$c"); done
 }
 numa_args
+DISK=()
+[ -z "${VM_DISK:-}" ] || DISK=(-drive "file=$VM_DISK,format=raw,if=virtio")
 
 : >"$CONSOLE"
 : >"$RESULTS"
 qemu-system-x86_64 \
 	-nodefaults -display none -no-reboot \
 	-accel tcg -cpu "${VM_CPU:-max,-erms,-fsrm}" -smp "${VM_SMP:-2}" -m "${VM_MEM:-1024}" \
-	"${NUMA[@]}" \
+	"${NUMA[@]}" "${DISK[@]}" \
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND" \
 	-serial "file:$CONSOLE" -serial "file:$RESULTS" \
 	-virtfs "local,path=$SHARE,mount_tag=results,security_model=none,id=results" \

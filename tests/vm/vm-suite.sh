@@ -15,7 +15,9 @@
 # console output and no heartbeat) and, as a backstop only, one that runs
 # longer than the sum of its tests' limits plus boot time (VM_TIMEOUT
 # overrides). A guest that died in a test (panic, stall) is booted again for
-# the tests after that one (twice at most).
+# the tests after that one (twice at most). A test that needs a block
+# device names its size ("# vm-disk: MiB"): the boot gets a fresh ext4
+# image as /dev/vda (virtio-blk), which the guest's vm_disk mounts.
 #
 #   kfdsim   the simulator suite: tests/vm/guest/{common,kfdsim}/test-*.sh,
 #            with tests/kfdsim's module (when it exists) loaded at boot, its
@@ -370,6 +372,8 @@ install_cri() { # OVERLAY
 
 # test_boot FILE: the boot a guest test belongs to ("# vm-boot: NAME", else main)
 test_boot() { sed -n 's/^# vm-boot: *\([a-z0-9-]*\).*/\1/p' "$1" | head -1 | grep . || echo main; }
+# test_disk FILE: the MiB of disk it asks for ("# vm-disk: MiB"), else nothing
+test_disk() { sed -n 's/^# vm-disk: *\([0-9][0-9]*\).*/\1/p' "$1" | head -1; }
 # test_limit FILE: its time limit in seconds, as the guest's /init computes it
 test_limit() {
 	local s
@@ -401,6 +405,7 @@ guest_tests() {
 suite_modules() { # KROOT -> specs for pick-modules.sh
 	local ko
 	echo "$COMMON_MODS"
+	[ -z "$DISK_MIB" ] || echo "virtio_blk ext4"
 	case "$SUITE" in
 	amdgpu) echo amdgpu ;;
 	kfdsim) for ko in "$WORKDIR"/kmod/*.ko; do [ -f "$ko" ] && echo "$ko"; done ;;
@@ -418,12 +423,13 @@ make_overlay() { # KROOT KREL OVERLAY
 	cp "$HERE/guest/rocm_cr.sh" "$ov/test/lib/rocm_cr.sh"
 	: >"$ov/test/vm/order"
 	guest_tests >"$WORKDIR/tests${BOOT:+-$BOOT}"
-	TESTS_LIMIT=0
+	TESTS_LIMIT=0 DISK_MIB=
 	while IFS= read -r f; do
 		[ ! -e "$ov/test/vm/${f##*/}" ] || vm_die "two guest tests named ${f##*/}"
 		cp "$f" "$ov/test/vm/"
 		echo "${f##*/}" >>"$ov/test/vm/order"
 		TESTS_LIMIT=$((TESTS_LIMIT + $(test_limit "$f") + 15)) # + cleanup after it
+		DISK_MIB=$(test_disk "$f" | grep . || echo "$DISK_MIB")
 	done <"$WORKDIR/tests${BOOT:+-$BOOT}"
 	cat >"$ov/test/config" <<-EOC
 		SUITE=$SUITE
@@ -504,8 +510,21 @@ boot() {
 	[ "$1" = 1 ] || sfx=.$1
 	CONSOLE=$LOGS/console$sfx.log RESULTS=$LOGS/results$sfx.log
 	QEMU_RC=0
-	VM_APPEND="${VM_APPEND:-} vmtests.skip=$2" "$HERE/run-vm.sh" "$KERNEL" "$INITRAMFS" "$CONSOLE" "$RESULTS" \
-		"$LOGS/guest" "$TOTAL_LIMIT" 2>>"$LOGS/run-vm.log" || QEMU_RC=$?
+	VM_DISK=$DISK VM_APPEND="${VM_APPEND:-} vmtests.skip=$2" "$HERE/run-vm.sh" "$KERNEL" "$INITRAMFS" \
+		"$CONSOLE" "$RESULTS" "$LOGS/guest" "$TOTAL_LIMIT" 2>>"$LOGS/run-vm.log" || QEMU_RC=$?
+}
+
+# make_disk: a fresh, sparse ext4 image of DISK_MIB for the guest's
+# /dev/vda when a test of this boot asks for one ("# vm-disk: MiB"; the
+# guest's lib.sh mounts it: vm_disk). Sets DISK (empty: none).
+make_disk() {
+	DISK=
+	[ -n "$DISK_MIB" ] || return 0
+	command -v mkfs.ext4 >/dev/null || vm_die "mkfs.ext4 missing (e2fsprogs): a test of this boot asks for a disk"
+	DISK=$WORKDIR/disk${BOOT:+-$BOOT}.img
+	rm -f "$DISK"
+	truncate -s "${DISK_MIB}M" "$DISK"
+	mkfs.ext4 -q -F -L vmdisk "$DISK"
 }
 
 # why_unfinished: why the test that was running when the VM ended did not
@@ -637,6 +656,7 @@ main() {
 	BOOT_T0=$(vm_now)
 	rm -f "$LOGS"/console*.log "$LOGS"/results*.log "$LOGS/run-vm.log"
 	rm -rf "$LOGS/guest" && mkdir -p "$LOGS/guest"
+	make_disk
 	DONE=1
 	echo "# $TNAME: kernel $KREL; prepare $(vm_since "$t0" "$BOOT_T0") s; $(wc -l <"$OVERLAY/test/vm/order") guest tests, limits: each its own, VM without progress ${VM_STALL_TIMEOUT:-240} s, VM total $TOTAL_LIMIT s"
 	run_boots

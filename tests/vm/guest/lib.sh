@@ -18,6 +18,17 @@ if grep -q ' /results 9p ' /proc/mounts 2>/dev/null; then KEEP=/results/$TEST; e
 mkdir -p "$WORK"
 CRIU_TIMEOUT=${CRIU_TIMEOUT:-60}
 
+# vm_disk: puts $WORK on the boot's ext4 disk (/dev/vda, asked for with
+# "# vm-disk: MiB" in the test), for what tmpfs cannot show (O_DIRECT, a
+# block device's page cache); fails when there is none.
+vm_disk() {
+	[ -b /dev/vda ] || return 1
+	mkdir -p /mnt/disk
+	grep -q '^/dev/vda ' /proc/mounts || mount -t ext4 /dev/vda /mnt/disk || return 1
+	WORK=/mnt/disk/$TEST
+	mkdir -p "$WORK"
+}
+
 # keep FILE...: save files for the host (e.g. CRIU logs of a failed step).
 keep() { mkdir -p "$KEEP" && cp -r "$@" "$KEEP"/ 2>/dev/null; }
 
