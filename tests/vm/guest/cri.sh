@@ -18,6 +18,19 @@ REG=localhost:5000
 CRI_GPU_IMAGE=$REG/gpu:1
 CRI_MOUNTS="--mount /usr:/usr:ro --mount /bin:/bin:ro --mount /test:/test:ro --mount $CT/out:/out"
 
+# cri_missing: true, with a SKIP result, when the boot lacks the cri boot's
+# packages (Debian testing's containerd 2.1 and runc 1.3, python3: make
+# vm-deps fetches them, a failed fetch only warns) or the container tests'
+cri_missing() {
+	local what
+	for what in /usr/bin/containerd /usr/sbin/runc-1.3 python3; do
+		command -v "$what" >/dev/null && continue
+		ok "cri # SKIP $what missing: Debian testing's containerd 2.1 and runc 1.3 are fetched by make vm-deps (scripts/fetch-cri.sh)"
+		return 0
+	done
+	ct_missing runc
+}
+
 # must DESCRIPTION COMMAND...: check, and its status (false: the test cannot go on)
 must() {
 	local d=$1
@@ -99,6 +112,30 @@ cri_nothing_left() {
 		{ diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"; return 1; }
 	! pidof containerd-shim-runc-v2 >/dev/null || { diag "shim left: $(pidof containerd-shim-runc-v2)"; return 1; }
 	gpu_no_strays
+}
+
+# cri_files_snap FILE: the node's files that a restore's plugin or CRIU
+# could leave outside the container (/dev/shm, /dev/dri, /tmp, /run, the
+# criu options directory), one path a line, without containerd's own state,
+# the tests' work files and CRIU's kept logs (/var/log/criu)
+cri_files_snap() {
+	find /dev/shm /dev/dri /tmp /etc/criu /run -xdev 2>/dev/null |
+		grep -vE '^(/run/containerd|/tmp/work|/tmp/keep)(/|$)' | sort >"$1"
+}
+
+# cri_files_left BEFORE POD_ID CTR_ID: no file the restore created is left:
+# the node's files as in BEFORE (cri_files_snap), no path or mount of
+# containerd's state named after the pod or the container
+cri_files_left() {
+	local ids="$2${3:+|$3}" new
+	cri_files_snap "$CT/files.after"
+	new=$(grep -vxF -f "$1" "$CT/files.after" | tr '\n' ' ')
+	[ -z "$new" ] || { diag "files left: $new"; return 1; }
+	[ -n "$2" ] || return 0
+	new=$(find /run/containerd /var/lib/containerd 2>/dev/null | grep -E "$ids" | head -5 | tr '\n' ' ')
+	[ -z "$new" ] || { diag "containerd state left: $new"; return 1; }
+	new=$(grep -E "$ids" /proc/mounts | awk '{ print $2 }' | tr '\n' ' ')
+	[ -z "$new" ] || { diag "mounts left: $new"; return 1; }
 }
 
 # cri_restore_log: CRIU's log of the last restore (runc's --work-path,

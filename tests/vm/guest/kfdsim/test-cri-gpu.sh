@@ -30,9 +30,7 @@
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 . /test/lib/cri.sh
-ct_missing runc && { tap_done; exit; }
-ct_missing /usr/bin/containerd && { tap_done; exit; }
-ct_missing python3 && { tap_done; exit; }
+cri_missing && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
 NAME=gpu
 CKPT=$REG/gpu-ckpt:1
