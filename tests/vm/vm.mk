@@ -30,8 +30,9 @@
 # tests/vm/run-vm.sh). Logs: $(BUILD)/vm-logs/<suite>[-<boot>]/ (see
 # tests/vm/README.md).
 #
-# VM_TESTS: host-side programs for tests/run-suite.sh, one per boot.
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-podman.sh tests/vm/test-kfdsim-cri.sh
+# VM_TESTS: host-side programs for tests/run-suite.sh, one per boot, the
+# longest first (run-suite starts them in this order, two at a time).
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-cri.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-podman.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)

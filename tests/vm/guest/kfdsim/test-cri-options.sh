@@ -9,13 +9,17 @@
 #   options: the CRI request's environment is the container's, never CRIU's;
 #     the plugin reads the restoring node's options file
 #     (/etc/criu/amdgpu_plugin.conf): pod B restored with
-#     AMDGPU_CRIU_GPUS naming B0 B1 there (CRIU's log says it read the
-#     file) PASSes its self-check; StartContainer's time next to CRIU's own;
+#     AMDGPU_CRIU_GPUS naming B0 B1 by PCI address there (CRIU's log says
+#     it read the file) PASSes its self-check;
+#   times: the direct checkpoint restored by `runc-1.3 restore` into a copy
+#     of pod A's bundle (then killed); one line gives checkpoint and restore
+#     through runc directly and through CRI, each with CRIU's own share;
 #   cancelled: StartContainer of a restore whose caller gives up after 1 s
 #     (gRPC deadline), then the pod removed; and a restore whose pod is
 #     removed while CRIU restores it: nothing left either time (no pod,
-#     container, shim, workload, criu or KFD process) and the checkpoint
-#     image restores after that.
+#     container, shim, workload, criu or KFD process, no open file of
+#     kfdsim, no new file on the node nor containerd state of the pod) and
+#     the checkpoint image restores after that.
 # vm-boot: cri
 # vm-timeout: 900
 . /test/lib/guest.sh
@@ -103,8 +107,11 @@ cri_checkpoint_a "$NAME" "$CT/ckpt2.tar" || finish
 CKPT_CRIU=$(criu_secs "$CT/dump.log")
 cri_ckpt_image gpu-ckpt2 1 "$NAME" "$CT/ckpt2.tar"
 
-# the options file of the restoring node names B0 B1
-printf '# test-cri-options\nAMDGPU_CRIU_GPUS=renderD%s,renderD%s\n' "$b0" "$b1" >"$OPTS"
+# the options file of the restoring node names B0 B1 by PCI address (what
+# a device plugin or DRA driver knows of a GPU)
+B_PCI="$(pci_of "$b0"),$(pci_of "$b1")"
+diag "pod-b: B0 B1 are $B_PCI"
+printf '# test-cri-options\nAMDGPU_CRIU_GPUS=%s\n' "$B_PCI" >"$OPTS"
 cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
 rc=$?
 rm -f "$OPTS"
@@ -113,7 +120,7 @@ if must "pod-b: restored with the options file naming B0 B1 (status $rc)" test "
 	diag "time: checkpoint: runc directly ${DIRECT_SECS} s (CRIU ${DIRECT_CRIU} s), CRI CheckpointContainer ${CKPT_SECS} s (CRIU ${CKPT_CRIU} s); restore: runc directly ${DIRECT_RESTORE_SECS:-?} s (CRIU ${DIRECT_RESTORE_CRIU:-?} s), CRI StartContainer ${RESTORE_SECS} s (CRIU $(criu_secs "$CT/restore.log") s)"
 	check "pod-b: the plugin read the restoring node's options file (CRIU's log)" \
 		grep -q "options file $OPTS: 1 option set" "$CT/restore.log"
-	cri_restored pod-b "B0 B1, named in the options file" "$b0 $b1" "$b_ids"
+	cri_restored pod-b "B0 B1, named by PCI address in the options file" "$b0 $b1" "$b_ids"
 else
 	cri_restore_failed pod-b
 fi
