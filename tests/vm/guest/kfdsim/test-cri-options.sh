@@ -12,8 +12,11 @@
 #     AMDGPU_CRIU_GPUS naming B0 B1 by PCI address there (CRIU's log says
 #     it read the file) PASSes its self-check;
 #   times: the direct checkpoint restored by `runc-1.3 restore` into a copy
-#     of pod A's bundle (then killed); one line gives checkpoint and restore
-#     through runc directly and through CRI, each with CRIU's own share;
+#     of pod A's bundle beside the running original (reported, not
+#     asserted: the spec joins the pod's pid namespace, where the original
+#     still holds the task's pid), then nothing of it left; one line gives
+#     checkpoint and restore through runc directly and through CRI, each
+#     with CRIU's own share;
 #   cancelled: StartContainer of a restore whose caller gives up after 1 s
 #     (gRPC deadline), then the pod removed; and a restore whose pod is
 #     removed while CRIU restores it: nothing left either time (no pod,
