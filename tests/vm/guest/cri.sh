@@ -171,6 +171,19 @@ cri_cleanup() {
 secs_since() { awk -v a="$1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }'; }
 now() { cut -d' ' -f1 /proc/uptime; }
 
+# cri_wait_until SECS COMMAND...: COMMAND until it succeeds, for SECS seconds
+# of uptime at most (wait_until counts tries, and each try of a CRI
+# predicate takes seconds: python3 and gRPC); its status
+cri_wait_until() {
+	local end
+	end=$(awk -v a="$(now)" -v s="$1" 'BEGIN { print a + s }')
+	shift
+	while ! "$@"; do
+		awk -v e="$end" -v n="$(now)" 'BEGIN { exit !(n < e) }' || return 1
+		usleep 500000
+	done
+}
+
 # cri_setup TEST: the package installed, kfdsim as the MI210 machine (a0 a1:
 # two GPUs of hive A; b0..b3: hive B; a_ids, b_ids, b23_ids their gpu_ids),
 # the CDI spec, containerd, the registry, the pause and workload images
@@ -269,7 +282,7 @@ cri_checkpoint_a() {
 		eval '[ "$(cri_state "$CTR_A")" = RUNNING ] && alive "$WL_PID"'
 	check "pod-a: StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox" \
 		eval 'cri stop-a stop "$CTR_A" && cri rm-a rm "$CTR_A" && cri_pod_gone "$POD_A"'
-	check "pod-a: nothing left" wait_until 20 cri_nothing_left
+	check "pod-a: nothing left" cri_wait_until 20 cri_nothing_left
 }
 
 # cri_ckpt_image LAYOUT TAG NAME ARCHIVE: the archive as an OCI checkpoint
@@ -347,7 +360,7 @@ cri_restored() {
 	check "$pod: self-check PASS on $what (every byte, ids, doorbells, fds)" gpu_passed
 	check "$pod: StopContainer, RemoveContainer" eval 'cri "stop-$pod" stop "$CTR_ID" && cri "rm-$pod" rm "$CTR_ID"'
 	check "$pod: StopPodSandbox, RemovePodSandbox" cri_pod_gone "$POD_ID"
-	check "$pod: nothing left (no pod, container, shim, workload, criu or KFD process)" wait_until 20 cri_nothing_left
+	check "$pod: nothing left (no pod, container, shim, workload, criu or KFD process)" cri_wait_until 20 cri_nothing_left
 }
 
 # cri_restore_failed POD: after a failed restore, CRIU's errors as diag, the pod removed

@@ -51,9 +51,9 @@ criu_secs() { sed -n 's/^(\([ 0-9.]*\)).*/\1/p' "$1" | tail -1 | tr -d ' '; }
 cancelled() {
 	[ -z "$POD_ID" ] || cri_pod_gone "$POD_ID" >/dev/null 2>&1
 	check "$1: the pod removed; nothing left (no pod, container, shim, workload, criu or KFD process)" \
-		wait_until 60 cri_nothing_left
+		cri_wait_until 60 cri_nothing_left
 	check "$1: no file of the plugin or CRIU left (the node's /dev/shm, /dev/dri, /tmp, /run, /etc/criu)" \
-		wait_until 30 cri_files_left "$CT/files.before"
+		cri_wait_until 30 cri_files_left "$CT/files.before"
 	cri_state_left "$1" "$2" "$3"
 	check "$1: no file of kfdsim open anywhere" kfdsim_idle
 }
