@@ -106,12 +106,15 @@ cri_pod_gone() {
 }
 
 # cri_nothing_left: no pod, container, shim, workload, criu or KFD process
+# (each part checked and named, whatever the others say)
 cri_nothing_left() {
+	local rc=0
 	python3 "$CRI_PY" pods >"$CT/pods.left" 2>&1 && python3 "$CRI_PY" ps >"$CT/ps.left" 2>&1 &&
 		[ ! -s "$CT/pods.left" ] && [ ! -s "$CT/ps.left" ] ||
-		{ diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"; return 1; }
-	! pidof containerd-shim-runc-v2 >/dev/null || { diag "shim left: $(pidof containerd-shim-runc-v2)"; return 1; }
-	gpu_no_strays
+		{ diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"; rc=1; }
+	! pidof containerd-shim-runc-v2 >/dev/null || { diag "shim left: $(pidof containerd-shim-runc-v2)"; rc=1; }
+	gpu_no_strays || rc=1
+	return "$rc"
 }
 
 # cri_files_snap FILE: the node's files that a restore's plugin or CRIU
