@@ -210,7 +210,8 @@ clean:
 distclean: clean
 	rm -rf $(CACHE)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# files only: the VM overlays hold directories named *.d (containerd's certs.d)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 # VM test harness and simulator targets (tests/vm/vm.mk), when present.
 -include tests/vm/vm.mk

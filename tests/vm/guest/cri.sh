@@ -18,6 +18,19 @@ REG=localhost:5000
 CRI_GPU_IMAGE=$REG/gpu:1
 CRI_MOUNTS="--mount /usr:/usr:ro --mount /bin:/bin:ro --mount /test:/test:ro --mount $CT/out:/out"
 
+# cri_missing: true, with a SKIP result, when the boot lacks the cri boot's
+# packages (Debian testing's containerd 2.1 and runc 1.3, python3: make
+# vm-deps fetches them, a failed fetch only warns) or the container tests'
+cri_missing() {
+	local what
+	for what in /usr/bin/containerd /usr/sbin/runc-1.3 python3; do
+		command -v "$what" >/dev/null && continue
+		ok "cri # SKIP $what missing: Debian testing's containerd 2.1 and runc 1.3 are fetched by make vm-deps (scripts/fetch-cri.sh)"
+		return 0
+	done
+	ct_missing runc
+}
+
 # must DESCRIPTION COMMAND...: check, and its status (false: the test cannot go on)
 must() {
 	local d=$1
@@ -93,12 +106,46 @@ cri_pod_gone() {
 }
 
 # cri_nothing_left: no pod, container, shim, workload, criu or KFD process
+# (each part checked and named, whatever the others say)
 cri_nothing_left() {
+	local rc=0
 	python3 "$CRI_PY" pods >"$CT/pods.left" 2>&1 && python3 "$CRI_PY" ps >"$CT/ps.left" 2>&1 &&
 		[ ! -s "$CT/pods.left" ] && [ ! -s "$CT/ps.left" ] ||
-		{ diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"; return 1; }
-	! pidof containerd-shim-runc-v2 >/dev/null || { diag "shim left: $(pidof containerd-shim-runc-v2)"; return 1; }
-	gpu_no_strays
+		{ diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"; rc=1; }
+	! pidof containerd-shim-runc-v2 >/dev/null || { diag "shim left: $(pidof containerd-shim-runc-v2)"; rc=1; }
+	gpu_no_strays || rc=1
+	return "$rc"
+}
+
+# cri_files_snap FILE: the node's files that a restore's plugin or CRIU
+# could leave outside the container (/dev/shm, /dev/dri, /tmp, /run, the
+# criu options directory), one path a line, without containerd's own state,
+# the tests' work files and CRIU's kept logs (/var/log/criu)
+cri_files_snap() {
+	find /dev/shm /dev/dri /tmp /etc/criu /run -xdev 2>/dev/null |
+		grep -vE '^(/run/containerd|/tmp/work|/tmp/keep)(/|$)' | sort >"$1"
+}
+
+# cri_files_left BEFORE: no file the restore's plugin or CRIU created is
+# left: the node's files as in BEFORE (cri_files_snap)
+cri_files_left() {
+	local new
+	cri_files_snap "$CT/files.after"
+	new=$(grep -vxF -f "$1" "$CT/files.after" | tr '\n' ' ')
+	[ -z "$new" ] || { diag "files left: $new"; return 1; }
+}
+
+# cri_state_left WHAT POD_ID CTR_ID: containerd's and runc's state and mounts
+# named after the pod or the container, as diag (runc killed in a cancelled
+# restore leaves its state directory: theirs, not the plugin's)
+cri_state_left() {
+	local ids="$2${3:+|$3}" left
+	[ -n "$ids" ] || return 0
+	left=$(find /run/containerd /var/lib/containerd 2>/dev/null | grep -E "$ids" | head -5 | tr '\n' ' ')
+	[ -z "$left" ] || diag "$1: containerd's or runc's state left: $left"
+	left=$(grep -E "$ids" /proc/mounts | awk '{ print $2 }' | tr '\n' ' ')
+	[ -z "$left" ] || diag "$1: mounts left: $left"
+	return 0
 }
 
 # cri_restore_log: CRIU's log of the last restore (runc's --work-path,
@@ -126,6 +173,19 @@ cri_cleanup() {
 # secs_since T0: seconds since uptime T0, one decimal; now: uptime
 secs_since() { awk -v a="$1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }'; }
 now() { cut -d' ' -f1 /proc/uptime; }
+
+# cri_wait_until SECS COMMAND...: COMMAND until it succeeds, for SECS seconds
+# of uptime at most (wait_until counts tries, and each try of a CRI
+# predicate takes seconds: python3 and gRPC); its status
+cri_wait_until() {
+	local end
+	end=$(awk -v a="$(now)" -v s="$1" 'BEGIN { print a + s }')
+	shift
+	while ! "$@"; do
+		awk -v e="$end" -v n="$(now)" 'BEGIN { exit !(n < e) }' || return 1
+		usleep 500000
+	done
+}
 
 # cri_setup TEST: the package installed, kfdsim as the MI210 machine (a0 a1:
 # two GPUs of hive A; b0..b3: hive B; a_ids, b_ids, b23_ids their gpu_ids),
@@ -225,7 +285,7 @@ cri_checkpoint_a() {
 		eval '[ "$(cri_state "$CTR_A")" = RUNNING ] && alive "$WL_PID"'
 	check "pod-a: StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox" \
 		eval 'cri stop-a stop "$CTR_A" && cri rm-a rm "$CTR_A" && cri_pod_gone "$POD_A"'
-	check "pod-a: nothing left" wait_until 20 cri_nothing_left
+	check "pod-a: nothing left" cri_wait_until 20 cri_nothing_left
 }
 
 # cri_ckpt_image LAYOUT TAG NAME ARCHIVE: the archive as an OCI checkpoint
@@ -303,7 +363,7 @@ cri_restored() {
 	check "$pod: self-check PASS on $what (every byte, ids, doorbells, fds)" gpu_passed
 	check "$pod: StopContainer, RemoveContainer" eval 'cri "stop-$pod" stop "$CTR_ID" && cri "rm-$pod" rm "$CTR_ID"'
 	check "$pod: StopPodSandbox, RemovePodSandbox" cri_pod_gone "$POD_ID"
-	check "$pod: nothing left (no pod, container, shim, workload, criu or KFD process)" wait_until 20 cri_nothing_left
+	check "$pod: nothing left (no pod, container, shim, workload, criu or KFD process)" cri_wait_until 20 cri_nothing_left
 }
 
 # cri_restore_failed POD: after a failed restore, CRIU's errors as diag, the pod removed

@@ -166,6 +166,19 @@ ct_delete() {
 	return 0
 }
 
+# kfd_prop_of MINOR: "DOMAIN LOCATION_ID UNIQUE_ID" of the KFD node with that render minor
+kfd_prop_of() {
+	local f
+	for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do
+		awk -v m="$1" '$1 == "drm_render_minor" && $2 == m { mine = 1 }
+			$1 == "domain" { d = $2 } $1 == "location_id" { l = $2 } $1 == "unique_id" { u = $2 }
+			END { if (mine) print d, l, u }' "$f"
+	done
+}
+# pci_of MINOR: "0000:63:00.0" of that GPU
+pci_of() {
+	kfd_prop_of "$1" | awk '{ printf "%04x:%02x:%02x.%x\n", $1, int($2 / 256) % 256, int($2 / 8) % 32, $2 % 8 }'
+}
 # ct_plugin_says LOG: the plugin's lines about GPUs, nodes and the restore, as diag
 ct_plugin_says() {
 	grep -aE "amdgpu_plugin: .*(GPU [0-9]+ \(node|created /dev|replaced /dev|opened for|restored pid|not usable|checkpointed with)" "$1" 2>/dev/null |

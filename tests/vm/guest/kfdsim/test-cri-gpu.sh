@@ -26,13 +26,11 @@
 # into a copy of the checkpointed container's cgroup path, which has no
 # device filter, so the plugin sees every GPU and refuses (the safe outcome).
 # vm-boot: cri
-# vm-timeout: 900
+# vm-timeout: 1200
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 . /test/lib/cri.sh
-ct_missing runc && { tap_done; exit; }
-ct_missing /usr/bin/containerd && { tap_done; exit; }
-ct_missing python3 && { tap_done; exit; }
+cri_missing && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
 NAME=gpu
 CKPT=$REG/gpu-ckpt:1
@@ -61,7 +59,7 @@ check "pod-c: no workload, criu or KFD process left" gpu_no_strays
 check "pod-c: its container is not running" eval '[ "$(cri_state "$CTR_ID")" != RUNNING ]'
 check "pod-c: RemoveContainer, StopPodSandbox, RemovePodSandbox" \
 	eval 'cri rm-c rm "$CTR_ID" && cri_pod_gone "$POD_ID"'
-check "pod-c: nothing left" wait_until 20 cri_nothing_left
+check "pod-c: nothing left" cri_wait_until 20 cri_nothing_left
 
 # pod B: the other hive
 cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
@@ -92,7 +90,7 @@ check "pod-e: its hint names the likely cause (runc < 1.2 on cgroup v2 gives CRI
 check "pod-e: no workload, criu or KFD process left" gpu_no_strays
 check "pod-e: RemoveContainer, StopPodSandbox, RemovePodSandbox" \
 	eval '{ [ -z "$CTR_ID" ] || cri rm-e rm "$CTR_ID"; } && cri_pod_gone "$POD_ID"'
-check "pod-e: nothing left" wait_until 20 cri_nothing_left
+check "pod-e: nothing left" cri_wait_until 20 cri_nothing_left
 
 check "RemoveImage of the checkpoint image and the workload image" \
 	eval 'cri rmi-ckpt rmi "$CKPT" && cri rmi-gpu rmi "$CRI_GPU_IMAGE"'

@@ -9,21 +9,26 @@
 #   options: the CRI request's environment is the container's, never CRIU's;
 #     the plugin reads the restoring node's options file
 #     (/etc/criu/amdgpu_plugin.conf): pod B restored with
-#     AMDGPU_CRIU_GPUS naming B0 B1 there (CRIU's log says it read the
-#     file) PASSes its self-check; StartContainer's time next to CRIU's own;
+#     AMDGPU_CRIU_GPUS naming B0 B1 by PCI address there (CRIU's log says
+#     it read the file) PASSes its self-check;
+#   times: the direct checkpoint restored by `runc-1.3 restore` into a copy
+#     of pod A's bundle beside the running original (reported, not
+#     asserted: the spec joins the pod's pid namespace, where the original
+#     still holds the task's pid), then nothing of it left; one line gives
+#     checkpoint and restore through runc directly and through CRI, each
+#     with CRIU's own share;
 #   cancelled: StartContainer of a restore whose caller gives up after 1 s
 #     (gRPC deadline), then the pod removed; and a restore whose pod is
 #     removed while CRIU restores it: nothing left either time (no pod,
-#     container, shim, workload, criu or KFD process) and the checkpoint
-#     image restores after that.
+#     container, shim, workload, criu or KFD process, no open file of
+#     kfdsim, no new file on the node nor containerd state of the pod) and
+#     the checkpoint image restores after that.
 # vm-boot: cri
-# vm-timeout: 900
+# vm-timeout: 1200
 . /test/lib/guest.sh
 . /test/lib/ct.sh
 . /test/lib/cri.sh
-ct_missing runc && { tap_done; exit; }
-ct_missing /usr/bin/containerd && { tap_done; exit; }
-ct_missing python3 && { tap_done; exit; }
+cri_missing && { tap_done; exit; }
 kfdsim_debugfs || diag "no kfdsim debugfs"
 NAME=gpu2
 CKPT=$REG/gpu-ckpt2:1
@@ -41,12 +46,55 @@ finish() {
 # crius_secs LOG: CRIU's own time, the last timestamp of its log
 criu_secs() { sed -n 's/^(\([ 0-9.]*\)).*/\1/p' "$1" | tail -1 | tr -d ' '; }
 
-# cancelled WHAT: after a cancelled restore: the pod removed, nothing left,
-# as TAP
+# cancelled WHAT POD_ID CTR_ID: after a cancelled restore: the pod removed,
+# nothing left (processes, KFD processes, files: $CT/files.before), as TAP
 cancelled() {
 	[ -z "$POD_ID" ] || cri_pod_gone "$POD_ID" >/dev/null 2>&1
 	check "$1: the pod removed; nothing left (no pod, container, shim, workload, criu or KFD process)" \
-		wait_until 60 cri_nothing_left
+		cri_wait_until 60 cri_nothing_left
+	check "$1: no file of the plugin or CRIU left (the node's /dev/shm, /dev/dri, /tmp, /run, /etc/criu)" \
+		cri_wait_until 30 cri_files_left "$CT/files.before"
+	cri_state_left "$1" "$2" "$3"
+	check "$1: no file of kfdsim open anywhere" kfdsim_idle
+}
+
+# direct_restore: pod A's direct checkpoint restored by `runc-1.3 restore`
+# into a copy of its container's bundle (the same rootfs, mounts and GPUs,
+# its own cgroup) beside the running pod A, then killed and deleted (TAP:
+# nothing of it left); DIRECT_RESTORE_SECS
+direct_restore() {
+	local b=/run/containerd/io.containerd.runtime.v2.task/k8s.io/$CTR_A pid rc t0
+	mkdir -p "$CT/direct/bundle" "$CT/direct/rwork"
+	python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1] + "/config.json"))
+c["root"] = {"path": sys.argv[1] + "/rootfs", "readonly": c["root"].get("readonly", False)}
+c["linux"]["cgroupsPath"] += "-direct"
+json.dump(c, open(sys.argv[2] + "/config.json", "w"))
+' "$b" "$CT/direct/bundle" || { fail "runc directly: a copy of pod A's bundle"; return 1; }
+	t0=$(now)
+	(cd "$CT/direct/bundle" && timeout -s KILL 300 runc-1.3 restore -d -b "$CT/direct/bundle" \
+		--image-path "$CT/direct/img" --work-path "$CT/direct/rwork" direct-r </dev/null >"$CT/direct/restore.out" 2>&1)
+	rc=$?
+	DIRECT_RESTORE_SECS=$(secs_since "$t0")
+	DIRECT_RESTORE_CRIU=$(criu_secs "$CT/direct/rwork/restore.log")
+	pid=$(ct_pid runc-1.3 direct-r)
+	# reported, not asserted: a restore beside the running original (its
+	# mounts, pod namespaces and GPUs) is this measurement's, not a
+	# Kubernetes flow
+	if [ "$rc" -eq 0 ] && alive "$pid" && ls -l "/proc/$pid/fd" | grep -q " /dev/kfd\$"; then
+		diag "runc directly: restored, task $pid runs with /dev/kfd open"
+	else
+		DIRECT_RESTORE_SECS="$DIRECT_RESTORE_SECS (failed, status $rc)"
+		tail -3 "$CT/direct/restore.out" | sed 's/^/# runc directly: /'
+		grep -a 'Error' "$CT/direct/rwork/restore.log" 2>/dev/null | tail -n 5 | sed 's/^/# runc directly: restore.log: /'
+		cp "$CT/direct/bundle/config.json" "$CT/direct/rwork/"
+		keep "$CT/direct/rwork"
+	fi
+	ct_delete runc-1.3 direct-r
+	check "runc directly: the restored container killed and deleted, its task gone" \
+		eval '! runc-1.3 state direct-r >/dev/null 2>&1 && { [ -z "$pid" ] || wait_until 10 eval "! alive $pid"; }'
+	cp "$CT/$NAME.out.direct" "$R.out"
 }
 
 cri_setup test-cri-options || finish
@@ -62,27 +110,33 @@ DIRECT_SECS=$(secs_since "$T0")
 check "runc checkpoint --leave-running of pod A's container, directly (status $rc)" test "$rc" -eq 0
 check "runc directly: the plugin's images are in its image directory" eval 'ls "$CT/direct/img" | grep -q "^amdgpu-"'
 DIRECT_CRIU=$(criu_secs "$CT/direct/work/dump.log")
+cp "$R.out" "$CT/$NAME.out.direct"
+direct_restore
 cri_checkpoint_a "$NAME" "$CT/ckpt2.tar" || finish
 CKPT_CRIU=$(criu_secs "$CT/dump.log")
-diag "checkpoint: runc directly ${DIRECT_SECS} s (CRIU ${DIRECT_CRIU} s), CRI CheckpointContainer ${CKPT_SECS} s (CRIU ${CKPT_CRIU} s)"
 cri_ckpt_image gpu-ckpt2 1 "$NAME" "$CT/ckpt2.tar"
 
-# the options file of the restoring node names B0 B1
-printf '# test-cri-options\nAMDGPU_CRIU_GPUS=renderD%s,renderD%s\n' "$b0" "$b1" >"$OPTS"
+# the options file of the restoring node names B0 B1 by PCI address (what
+# a device plugin or DRA driver knows of a GPU)
+B_PCI="$(pci_of "$b0"),$(pci_of "$b1")"
+diag "pod-b: B0 B1 are $B_PCI"
+printf '# test-cri-options\nAMDGPU_CRIU_GPUS=%s\n' "$B_PCI" >"$OPTS"
 cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
 rc=$?
 rm -f "$OPTS"
 if must "pod-b: restored with the options file naming B0 B1 (status $rc)" test "$rc" -eq 0; then
-	diag "restore: CRI StartContainer ${RESTORE_SECS} s (CRIU $(criu_secs "$CT/restore.log") s)"
+	# the same container through runc directly and through CRI, side by side
+	diag "time: checkpoint: runc directly ${DIRECT_SECS} s (CRIU ${DIRECT_CRIU} s), CRI CheckpointContainer ${CKPT_SECS} s (CRIU ${CKPT_CRIU} s); restore: runc directly ${DIRECT_RESTORE_SECS:-?} s (CRIU ${DIRECT_RESTORE_CRIU:-?} s), CRI StartContainer ${RESTORE_SECS} s (CRIU $(criu_secs "$CT/restore.log") s)"
 	check "pod-b: the plugin read the restoring node's options file (CRIU's log)" \
 		grep -q "options file $OPTS: 1 option set" "$CT/restore.log"
-	cri_restored pod-b "B0 B1, named in the options file" "$b0 $b1" "$b_ids"
+	cri_restored pod-b "B0 B1, named by PCI address in the options file" "$b0 $b1" "$b_ids"
 else
 	cri_restore_failed pod-b
 fi
 
 # cancelled by the caller's deadline (1 s: a restore through containerd
 # takes longer; if it did not, the deadline had nothing to cancel)
+cri_files_snap "$CT/files.before"
 CRI_TIMEOUT=1
 cri_restore_into pod-e "$CKPT" "$NAME" "$b0" "$b1"
 rc=$?
@@ -94,10 +148,11 @@ else
 		eval 'echo "$CRI_ERR" | grep -q DEADLINE_EXCEEDED'
 fi
 diag "pod-e: after the deadline: container $(cri_state "$CTR_ID"), criu: $(pidof criu || echo none)"
-cancelled "pod-e (deadline)"
+cancelled "pod-e (deadline)" "$POD_ID" "$CTR_ID"
 
 # cancelled by removing the pod while CRIU restores it
 cp "$CT/$NAME.out.ckpt" "$R.out" && rm -f "$R.trigger" "$R.result"
+cri_files_snap "$CT/files.before"
 POD_ID= CTR_ID=
 if cri runp-f runp pod-f; then
 	POD_ID=$CRI_OUT
@@ -116,9 +171,9 @@ if must "pod-f: the restore's container created" test -n "$CTR_ID"; then
 	fi
 	wait "$START_PID"
 	diag "pod-f: StartContainer: status $?: $(tr '\n' ' ' <"$CT/cri-start-f.log")"
-	POD_ID=
+	POD_F=$POD_ID POD_ID=
 fi
-cancelled "pod-f (pod removed)"
+cancelled "pod-f (pod removed)" "${POD_F:-}" "$CTR_ID"
 
 # still restorable
 cri_restore_into pod-g "$CKPT" "$NAME" "$b2" "$b3"

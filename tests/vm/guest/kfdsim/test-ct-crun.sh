@@ -21,19 +21,6 @@ kfdsim_debugfs || diag "no kfdsim debugfs"
 # unique_id; (a): render nodes in the plugin's options file (runtimes that
 # drop the environment, podman's checkpoint)
 CONF=/etc/criu/amdgpu_plugin.conf
-# kfd_prop_of MINOR: "DOMAIN LOCATION_ID UNIQUE_ID" of the KFD node with that render minor
-kfd_prop_of() {
-	local f
-	for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do
-		awk -v m="$1" '$1 == "drm_render_minor" && $2 == m { mine = 1 }
-			$1 == "domain" { d = $2 } $1 == "location_id" { l = $2 } $1 == "unique_id" { u = $2 }
-			END { if (mine) print d, l, u }' "$f"
-	done
-}
-# pci_of MINOR: "0000:63:00.0" of that GPU
-pci_of() {
-	kfd_prop_of "$1" | awk '{ printf "%04x:%02x:%02x.%x\n", $1, int($2 / 256) % 256, int($2 / 8) % 32, $2 % 8 }'
-}
 # uid_of MINOR: its unique_id as 16 hex digits (sysfs has it in decimal, above 2^53)
 uid_of() { printf '%016x\n' "$(kfd_prop_of "$1" | awk '{ print $3 }')"; }
 ct_gpus_for() {
