@@ -11,7 +11,10 @@
 #                               modules, which the source tree lacks), GNU
 #                               make (zdtm.py starts each test with make),
 #                               bash and libc-bin (ldd: the ns flavour copies
-#                               each test's libraries into its root), with
+#                               each test's libraries into its root),
+#                               util-linux's flock alone (zdtm.py serialises
+#                               its cgroup set-up with it; busybox has none;
+#                               it needs only libc), with
 #                               their library closure in trixie, verified:
 #                               every DT_NEEDED of every unpacked ELF resolves
 #                               inside DEST/root or CRIU_ROOT
@@ -66,7 +69,7 @@ deps_of() {
 
 fetch_root() {
 	local have closure
-	debs_fresh "$DEST" "$WANT" usr/bin/python3 && return 0
+	debs_fresh "$DEST" "$WANT flock" usr/bin/python3 && return 0
 	have=" $(ls "$(dirname "$CRIU_ROOT")/debs" | sed -n 's/_.*//p' | tr '\n' ' ') "
 	# shellcheck disable=SC2086 # a list of package names
 	closure=$(debs_closure "$have" $WANT)
@@ -76,8 +79,12 @@ fetch_root() {
 		"$DEST"/root/usr/lib/python3.13/config-*
 	find "$DEST/root" -name __pycache__ -prune -exec rm -rf {} +
 	ln -sfn python3.13 "$DEST/root/usr/bin/python3"
+	mkdir -p "$DEST/flock"
+	(cd "$DEST/flock" && "${APTP[@]}" download "util-linux/$DEBS_SUITE" >/dev/null)
+	dpkg-deb --fsys-tarfile "$DEST"/flock/util-linux_*.deb | tar -x -C "$DEST/root" ./usr/bin/flock
+	rm -rf "$DEST/flock"
 	debs_verify fetch-zdtm "$DEST" "$CRIU_ROOT"
-	debs_done fetch-zdtm "$DEST" "$WANT"
+	debs_done fetch-zdtm "$DEST" "$WANT flock"
 	echo "fetch-zdtm: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"
 }
 

@@ -316,7 +316,8 @@ install_podman() { # OVERLAY
 # python3-pycriu, make, bash and ldd (scripts/fetch-zdtm.sh, ZDTM_DIR;
 # build-initramfs.sh copies its root over /usr). The source tree's
 # test/pycriu (a link to lib/pycriu, whose protobuf modules only CRIU's
-# build makes) goes: python3-pycriu's is the same version. IMAGE_STREAMER,
+# build makes) goes: python3-pycriu's is the same version. The tests'
+# sources go too (the guest has no compiler). IMAGE_STREAMER,
 # when given, as test/criu/criu-image-streamer/ (zdtm.py --stream). / is a
 # tmpfs (ROOT_TMPFS): the ns flavour's restore pivot_root()s.
 install_zdtm() { # OVERLAY
@@ -331,6 +332,9 @@ install_zdtm() { # OVERLAY
 	cp -a "$tree/criu/test" "$ov/test/criu/"
 	cp -a "$tree/criu/plugins/amdgpu" "$ov/test/criu/plugins/"
 	rm -f "$ov/test/criu/test/pycriu"
+	# the guest has no compiler: the built tests without their sources and
+	# make's dependency files (which name this host's headers)
+	rm -f "$ov"/test/criu/test/zdtm/gpu/*.[cho] "$ov"/test/criu/test/zdtm/gpu/*.d
 	[ ! -x "${IMAGE_STREAMER:-}" ] || { mkdir -p "$ov/test/criu/criu-image-streamer" &&
 		cp "$IMAGE_STREAMER" "$ov/test/criu/criu-image-streamer/"; }
 	ln -s /usr/bin/bash "$ov/bin/bash" # ldd's interpreter
