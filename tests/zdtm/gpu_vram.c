@@ -207,13 +207,16 @@ static int check_cpu_mapping(const struct kfdl_bo *bo, int b)
 	unsigned long lo, hi;
 	char line[512], want[32];
 	int found = 0;
+	size_t n;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	if (!f) {
 		fail("open /proc/self/maps: %m");
 		return -1;
 	}
-	snprintf(want, sizeof(want), "/dev/dri/renderD%u", k.gpu[bo->gi].minor);
+	/* the path as this task sees it: in the ns flavour a restored mapping
+	 * may be of the host's node, outside this root (no /dev/dri prefix) */
+	snprintf(want, sizeof(want), "/renderD%u", k.gpu[bo->gi].minor);
 	while (!found && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == (unsigned long)bo->cpu)
 			found = 1;
@@ -222,8 +225,9 @@ static int check_cpu_mapping(const struct kfdl_bo *bo, int b)
 		fail("BO %d: no mapping at %p any more", b, bo->cpu);
 		return -1;
 	}
-	if (hi - lo != bo->size || !strstr(line, want)) {
-		line[strcspn(line, "\n")] = 0;
+	line[strcspn(line, "\n")] = 0;
+	n = strlen(line);
+	if (hi - lo != bo->size || n < strlen(want) || strcmp(line + n - strlen(want), want)) {
 		fail("BO %d: mapping at %p is \"%s\", want %" PRIu64 " bytes of %s", b, bo->cpu,
 		     line, bo->size, want);
 		return -1;
