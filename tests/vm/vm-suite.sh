@@ -338,6 +338,10 @@ install_zdtm() { # OVERLAY
 	[ ! -x "${IMAGE_STREAMER:-}" ] || { mkdir -p "$ov/test/criu/criu-image-streamer" &&
 		cp "$IMAGE_STREAMER" "$ov/test/criu/criu-image-streamer/"; }
 	ln -s /usr/bin/bash "$ov/bin/bash" # ldd's interpreter
+	mkdir -p "$ov/usr/bin"
+	ln -s /bin/busybox "$ov/usr/bin/env" # zdtm.py's "#!/usr/bin/env python3" (zdtm_ct execs it)
+	# zdtm_ct, which runs each test's zdtm.py in new namespaces, mounts binfmt_misc
+	COMMON_MODS="$COMMON_MODS binfmt_misc"
 	echo "ROOT_TMPFS=1" >>"$ov/test/config"
 	ZDTM_CT_ROOT=$ZDTM_DIR/root
 }
