@@ -14,7 +14,9 @@
 #                               each test's libraries into its root),
 #                               util-linux's flock alone (zdtm.py serialises
 #                               its cgroup set-up with it; busybox has none;
-#                               it needs only libc), with
+#                               it needs only libc) and coreutils' rm alone
+#                               (zdtm's Makefile.inc runs rm --one-file-system,
+#                               which busybox's rm refuses), with
 #                               their library closure in trixie, verified:
 #                               every DT_NEEDED of every unpacked ELF resolves
 #                               inside DEST/root or CRIU_ROOT
@@ -69,7 +71,7 @@ deps_of() {
 
 fetch_root() {
 	local have closure
-	debs_fresh "$DEST" "$WANT flock" usr/bin/python3 && return 0
+	debs_fresh "$DEST" "$WANT flock rm" usr/bin/python3 && return 0
 	have=" $(ls "$(dirname "$CRIU_ROOT")/debs" | sed -n 's/_.*//p' | tr '\n' ' ') "
 	# shellcheck disable=SC2086 # a list of package names
 	closure=$(debs_closure "$have" $WANT)
@@ -79,12 +81,13 @@ fetch_root() {
 		"$DEST"/root/usr/lib/python3.13/config-*
 	find "$DEST/root" -name __pycache__ -prune -exec rm -rf {} +
 	ln -sfn python3.13 "$DEST/root/usr/bin/python3"
-	mkdir -p "$DEST/flock"
-	(cd "$DEST/flock" && "${APTP[@]}" download "util-linux/$DEBS_SUITE" >/dev/null)
-	dpkg-deb --fsys-tarfile "$DEST"/flock/util-linux_*.deb | tar -x -C "$DEST/root" ./usr/bin/flock
-	rm -rf "$DEST/flock"
+	mkdir -p "$DEST/one"
+	(cd "$DEST/one" && "${APTP[@]}" download "util-linux/$DEBS_SUITE" "coreutils/$DEBS_SUITE" >/dev/null)
+	dpkg-deb --fsys-tarfile "$DEST"/one/util-linux_*.deb | tar -x -C "$DEST/root" ./usr/bin/flock
+	dpkg-deb --fsys-tarfile "$DEST"/one/coreutils_*.deb | tar -x -C "$DEST/root" ./usr/bin/rm
+	rm -rf "$DEST/one"
 	debs_verify fetch-zdtm "$DEST" "$CRIU_ROOT"
-	debs_done fetch-zdtm "$DEST" "$WANT flock"
+	debs_done fetch-zdtm "$DEST" "$WANT flock rm"
 	echo "fetch-zdtm: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"
 }
 

@@ -20,13 +20,14 @@ check "the GPU test is built (test/zdtm/gpu)" test -x "$T"
 # zrun NAME ARGS...: zdtm.py run of the GPU test; its output in $WORK/NAME.log,
 # the images and CRIU's logs kept (dump/) until the next run; sets ZRC.
 # --ignore-taint: zdtm.py refuses a tainted kernel, and the out-of-tree
-# kfdsim module taints it (O) at boot.
+# kfdsim module taints it (O) at boot. /usr/bin first in PATH: coreutils'
+# rm before busybox's (zdtm's Makefile.inc runs rm --one-file-system).
 zrun() {
 	local name=$1
 	shift
 	rm -rf dump "$T.out"
 	diag "$name: zdtm.py run -t $T $*"
-	python3 zdtm.py run -t "$T" --criu-bin /usr/sbin/criu --criu-plugin amdgpu \
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 zdtm.py run -t "$T" --criu-bin /usr/sbin/criu --criu-plugin amdgpu \
 		--keep-img always --ignore-taint "$@" >"$WORK/$name.log" 2>&1
 	ZRC=$?
 	find dump -name '*.log' 2>/dev/null | sort >"$WORK/$name.logs"
