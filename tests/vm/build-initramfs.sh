@@ -18,18 +18,21 @@
 #               /usr/sbin/runc-1.3), trixie's python3
 #               and python3-grpcio (scripts/fetch-cri.sh), copied on top of
 #               RUNTIMES_ROOT (boot "cri", guest/kfdsim/test-cri-*.sh)
+#   ZDTM_ROOT   optional, trixie's python3, python3-pycriu, make, bash, ldd
+#               (scripts/fetch-zdtm.sh), copied on top of /usr (boot "zdtm",
+#               guest/kfdsim/test-zdtm.sh: CRIU's test/zdtm.py)
 #   libraries   every shared library that an ELF file of OVERLAY (or of the
 #               directory LIBS_FOR, e.g. a package unpacked for it) needs and
 #               the trixie closure lacks (libdrm, libdrm_amdgpu, json-c, ...),
 #               taken from the host, where those files were built
 # and writes it as a zstd-compressed newc cpio.
 #
-# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT [PODMAN_ROOT [CRI_ROOT]]]]
+# usage: build-initramfs.sh OUT.cpio.zst CRIU_ROOT OVERLAY_DIR [CRIU42_ROOT [RUNTIMES_ROOT [PODMAN_ROOT [CRI_ROOT [ZDTM_ROOT]]]]]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 OUT=$(realpath -m "$1") CRIU_ROOT=$(cd "$2" && pwd) OVERLAY=$(cd "$3" && pwd) CRIU42_ROOT=${4:-}
-RUNTIMES_ROOT=${5:-} PODMAN_ROOT=${6:-} CRI_ROOT=${7:-}
+RUNTIMES_ROOT=${5:-} PODMAN_ROOT=${6:-} CRI_ROOT=${7:-} ZDTM_ROOT=${8:-}
 LIBDIR=usr/lib/x86_64-linux-gnu
 STAGE=
 
@@ -110,6 +113,10 @@ main() {
 	STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vm-initramfs.XXXXXX")
 	add_criu
 	[ -z "$RUNTIMES_ROOT" ] || add_runtimes
+	if [ -n "$ZDTM_ROOT" ]; then
+		cp -a "$ZDTM_ROOT/usr" "$STAGE/"
+		vm_log "adding zdtm.py's python3, make and ldd of $ZDTM_ROOT"
+	fi
 	add_busybox
 	mkdir -p "$STAGE"/{proc,sys,dev,tmp,run}
 	cp -a "$OVERLAY"/. "$STAGE"/

@@ -67,6 +67,7 @@ CRIU42_ROOT=
 RUNTIMES_ROOT=${RUNTIMES_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/runtimes/root}
 PODMAN_ROOT=${PODMAN_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/podman/root} # boot "podman" (install_podman)
 CRI_ROOT=${CRI_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/cri/root} # boot "cri" (install_cri)
+ZDTM_DIR=${ZDTM_DIR:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/zdtm} # boot "zdtm" (install_zdtm)
 # Debian testing's ROCm (scripts/fetch-rocm-testing.sh; install_rocm_testing)
 ROCM_TESTING=${ROCM_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/rocm-testing}
 # and its HIP runtime (scripts/fetch-hip-testing.sh; install_hip_testing, only with VM_HIP=1)
@@ -308,6 +309,46 @@ install_podman() { # OVERLAY
 }
 # --- end of the podman hook ---
 
+# --- zdtm hook (boot "zdtm", guest/kfdsim/test-zdtm.sh) ---
+# CRIU's own test runner, test/zdtm.py of CRIU's source of the guest's
+# criu version, with the GPU tests of tests/zdtm as test/zdtm/gpu/
+# (scripts/zdtm-tree.sh, built here against the guest kernel's uapi) and
+# the plugin as plugins/amdgpu/amdgpu_plugin.so (--criu-plugin amdgpu), in
+# /test/criu; trixie's python3, python3-yaml, python3-protobuf,
+# python3-pycriu, make, bash and ldd (scripts/fetch-zdtm.sh, ZDTM_DIR;
+# build-initramfs.sh copies its root over /usr). The source tree's
+# test/pycriu (a link to lib/pycriu, whose protobuf modules only CRIU's
+# build makes) goes: python3-pycriu's is the same version. The tests'
+# sources go too (the guest has no compiler). IMAGE_STREAMER,
+# when given, as test/criu/criu-image-streamer/ (zdtm.py --stream). / is a
+# tmpfs (ROOT_TMPFS): the ns flavour's restore pivot_root()s.
+install_zdtm() { # OVERLAY
+	local ov=$1 src tree=$WORKDIR/zdtm-tree
+	src=$(ls -d "$ZDTM_DIR"/criu-*/ 2>/dev/null | head -1)
+	[ -n "$src" ] && [ -x "$ZDTM_DIR/root/usr/bin/python3" ] ||
+		vm_die "no CRIU source or python3 in $ZDTM_DIR: run make zdtm-deps (scripts/fetch-zdtm.sh)"
+	rm -rf "$tree" && mkdir -p "$tree"
+	cp -a "$src" "$tree/criu"
+	"$VM_ROOT/scripts/zdtm-tree.sh" "$tree/criu" "$BUILD/amdgpu_plugin.so" "$WORKDIR/include"
+	mkdir -p "$ov/test/criu/plugins" "$ov/bin"
+	cp -a "$tree/criu/test" "$ov/test/criu/"
+	cp -a "$tree/criu/plugins/amdgpu" "$ov/test/criu/plugins/"
+	rm -f "$ov/test/criu/test/pycriu"
+	# the guest has no compiler: the built tests without their sources and
+	# make's dependency files (which name this host's headers)
+	rm -f "$ov"/test/criu/test/zdtm/gpu/*.[cho] "$ov"/test/criu/test/zdtm/gpu/*.d
+	[ ! -x "${IMAGE_STREAMER:-}" ] || { mkdir -p "$ov/test/criu/criu-image-streamer" &&
+		cp "$IMAGE_STREAMER" "$ov/test/criu/criu-image-streamer/"; }
+	ln -s /usr/bin/bash "$ov/bin/bash" # ldd's interpreter
+	mkdir -p "$ov/usr/bin"
+	ln -s /bin/busybox "$ov/usr/bin/env" # zdtm.py's "#!/usr/bin/env python3" (zdtm_ct execs it)
+	# zdtm_ct, which runs each test's zdtm.py in new namespaces, mounts binfmt_misc
+	COMMON_MODS="$COMMON_MODS binfmt_misc"
+	echo "ROOT_TMPFS=1" >>"$ov/test/config"
+	ZDTM_CT_ROOT=$ZDTM_DIR/root
+}
+# --- end of the zdtm hook ---
+
 # --- cri hook (boot "cri", guest/kfdsim/test-cri-*.sh) ---
 # Debian testing's containerd 2.1 (CRI plugin, CDI, CheckpointContainer) and
 # runc 1.3, and trixie's python3 with python3-grpcio for the CRI client
@@ -455,7 +496,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	! grep -q '^test-rocm-hip' "$ov/test/vm/order" || install_hip_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
-	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT= CRI_CT_ROOT=
+	LIBS_FOR= CT_ROOT= PODMAN_CT_ROOT= CRI_CT_ROOT= ZDTM_CT_ROOT=
 	if grep -qE '^test-(ct|cri)-' "$ov/test/vm/order"; then
 		install_containers "$ov"
 		CT_ROOT=$RUNTIMES_ROOT
@@ -469,6 +510,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	if grep -q '^test-cri-' "$ov/test/vm/order" && install_cri "$ov"; then
 		CRI_CT_ROOT=$CRI_ROOT
 	fi
+	! grep -q '^test-zdtm' "$ov/test/vm/order" || install_zdtm "$ov"
 	for f in "$WORKDIR"/kmod/*.ko; do [ -f "$f" ] && cp "$f" "$ov/test/"; done
 	# read, not an unquoted expansion: "name?" specs are no globs
 	read -ra specs <<<"$(suite_modules | tr '\n' ' ')"
@@ -500,7 +542,7 @@ prepare() {
 	step "guest files"; make_overlay "$kroot" "$krel" "$OVERLAY"
 	exec 8>&- # the shared files are ready: other boots may prepare
 	[ -s "$OVERLAY/test/vm/order" ] || vm_die "no guest test to run (suite $SUITE, boot ${BOOT:-any}, VM_ONLY '${VM_ONLY:-}')"
-	step "initramfs"; LIBS_FOR=$LIBS_FOR "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT" "$CT_ROOT" "$PODMAN_CT_ROOT" "$CRI_CT_ROOT"
+	step "initramfs"; LIBS_FOR=$LIBS_FOR "$HERE/build-initramfs.sh" "$INITRAMFS" "$CRIU_ROOT" "$OVERLAY" "$CRIU42_ROOT" "$CT_ROOT" "$PODMAN_CT_ROOT" "$CRI_CT_ROOT" "$ZDTM_CT_ROOT"
 	step "VM run"
 	KERNEL=$kroot/boot/vmlinuz-$krel
 	KREL=$krel

@@ -12,6 +12,9 @@
 #   make vm-cri             only boot "cri" (not in vm-check): containerd 2.1's CRI
 #                           checkpoints a GPU pod's container and restores it from a
 #                           checkpoint image into pods given other GPUs
+#   make zdtm               only boot "zdtm" (not in vm-check): CRIU's own test/zdtm.py
+#                           runs the GPU tests of tests/zdtm (h, ns, --iters, --pre,
+#                           --snaps, --stream, --lazy-pages; docs/zdtm.md)
 #   make vm-rocm            only boot "rocm" of vm-check: bookworm's ROCm 5.2.3 under
 #                           CRIU, and Debian testing's rocminfo 7.x / ROCr 6.4
 #   make vm-bench           benchmarks in the VM (boot "bench"): BO contents per
@@ -45,9 +48,11 @@ VM_SUITE_vm-rocm := tests/vm/test-kfdsim-rocm.sh
 # boot "cri" alone (containerd 2.1's CRI CheckpointContainer and restore from
 # a checkpoint image of a GPU pod's container; not in vm-check)
 VM_SUITE_vm-cri := tests/vm/test-kfdsim-cri.sh
+# boot "zdtm" alone: CRIU's test/zdtm.py runs tests/zdtm's GPU tests
+VM_SUITE_zdtm := tests/vm/test-kfdsim-zdtm.sh
 export KFDSIM_PARAMS VM_ONLY VM_TIMEOUT VM_TEST_TIMEOUT VM_KFDSIM_SRC VM_TIMEOUT_SCALE VM_STALL_TIMEOUT VM_CPU
 
-.PHONY: vm-deps vm-cri-deps vm-check vm-amdgpu-check vm-selftest vm-bench vm-podman vm-rocm vm-cri
+.PHONY: vm-deps vm-cri-deps zdtm-deps vm-check vm-amdgpu-check vm-selftest vm-bench vm-podman vm-rocm vm-cri zdtm
 
 # A stamp per recipe version, as for the build dependencies.
 $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
@@ -69,7 +74,13 @@ vm-deps: $(VM_DEPS_STAMP) deps rocm-testing
 # (kept for the command lines that name it: vm-deps fetches them)
 vm-cri-deps: vm-deps
 
-vm-check vm-amdgpu-check vm-selftest vm-podman vm-rocm vm-cri: deps vm-deps
+# CRIU's source of trixie's criu version, python3, pycriu, make for the zdtm boot
+# (scripts/fetch-zdtm.sh; quick when already there)
+zdtm-deps: vm-deps
+	scripts/fetch-zdtm.sh $(CACHE)/zdtm $(CRIU_DIR)/root
+
+zdtm: zdtm-deps
+vm-check vm-amdgpu-check vm-selftest vm-podman vm-rocm vm-cri zdtm: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(VM_SUITE_$@)
 
