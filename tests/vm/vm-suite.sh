@@ -444,7 +444,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
-	! grep -qE '^test-rocm(-testing|6-|-hip)' "$ov/test/vm/order" || install_rocm_testing "$ov"
+	! grep -qE '^test-rocm(-testing|6-|-hip|-blit)' "$ov/test/vm/order" || install_rocm_testing "$ov"
 	! grep -q '^test-rocm-hip' "$ov/test/vm/order" || install_hip_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
