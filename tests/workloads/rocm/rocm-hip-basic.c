@@ -11,8 +11,9 @@
  * hipHostMalloc (pinned), malloc + hipHostRegister, hipStreamCreate,
  * hipEventCreate, hipMemcpy host -> VRAM -> registered host (bytes
  * compared), hipMemcpyAsync on the stream with an event recorded and
- * synchronised, hipIpcGetMemHandle; with --blit last a hipMemcpy VRAM ->
- * VRAM, which HIP runs as a blit kernel: on kfdsim a queue error, so HIP
+ * synchronised, hipIpcGetMemHandle; with --blit last a hipMemcpy2D VRAM ->
+ * VRAM with pitches wider than its rows, which HIP runs as ROCclr's
+ * rectangle blit kernel, one kfdsim does not model: a queue error, so HIP
  * aborts the program naming the error. With --kernels (for HIP without SDMA
  * queues: HSA_ENABLE_SDMA=0 GPU_FORCE_BLIT_COPY_SIZE=..., whose copies and
  * fills are ROCclr's blit kernels, which kfdsim carries out) device-to-
@@ -242,10 +243,12 @@ int main(int argc, char **argv)
 	if (blit && !vram2) {
 		begin("hipMalloc vram 2");
 		if (end(hipMalloc(&vram2, size))) {
-			printf("# next: a blit kernel; on kfdsim HIP aborts with a queue error\n");
+			printf("# next: a rectangle blit kernel; on kfdsim HIP aborts with a queue error\n");
 			fflush(stdout);
-			begin("hipMemcpy vram to vram (blit kernel)");
-			end(hipMemcpy(vram2, vram, size, hipMemcpyDeviceToDevice));
+			/* pitches wider than the rows: no linear copy */
+			begin("hipMemcpy2D vram to vram (rectangle blit kernel)");
+			end(hipMemcpy2D(vram2, 256, vram, 256, 128, size / 256 < 64 ? size / 256 : 64,
+					hipMemcpyDeviceToDevice));
 		}
 	}
 	if (event)

@@ -55,7 +55,7 @@ DESC=/test/kfdsim/machines/mi210.desc
 diag "kfdsim/blit before: $(cat $BLIT 2>/dev/null)"
 if gpu_start same --size 1048576; then
 	pid=$WL_PID
-	check "same: the process has no SDMA queue, its queues run" \
+	check "same: the process's GPU queues run" \
 		eval 'wait_until 10 kfd_running $pid'
 	EXPECT=ok gpu_dump_restore same "$WORK/img-same" "$pid"
 	gpu_finish same "$pid"

@@ -5,10 +5,10 @@
 # on kfdsim, only in images made with VM_HIP=1 (about 150 MB more): the
 # probe rocm-hip-basic (tests/workloads/rocm) runs each HIP host call of
 # ours with a watchdog and says which works, fails or hangs; then a
-# device-to-device hipMemcpy, a blit kernel, must end in ROCr's queue
-# error (HIP aborts naming HSA_STATUS_ERROR_INVALID_PACKET_FORMAT) with
-# kfdsim's dmesg line naming the kernel: never a silent success, never a
-# hang. Then HIP without SDMA queues (HSA_ENABLE_SDMA=0, and
+# device-to-device hipMemcpy2D, ROCclr's rectangle blit kernel, which
+# kfdsim does not model, must end in ROCr's queue error (HIP aborts naming
+# HSA_STATUS_ERROR_INVALID_PACKET_FORMAT) with kfdsim's dmesg line naming
+# the kernel: never a silent success, never a hang. Then HIP without SDMA queues (HSA_ENABLE_SDMA=0, and
 # GPU_FORCE_BLIT_COPY_SIZE so that ROCclr copies with its own blit kernels
 # rather than ROCr's): kfdsim carries out ROCclr's copy and fill kernels
 # (tests/kfdsim/blit.c), so every copy, device-to-device ones, aligned and
@@ -46,10 +46,10 @@ for what in hipGetDeviceCount "hipMalloc vram" "hipHostMalloc pinned" hipHostReg
 	check "HIP 6.4: $what" grep -qx "STEP ok $what" "$res"
 done
 check "HIP 6.4: no call hangs" sh -c "! grep -q '^STEP HANG' '$res'"
-check "HIP 6.4: the blit kernel ends in a queue error (HIP aborts: invalid packet format)" \
+check "HIP 6.4: the rectangle blit kernel ends in a queue error (HIP aborts: invalid packet format)" \
 	grep -q 'HSA_STATUS_ERROR_INVALID_PACKET_FORMAT' "$res"
-check "kfdsim names the dispatched kernel in dmesg" \
-	sh -c "dmesg | tail -n +$((mark + 1)) | grep -q 'kernel dispatch of'"
+check "kfdsim names the dispatched kernel, one of ROCclr's, in dmesg" \
+	sh -c "dmesg | tail -n +$((mark + 1)) | grep -q 'kernel dispatch of __amd_rocclr_copyBufferRect'"
 
 # --- HIP without SDMA queues: ROCclr's blit kernels carried out ---
 BLIT=/sys/kernel/debug/kfdsim/blit
