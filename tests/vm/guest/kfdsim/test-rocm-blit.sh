@@ -10,7 +10,9 @@
 # host's run of each work-item's loop leaves (remainders, misaligned ends,
 # strides the grid does not cover, tiled and strided fills), and a
 # dispatch on a 2-D grid (not modelled) must end in ROCr's queue error
-# callback with the destination untouched. No HIP needed.
+# callback with the destination untouched. Then with one byte of the first
+# modelled dispatch flipped (fault injection "blit corrupt") the byte check
+# must fail there and only there. No HIP needed.
 . /test/lib/guest.sh
 
 R=/usr/lib/rocm-testing
@@ -47,5 +49,19 @@ check "kfdsim names the kernel and why it did not run it" \
 	sh -c "dmesg | tail -n +$((mark + 1)) | grep -q 'kernel dispatch of __amd_rocclr_copyBuffer.kd .*more than one dimension'"
 check "kfdsim/blit counts the copies and fills" \
 	eval 'set -- $(cat $BLIT); [ "$2" -ge $((5 * gpus)) ] && [ "$4" -ge $((3 * gpus)) ]'
+
+# a wrong result is caught: the first copy's first byte flipped
+res=$WORK/rocm-hsa-blit-corrupt.out
+check "corrupt: fault injection armed (blit corrupt)" kfd_inject "blit corrupt EIO 1"
+HSAKMT_DEBUG_LEVEL=4 timeout 240 $R/bin/rocm-hsa-blit >"$res" 2>&1
+rc=$?
+grep -e '^STEP FAIL' -e '^# byte' -e '^RESULT' "$res" | sed 's/^/# corrupt: /'
+keep "$res"
+left=$(kfd_inject_take)
+check "corrupt: the rule was hit" test -z "$left"
+check "corrupt: the first copy's byte check fails, and no other check" \
+	eval '[ "$(grep -c "^STEP FAIL" "$res")" -eq 1 ] && grep -A1 "^STEP ok copyBuffer 16-byte aligned.* on gpu0" "$res" | grep -q "^STEP FAIL   bytes as the work-items leave them on gpu0"'
+check "corrupt: it names the flipped byte, the destination's first" grep -q '^# byte 16384 of the buffers' "$res"
+check "corrupt: RESULT FAIL 1, exit status 1" eval 'grep -qx "RESULT FAIL 1" "$res" && [ "$rc" -eq 1 ]'
 rm -f /dev/shm/hsakmt_shared_mem /dev/shm/sem.hsakmt_semaphore
 tap_done
