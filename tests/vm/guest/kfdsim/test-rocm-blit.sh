@@ -60,7 +60,7 @@ keep "$res"
 left=$(kfd_inject_take)
 check "corrupt: the rule was hit" test -z "$left"
 check "corrupt: the first copy's byte check fails, and no other check" \
-	eval '[ "$(grep -c "^STEP FAIL" "$res")" -eq 1 ] && grep -A1 "^STEP ok copyBuffer 16-byte aligned.* on gpu0" "$res" | grep -q "^STEP FAIL   bytes as the work-items leave them on gpu0"'
+	eval '[ "$(grep -c "^STEP FAIL" "$res")" -eq 1 ] && grep -A2 "^STEP ok copyBuffer 16-byte aligned.* on gpu0" "$res" | grep -q "^STEP FAIL   bytes as the work-items leave them on gpu0"'
 check "corrupt: it names the flipped byte, the destination's first" grep -q '^# byte 16384 of the buffers' "$res"
 check "corrupt: RESULT FAIL 1, exit status 1" eval 'grep -qx "RESULT FAIL 1" "$res" && [ "$rc" -eq 1 ]'
 rm -f /dev/shm/hsakmt_shared_mem /dev/shm/sem.hsakmt_semaphore
