@@ -28,10 +28,13 @@
  *                    (a barrier on a signal's value under a mask and
  *                    condition EQ/NE/LT/GTE; no signal: done, ROCclr's
  *                    markers send such ones)
- *   KERNEL_DISPATCH  (2) shader code cannot run here: a queue error (below)
- *                    naming the kernel (its descriptor's address, and the
- *                    symbol of the code object it lies in when the object's
- *                    ELF image is loaded before it, as ROCr's loader does)
+ *   KERNEL_DISPATCH  (2) shader code cannot run here: ROCclr's copy and
+ *                    fill blit kernels, known by their symbol, are carried
+ *                    out as the copy or fill they perform (blit.c); any
+ *                    other kernel ends in a queue error (below) naming it
+ *                    (its descriptor's address, and the symbol of the code
+ *                    object it lies in when the object's ELF image is
+ *                    loaded before it, as ROCr's loader does)
  *   AGENT_DISPATCH   (4) and any other type or vendor format: a queue error
  * A packet done: its header set back to INVALID, the read index advanced,
  * then its completion signal (amd_signal_t at the handle) decremented
@@ -374,10 +377,11 @@ static void queue_error(struct kfdsim_queue *q, u64 index, const struct aql_pack
 	q->stopped = true;
 	if (pkt && AQL_TYPE(pkt->header) == AQL_TYPE_KERNEL_DISPATCH) {
 		kernel_symbol(q, pkt->q[3], name, sizeof(name));
-		pr_warn(KFDSIM_NAME ": gpu%u: AQL queue %u: packet %llu: kernel dispatch of %s (kernel object 0x%llx, kernarg 0x%llx, grid %ux%ux%u): shader code does not run on kfdsim: queue error, the queue stops\n",
+		pr_warn(KFDSIM_NAME ": gpu%u: AQL queue %u: packet %llu: kernel dispatch of %s (kernel object 0x%llx, kernarg 0x%llx, grid %ux%ux%u): %s: queue error, the queue stops\n",
 			q->pdd->dev->gpu_index, q->id, index, name[0] ? name : "an unnamed kernel",
 			pkt->q[3], pkt->q[4], (u32)(pkt->q[0] >> 32), (u32)pkt->q[1],
-			(u32)(pkt->q[1] >> 32));
+			(u32)(pkt->q[1] >> 32),
+			strcmp(why, "kernel dispatch") ? why : "shader code does not run on kfdsim");
 	} else {
 		pr_warn(KFDSIM_NAME ": gpu%u: AQL queue %u: packet %llu (header 0x%04x, format %u): %s: queue error, the queue stops\n",
 			q->pdd->dev->gpu_index, q->id, index, pkt ? pkt->header : 0,
@@ -393,6 +397,26 @@ static void queue_error(struct kfdsim_queue *q, u64 index, const struct aql_pack
 	    !va_atomic64(q, payload, 0, BIT_ULL(ec - 1)) &&
 	    !va_rw(q, q->cwsr + CWSR_ERR_EVENT_ID, &event, 4, false) && event)
 		kfdsim_set_event(q->pdd->process, event);
+}
+
+/* KERNEL_DISPATCH: ROCclr's copy and fill blit kernels run (blit.c) */
+static int kernel_dispatch(struct kfdsim_queue *q, const struct aql_packet *pkt, const char **why)
+{
+	struct kfdsim_dispatch d = {
+		.kernel_object = pkt->q[3],
+		.kernarg = pkt->q[4],
+		.grid = { (u32)(pkt->q[0] >> 32), (u32)pkt->q[1], (u32)(pkt->q[1] >> 32) },
+		.dims = pkt->format & 3,
+	};
+	char name[128];
+	int ret;
+
+	kernel_symbol(q, d.kernel_object, name, sizeof(name));
+	ret = kfdsim_blit_dispatch(q, name, &d, why);
+	if (ret != -ENOENT)
+		return ret;
+	*why = "kernel dispatch";
+	return -EOPNOTSUPP;
 }
 
 /* One packet: PKT_DONE, PKT_WAIT, or a negative errno (queue error) */
@@ -413,8 +437,7 @@ static int run_packet(struct kfdsim_queue *q, const struct aql_packet *pkt, bool
 		*why = "vendor-specific packet of an unknown format";
 		return -EINVAL;
 	case AQL_TYPE_KERNEL_DISPATCH:
-		*why = "kernel dispatch";
-		return -EOPNOTSUPP;
+		return kernel_dispatch(q, pkt, why);
 	case AQL_TYPE_AGENT_DISPATCH:
 		*why = "agent dispatch packets are not for GPU queues";
 		return -EINVAL;

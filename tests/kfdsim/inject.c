@@ -31,6 +31,8 @@
  *     sdma           hang            an SDMA job hangs its engine until its
  *                                    context is freed, a "reset", or
  *                                    sdma_lockup_ms (sdma.c)
+ *     blit           corrupt         a modelled blit kernel's first byte
+ *                                    written is flipped (blit.c)
  *   "reset" (instead of a rule) resets every GPU: hung SDMA jobs end with
  *   their rule's ERRNO and their contexts become guilty.
  *   (a device count mismatch: "restore devices EINVAL", or a RESTORE with
@@ -38,6 +40,9 @@
  *
  * /sys/kernel/debug/kfdsim/processes
  *   one line per KFD process (process.c).
+ *
+ * /sys/kernel/debug/kfdsim/blit
+ *   "copies N fills N bytes N corrupted N": the blit kernels carried out.
  *
  * /sys/kernel/debug/kfdsim/sdma
  *   "contexts N jobs N fences N" alive in all render-node files (cs.c), then
@@ -205,6 +210,13 @@ static int kfdsim_sdma_state_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kfdsim_sdma_state);
 
+static int kfdsim_blit_state_show(struct seq_file *m, void *v)
+{
+	kfdsim_blit_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsim_blit_state);
+
 int kfdsim_debugfs_init(void)
 {
 	kfdsim_debugfs = debugfs_create_dir(KFDSIM_NAME, NULL);
@@ -213,6 +225,7 @@ int kfdsim_debugfs_init(void)
 			    &kfdsim_processes_fops);
 	debugfs_create_file("sdma", 0400, kfdsim_debugfs, NULL, &kfdsim_sdma_state_fops);
 	debugfs_create_file("events", 0400, kfdsim_debugfs, NULL, &kfdsim_events_debug_fops);
+	debugfs_create_file("blit", 0400, kfdsim_debugfs, NULL, &kfdsim_blit_state_fops);
 	return 0;
 }
 

@@ -762,6 +762,19 @@ void kfdsim_queues_stop_polling(struct kfdsim_process *p);
 /* aql.c: the packets between the read and write indices of an AQL queue
  * (process mutex held); advances *rptr, stops the queue on a queue error */
 int kfdsim_aql_run(struct kfdsim_queue *q, u64 *rptr, u64 wptr);
+
+/* blit.c: a kernel dispatch of ROCclr's copy or fill blit kernels carried
+ * out on the queue's VM (process mutex held). 0: done; -ENOENT: @symbol is
+ * not a modelled kernel; else a queue error, *why says which. */
+struct kfdsim_dispatch {
+	u64 kernel_object;	/* the kernel descriptor's GPU VA */
+	u64 kernarg;
+	u32 grid[3];		/* work-items per dimension */
+	u16 dims;		/* setup: 1..3 */
+};
+int kfdsim_blit_dispatch(struct kfdsim_queue *q, const char *symbol,
+			 const struct kfdsim_dispatch *d, const char **why);
+void kfdsim_blit_show(struct seq_file *m);
 extern struct mutex kfdsim_dqm_lock;
 
 /* ---- events (events.c) ---------------------------------------------------- */

@@ -228,6 +228,11 @@ install_rocm_testing() { # OVERLAY
 		"$VM_ROOT/tests/workloads/rocm/rocm-hsa.c" "$VM_ROOT/tests/workloads/rocm/rocm_common.c" \
 		-L"$r/usr/lib/x86_64-linux-gnu" -lhsa-runtime64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
 		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
+	# kfdsim's model of ROCclr's blit kernels, through ROCr 6.4 alone (test-rocm-blit)
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$r/usr/include" -o "$d/bin/rocm-hsa-blit" \
+		"$VM_ROOT/tests/workloads/rocm/rocm-hsa-blit.c" \
+		-L"$r/usr/lib/x86_64-linux-gnu" -lhsa-runtime64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
+		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
 }
 
 # Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip.sh) beside ROCr 6.4:
@@ -492,7 +497,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
-	! grep -qE '^test-rocm(-testing|6-|-hip)' "$ov/test/vm/order" || install_rocm_testing "$ov"
+	! grep -qE '^test-rocm(-testing|6-|-hip|-blit)' "$ov/test/vm/order" || install_rocm_testing "$ov"
 	! grep -q '^test-rocm-hip' "$ov/test/vm/order" || install_hip_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"

@@ -15,8 +15,10 @@
  * back through the runtime (hipMemcpy) and compared, the host buffers too,
  * the old stream and event used again, then new VRAM allocated, copied
  * both ways, compared and freed, and a new stream created and used. RESULT
- * gets "PASS" or "FAIL <first failure>". Kernels (device-to-device
- * copies, memsets) are not used: kfdsim runs no shader code.
+ * gets "PASS" or "FAIL <first failure>". No kernels of its own
+ * (device-to-device copies, memsets); run with HSA_ENABLE_SDMA=0 and
+ * GPU_FORCE_BLIT_COPY_SIZE, HIP does each copy with ROCclr's copy kernel,
+ * which kfdsim carries out (tests/kfdsim/blit.c).
  */
 #include <getopt.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC2034 # GPU_WL and GPU_READY_SECS are read by guest.sh's gpu_* functions
 # vm-boot: rocm
-# vm-timeout: 900
+# vm-timeout: 1800
 # A HIP 6.4 process (rocm-hip, tests/workloads/rocm, on Debian testing's HIP,
 # only in images made with VM_HIP=1: scripts/fetch-hip-testing.sh) is
 # refused at dump, as KFD 6.12 refuses it: HIP's hipMemcpy runs on ROCr
@@ -11,6 +11,13 @@
 # running with its GPU queues: afterwards its self-check re-reads every byte
 # through hipMemcpy, uses the old stream and event, allocates, copies and
 # frees new VRAM and makes a new stream.
+# Without SDMA queues (HSA_ENABLE_SDMA=0, GPU_FORCE_BLIT_COPY_SIZE: every
+# copy is ROCclr's blit kernel on an AQL queue, which kfdsim carries out,
+# tests/kfdsim/blit.c) the same process is checkpointed: dumped and
+# restored on the same GPUs ("same"), and dumped on the boot's 2 GPUs and
+# restored on the last 2 of the MI210 machine's 8 ("machine"); each time
+# its self-check re-reads every byte through hipMemcpy, allocates, copies
+# and frees VRAM and creates a new stream.
 . /test/lib/guest.sh
 if [ ! -x /usr/lib/rocm-testing/bin/rocm-hip ]; then
 	ok "rocm-hip-cr # SKIP no HIP in the image (VM_HIP=1 make vm-check VM_ONLY=test-rocm-hip-cr; scripts/fetch-hip-testing.sh)"
@@ -40,5 +47,37 @@ if gpu_start refused --size 1048576; then
 else
 	fail "refused: workload ready"
 fi
+
+# --- without SDMA queues: HIP's copies are blit kernels on AQL queues ---
+export HSA_ENABLE_SDMA=0 GPU_FORCE_BLIT_COPY_SIZE=1048576
+BLIT=/sys/kernel/debug/kfdsim/blit
+DESC=/test/kfdsim/machines/mi210.desc
+diag "kfdsim/blit before: $(cat $BLIT 2>/dev/null)"
+if gpu_start same --size 1048576; then
+	pid=$WL_PID
+	check "same: the process's GPU queues run" \
+		eval 'wait_until 10 kfd_running $pid'
+	EXPECT=ok gpu_dump_restore same "$WORK/img-same" "$pid"
+	gpu_finish same "$pid"
+else
+	fail "same: workload ready"
+fi
+diag "kfdsim/blit after same: $(cat $BLIT 2>/dev/null)"
+if [ ! -f "$DESC" ]; then
+	ok "machine # SKIP no $DESC"
+elif ! gpu_cg_make rocmhip; then
+	ok "machine # SKIP no cgroup v1 devices controller"
+elif GPU_WRAP="sh $WORK/cg-rocmhip.sh" gpu_start machine --size 1048576; then
+	pid=$WL_PID img=$WORK/img-machine
+	ids=$(kfd_user_ids "$pid")
+	gpu_dump_ok machine "$img" "$pid"
+	gpu_restore_on_machine machine "$img" "$pid" "$ids" "$DESC" rocmhip
+	gpu_finish machine "$pid"
+	gpu_cg_remove rocmhip
+	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
+else
+	fail "machine: workload ready"
+fi
+diag "kfdsim/blit after machine: $(cat $BLIT 2>/dev/null)"
 rm -f /dev/shm/hsakmt_shared_mem /dev/shm/sem.hsakmt_semaphore
 tap_done
