@@ -18,6 +18,7 @@
  *   mem_info_vram_total / _used        amdgpu_vram_mgr.c, "%llu": the VRAM
  *   mem_info_vis_vram_total / _used    budget and KFD's VRAM in use, as
  *   mem_info_gtt_total / _used         AMDGPU_INFO answers them (drm_info.c)
+ *   pp_dpm_*, *_busy_percent, hwmon    amdgpu_hwmon.c
  *
  * Compute partitions of one PCI function (the MI300 CPX machines) are
  * amdgpu_xcp platform devices in amdgpu: only the first GPU node of a PCI
@@ -118,7 +119,15 @@ static struct attribute *amdgpu_dev_attrs[] = {
 	&dev_attr_mem_info_gtt_used.attr,
 	NULL
 };
-ATTRIBUTE_GROUPS(amdgpu_dev);
+static const struct attribute_group amdgpu_dev_group = {
+	.attrs = amdgpu_dev_attrs,
+};
+
+static const struct attribute_group *amdgpu_dev_groups[] = {
+	&amdgpu_dev_group,
+	&kfdsim_amdgpu_pm_group,
+	NULL
+};
 
 static bool same_pci_fn(const struct kfdsim_node *a, const struct kfdsim_node *b)
 {

@@ -336,13 +336,14 @@ static void remove_drm_dev(struct kfdsim_drm *kd)
  * A DRM device on a platform device of its own. The DRM core picks the
  * render minor when the device is allocated: if it is @want's, the platform
  * device becomes that GPU's amdgpu device (amdgpu_sysfs.c: its PCI
- * address's directory, amdgpu's device files) before it is added.
+ * address's directory, amdgpu's device files) before it is added, and gets
+ * amdgpu's hwmon device (amdgpu_hwmon.c) once it is.
  */
 static struct kfdsim_drm *add_drm_dev(u32 seq, struct kfdsim_node *want)
 {
 	struct platform_device *pdev;
 	struct kfdsim_drm *kd;
-	bool gpu = false;
+	bool gpu = false, added = false;
 	int ret;
 
 	pdev = platform_device_alloc("kfdsim_drm", seq);
@@ -371,15 +372,18 @@ static struct kfdsim_drm *add_drm_dev(u32 seq, struct kfdsim_node *want)
 	ret = platform_device_add(pdev);
 	if (ret)
 		goto err_devres;
-	ret = drm_dev_register(&kd->drm, 0);
+	added = true;
+	if (gpu)
+		ret = kfdsim_amdgpu_hwmon_add(pdev, want);
+	ret = ret ?: drm_dev_register(&kd->drm, 0);
 	if (ret)
-		goto err_del;
+		goto err_devres;
 	return kd;
 
-err_del:
-	platform_device_del(pdev);
 err_devres:
 	devres_release_group(&pdev->dev, NULL);
+	if (added)
+		platform_device_del(pdev);
 err_put:
 	platform_device_put(pdev);
 	if (gpu)

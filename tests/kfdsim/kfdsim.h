@@ -405,6 +405,12 @@ u64 kfdsim_vram_usage(const struct kfdsim_node *n);
  */
 int kfdsim_amdgpu_sysfs_attach(struct platform_device *pdev, struct kfdsim_node *node);
 void kfdsim_amdgpu_sysfs_detach(struct kfdsim_node *node);
+/*
+ * amdgpu_hwmon.c: the GPU's hwmon device (devres of the added platform
+ * device), and the group of its clock and load files (attach gives it)
+ */
+int kfdsim_amdgpu_hwmon_add(struct platform_device *pdev, struct kfdsim_node *node);
+extern const struct attribute_group kfdsim_amdgpu_pm_group;
 struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
 				     u32 kfd_flags);
 struct dma_buf;

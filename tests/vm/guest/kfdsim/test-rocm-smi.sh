@@ -7,7 +7,8 @@
 # (domain, location_id) and of `amdgpu-criu topology`, the unique id of its
 # KFD node, the VRAM size of its memory bank as VRAM total, and a VRAM use
 # that rises by exactly the size of the big VRAM BO a workload allocates
-# and falls back when the workload ends. rocm_smi_lib pairs a card with its
+# and falls back when the workload ends, and each card's hwmon temperatures
+# and power, its GPU use and its clock levels. rocm_smi_lib pairs a card with its
 # KFD node by the PCI address in the card's sysfs path and takes it for an
 # AMD GPU by device/vendor: without kfdsim's amdgpu_sysfs.c it lists none.
 # On the boot's machine and on the two-socket 8-GPU MI210 machine.
@@ -63,6 +64,33 @@ for card, v in d.items():
         print(v.get("PCI Bus"), v.get("Unique ID"), v.get("VRAM Total Memory (B)"))' "$1" | sort
 }
 
+# "BUS EDGE JUNCTION MEM POWER USE" per AMD card in /sys/class/drm: its PCI
+# address (the last one of its sysfs path), its hwmon temperatures (C) and
+# average power (W), its gpu_busy_percent
+card_sensors() {
+	local c h
+	for c in /sys/class/drm/card*; do
+		[ "$(cat "$c/device/vendor" 2>/dev/null)" = 0x1002 ] || continue
+		h=$(echo "$c"/device/hwmon/hwmon*)
+		echo "$(readlink -f "$c" | grep -oE '[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]' | tail -1 | tr a-f A-F)" \
+			"$(($(cat "$h/temp1_input") / 1000))" "$(($(cat "$h/temp2_input") / 1000))" \
+			"$(($(cat "$h/temp3_input") / 1000))" "$(($(cat "$h/power1_average") / 1000000))" \
+			"$(cat "$c/device/gpu_busy_percent")"
+	done | sort
+}
+
+smi_sensors() { # FILE: the same from rocm-smi --json
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for card, v in d.items():
+    if not card.startswith("card"):
+        continue
+    power = [x for k, x in v.items() if k.endswith("Graphics Package Power (W)")]
+    print(v.get("PCI Bus"), *(int(float(v.get("Temperature (Sensor %s) (C)" % s, "-1"))) for s in ("edge", "junction", "memory")),
+          int(float(power[0])) if power else None, v.get("GPU use (%)"))' "$1" | sort
+}
+
 # VRAM used (B) of the card at PCI address BUS, from rocm-smi --json
 vram_used() { # BUS
 	smi --showbus --showmeminfo vram --json 2>/dev/null | python3 -c '
@@ -114,10 +142,23 @@ run_smi() { # NAME
 		test "$rc" -eq 0 -a "$plain" -eq "$(expected_gpus | wc -l)"
 	[ "$rc" -eq 0 ] || { sed 's/^/# /' "$out.plain" | tail -15; keep "$out.plain"; }
 	sed 's/^/# /' "$out.plain" | head -14
-	smi --showtemp --showpower --showuse >"$out.sensors" 2>&1
+	smi --showbus --showtemp --showpower --showuse --json >"$out.sensors" 2>"$out.sensors.err"
 	rc=$?
 	check "$1: rocm-smi --showtemp --showpower --showuse exits 0 (status $rc)" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || { sed 's/^/# /' "$out.sensors" | tail -15; keep "$out.sensors"; }
+	[ "$rc" -eq 0 ] || { sed 's/^/# /' "$out.sensors.err" | tail -15; keep "$out.sensors" "$out.sensors.err"; }
+	want=$(card_sensors | tr '\n' ';')
+	have=$(smi_sensors "$out.sensors" 2>/dev/null | tr '\n' ';')
+	diag "$1: hwmon: $want"
+	diag "$1: rocm-smi: $have"
+	check "$1: rocm-smi's edge, junction and memory temperatures, power and GPU use are each card's hwmon and gpu_busy_percent" \
+		test -n "$have" -a "$want" = "$have"
+	[ "$want" = "$have" ] || keep "$out.sensors"
+	smi --showclocks >"$out.clocks" 2>&1
+	rc=$?
+	sed 's/^/# /' "$out.clocks" | grep -E 'GPU\[0\]' | head -8
+	check "$1: rocm-smi --showclocks exits 0 (status $rc) and gives every GPU's sclk and mclk" \
+		test "$rc" -eq 0 -a "$(grep -c 'sclk clock level' "$out.clocks")" -eq "$(expected_gpus | wc -l)" \
+		-a "$(grep -c 'mclk clock level' "$out.clocks")" -eq "$(expected_gpus | wc -l)"
 
 	# the first GPU node's card: VRAM used with the workload without and
 	# with a big VRAM BO differ by the BO's size
