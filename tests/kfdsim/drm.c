@@ -349,6 +349,10 @@ static struct kfdsim_drm *add_drm_dev(u32 seq, struct kfdsim_node *want)
 	pdev = platform_device_alloc("kfdsim_drm", seq);
 	if (!pdev)
 		return ERR_PTR(-ENOMEM);
+	/* platform_device_add()'s name, already for the DRM core's "unique" */
+	ret = dev_set_name(&pdev->dev, "kfdsim_drm.%u", seq);
+	if (ret)
+		goto err_put;
 	if (!devres_open_group(&pdev->dev, NULL, GFP_KERNEL)) {
 		ret = -ENOMEM;
 		goto err_put;

@@ -247,6 +247,8 @@ install_rocm_smi() { # OVERLAY
 	ln -sfn ../libexec/rocm_smi/rocm_smi.py "$d/bin/rocm-smi"
 	ln -sfn . "$d/lib/x86_64-linux-gnu"
 	cp "$py" "$1/usr/bin/" && ln -sfn "${py##*/}" "$1/usr/bin/python3"
+	# rocm_smi.py starts with "#!/usr/bin/env python3": busybox's env
+	[ -e "$1/usr/bin/env" ] || ln -s /bin/busybox "$1/usr/bin/env"
 	cp -a "/usr/lib/${py##*/}" "$1/usr/lib/"
 	rm -rf "$1/usr/lib/${py##*/}"/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data,site-packages,dist-packages} \
 		"$1/usr/lib/${py##*/}"/config-* \
