@@ -8,14 +8,17 @@
 # KFD node, the VRAM size of its memory bank as VRAM total, and a VRAM use
 # that rises by exactly the size of the big VRAM BO a workload allocates
 # and falls back when the workload ends, and each card's hwmon temperatures
-# and power, its GPU use and its clock levels. rocm_smi_lib pairs a card with its
-# KFD node by the PCI address in the card's sysfs path and takes it for an
-# AMD GPU by device/vendor: without kfdsim's amdgpu_sysfs.c it lists none.
+# and power, its GPU use and its clock levels. Without kfdsim's amdgpu
+# device files (amdgpu_sysfs.c, amdgpu_hwmon.c) rocm-smi still lists the
+# GPUs from KFD's topology, but takes none for an AMD GPU ("No AMD GPUs
+# specified": no device/vendor), shows N/A for device id, temperatures,
+# power, clocks and use, and its VRAM use does not follow KFD's allocations.
 # On the boot's machine and on the two-socket 8-GPU MI210 machine.
 . /test/lib/guest.sh
 
-R=/usr/lib/rocm-testing
-if [ ! -e $R/bin/rocm-smi ] || [ ! -x /usr/bin/python3 ]; then
+# (not R: gpu_start's prefix of the workload's files)
+SMI_R=/usr/lib/rocm-testing
+if [ ! -e $SMI_R/bin/rocm-smi ] || [ ! -x /usr/bin/python3 ]; then
 	ok "rocm-smi # SKIP no Debian testing rocm-smi or python3 in the image (make vm-deps: scripts/fetch-rocm-testing.sh)"
 	tap_done
 	exit
@@ -28,7 +31,7 @@ fi
 TOPO=/sys/class/kfd/kfd/topology/nodes
 BIG=$((64 << 20))
 
-smi() { LD_LIBRARY_PATH=$R/lib timeout 180 $R/bin/rocm-smi "$@"; }
+smi() { LD_LIBRARY_PATH=$SMI_R/lib timeout 180 $SMI_R/bin/rocm-smi "$@"; }
 
 # "BUS UNIQUE_ID VRAM_BYTES" per GPU node of the topology, sorted:
 # BUS as rocm-smi prints it (domain:bus:dev.fn, upper case), the unique id
@@ -142,6 +145,8 @@ run_smi() { # NAME
 		test "$rc" -eq 0 -a "$plain" -eq "$(expected_gpus | wc -l)"
 	[ "$rc" -eq 0 ] || { sed 's/^/# /' "$out.plain" | tail -15; keep "$out.plain"; }
 	sed 's/^/# /' "$out.plain" | head -14
+	check "$1: rocm-smi takes every card for an AMD GPU (device/vendor; no \"No AMD GPUs specified\")" \
+		sh -c "! grep -q 'No AMD GPUs specified' '$out.plain'"
 	smi --showbus --showtemp --showpower --showuse --json >"$out.sensors" 2>"$out.sensors.err"
 	rc=$?
 	check "$1: rocm-smi --showtemp --showpower --showuse exits 0 (status $rc)" test "$rc" -eq 0
