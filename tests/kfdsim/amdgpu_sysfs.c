@@ -5,9 +5,9 @@
  * On a real machine that is the GPU's PCI function: the card's sysfs path
  * names its PCI address (.../0000:c1:00.0/drm/card1), which rocm_smi_lib
  * reads back from the link (ConstructBDFID()) and matches with KFD's
- * domain and location_id to pair a card with its KFD node; a card whose
- * path names no such address, or whose device/vendor is not 0x1002, is not
- * an AMD GPU to it. Here each GPU's platform device is put under a root
+ * domain and location_id to pair a card with its KFD node, and a card
+ * whose device/vendor is not 0x1002 is no AMD GPU to rocm-smi. Here each
+ * GPU's platform device is put under a root
  * device named by the GPU's PCI address (domain:bus:device.function of its
  * topology node: bus = location_id >> 8, devfn = location_id & 0xff), and
  * carries the files of the PCI function and of amdgpu 6.12 that rocm-smi
