@@ -146,10 +146,13 @@ const struct attribute_group kfdsim_amdgpu_pm_group = {
 	.attrs = amdgpu_pm_attrs,
 };
 
+/* a compute partition's device (no PCI function of its own) has none */
 int kfdsim_amdgpu_hwmon_add(struct platform_device *pdev, struct kfdsim_node *node)
 {
 	struct device *hwmon;
 
+	if (!node->pci_fn)
+		return 0;
 	hwmon = devm_hwmon_device_register_with_groups(&pdev->dev, "amdgpu", node,
 						       amdgpu_hwmon_groups);
 	if (IS_ERR(hwmon)) {
