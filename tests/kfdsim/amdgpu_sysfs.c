@@ -129,10 +129,11 @@ static const struct attribute_group *amdgpu_dev_groups[] = {
 	NULL
 };
 
+/* domain and bus/devfn as the device's name has them (no partition bits) */
 static bool same_pci_fn(const struct kfdsim_node *a, const struct kfdsim_node *b)
 {
-	return a->props[NP_DOMAIN] == b->props[NP_DOMAIN] &&
-	       a->props[NP_LOCATION_ID] == b->props[NP_LOCATION_ID];
+	return (a->props[NP_DOMAIN] & 0xffff) == (b->props[NP_DOMAIN] & 0xffff) &&
+	       (a->props[NP_LOCATION_ID] & 0xffff) == (b->props[NP_LOCATION_ID] & 0xffff);
 }
 
 /* another GPU node of this PCI function already has the directory */
