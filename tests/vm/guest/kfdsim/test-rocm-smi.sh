@@ -183,7 +183,44 @@ run_smi() { # NAME
 		test -n "$after" -a "$after" = "$idle"
 }
 
+# "dddd:bb:dd.f" per distinct PCI address of the loaded machine's GPU nodes
+# (domain, location_id), and the same of the AMD cards in /sys/class/drm
+# (the address in each card's sysfs path)
+topology_addresses() {
+	local n
+	for n in "$TOPO"/*; do
+		[ "$(cat "$n/gpu_id")" != 0 ] || continue
+		awk '$1 == "location_id" { loc = $2 } $1 == "domain" { dom = $2 }
+			END { printf "%04x:%02x:%02x.%x\n", dom % 65536, int(loc / 256) % 256, int(loc / 8) % 32, loc % 8 }' "$n/properties"
+	done | sort -u
+}
+card_addresses() {
+	local c
+	for c in /sys/class/drm/card*; do
+		[ "$(cat "$c/device/vendor" 2>/dev/null)" = 0x1002 ] || continue
+		readlink -f "$c" | grep -oE '[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]' | tail -1
+	done | sort -u
+}
+
+# every machine description loads, with one amdgpu device directory per PCI
+# address of its GPU nodes (compute partitions of one address share it)
+every_machine() {
+	local d want have
+	for d in /test/kfdsim/machines/*.desc; do
+		[ -f "$d" ] || continue
+		kfdsim_as_amdgpu_unload
+		check "${d##*/}: loaded under amdgpu's module name" kfdsim_as_amdgpu_load machine="$d" || continue
+		want=$(topology_addresses | tr '\n' ' ')
+		have=$(card_addresses | tr '\n' ' ')
+		check "${d##*/}: an AMD card under each PCI address of the topology ($(echo "$want" | wc -w))" \
+			test -n "$have" -a "$want" = "$have"
+		[ "$want" = "$have" ] || diag "${d##*/}: topology: $want; cards: $have"
+	done
+}
+
 kfdsim_unload
+every_machine
+kfdsim_as_amdgpu_unload
 check "kfdsim loaded under amdgpu's module name" kfdsim_as_amdgpu_load
 run_smi boot
 if [ -f /test/kfdsim/machines/mi210.desc ]; then
