@@ -205,11 +205,14 @@ card_addresses() {
 # every machine description loads, with one amdgpu device directory per PCI
 # address of its GPU nodes (compute partitions of one address share it)
 every_machine() {
-	local d want have
+	local d want have rc
 	for d in /test/kfdsim/machines/*.desc; do
 		[ -f "$d" ] || continue
 		kfdsim_as_amdgpu_unload
-		check "${d##*/}: loaded under amdgpu's module name" kfdsim_as_amdgpu_load machine="$d" || continue
+		kfdsim_as_amdgpu_load machine="$d"
+		rc=$?
+		check "${d##*/}: loaded under amdgpu's module name (status $rc)" test "$rc" -eq 0
+		[ "$rc" -eq 0 ] || continue
 		want=$(topology_addresses | tr '\n' ' ')
 		have=$(card_addresses | tr '\n' ' ')
 		check "${d##*/}: an AMD card under each PCI address of the topology ($(echo "$want" | wc -w))" \
