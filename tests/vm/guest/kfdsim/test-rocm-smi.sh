@@ -1,6 +1,6 @@
 #!/bin/sh
 # vm-boot: rocm
-# vm-timeout: 420
+# vm-timeout: 600
 # Debian testing's rocm-smi 6.4 (python3 on librocm_smi64, unmodified;
 # scripts/fetch-rocm-testing.sh) on kfdsim loaded under amdgpu's module name:
 # it lists every simulated GPU, each with the PCI address of its KFD node
