@@ -236,9 +236,10 @@ install_rocm_testing() { # OVERLAY
 # ../../lib/x86_64-linux-gnu of its own path, here a link to lib), run by
 # this host's python3 (Debian's, its standard library without tests, GUI,
 # databases and terminal modules; build-initramfs.sh adds the libraries its
-# modules load).
+# modules load): about 40 MB more initramfs, so only with VM_SMI=1.
 install_rocm_smi() { # OVERLAY
 	local r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing py
+	[ "${VM_SMI:-0}" = 1 ] || return 0
 	[ -f "$r/usr/libexec/rocm_smi/rocm_smi.py" ] || { vm_log "no rocm-smi in $ROCM_TESTING (make vm-deps)"; return 0; }
 	py=$(readlink -f /usr/bin/python3)
 	case "$py" in /usr/bin/python3.*) ;; *) vm_die "no Debian python3 on this host (/usr/bin/python3 is $py)" ;; esac

@@ -2,7 +2,8 @@
 # vm-boot: rocm
 # vm-timeout: 600
 # Debian testing's rocm-smi 6.4 (python3 on librocm_smi64, unmodified;
-# scripts/fetch-rocm-testing.sh) on kfdsim loaded under amdgpu's module name:
+# scripts/fetch-rocm-testing.sh; in images made with VM_SMI=1, else SKIP)
+# on kfdsim loaded under amdgpu's module name:
 # it lists every simulated GPU, each with the PCI address of its KFD node
 # (domain, location_id) and of `amdgpu-criu topology`, the unique id of its
 # KFD node, the VRAM size of its memory bank as VRAM total, and a VRAM use
@@ -19,7 +20,7 @@
 # (not R: gpu_start's prefix of the workload's files)
 SMI_R=/usr/lib/rocm-testing
 if [ ! -e $SMI_R/bin/rocm-smi ] || [ ! -x /usr/bin/python3 ]; then
-	ok "rocm-smi # SKIP no Debian testing rocm-smi or python3 in the image (make vm-deps: scripts/fetch-rocm-testing.sh)"
+	ok "rocm-smi # SKIP no Debian testing rocm-smi or python3 in the image (VM_SMI=1; make vm-deps: scripts/fetch-rocm-testing.sh)"
 	tap_done
 	exit
 fi
