@@ -95,22 +95,23 @@ for card, v in d.items():
           int(float(power[0])) if power else None, v.get("GPU use (%)"))' "$1" | sort
 }
 
-# VRAM used (B) of the card at PCI address BUS, from rocm-smi --json
-vram_used() { # BUS
-	smi --showbus --showmeminfo vram --json 2>/dev/null | python3 -c '
+# VRAM used (B) of all cards together, from rocm-smi --json (the workload's
+# first GPU is KFD's first node, not rocm-smi's first card by address)
+vram_used() {
+	smi --showmeminfo vram --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print([v["VRAM Total Used Memory (B)"] for k, v in d.items() if v.get("PCI Bus") == sys.argv[1]][0])' "$1"
+print(sum(int(v["VRAM Total Used Memory (B)"]) for k, v in d.items() if k.startswith("card")))'
 }
 
-# WL_USED: VRAM used on BUS while the workload runs on the first GPU
-# (READY once its BOs exist; TRIGGER ends it)
-wl_used() { # NAME BUS [OPTIONS...]
-	local name=$1 bus=$2
-	shift 2
+# WL_USED: VRAM used while the workload runs on the first GPU (READY once
+# its BOs exist; TRIGGER ends it)
+wl_used() { # NAME [OPTIONS...]
+	local name=$1
+	shift
 	WL_USED=
 	gpu_start "$name" --gpus 1 "$@" || return 1
-	WL_USED=$(vram_used "$bus")
+	WL_USED=$(vram_used)
 	gpu_trigger
 	gpu_result "$WL_PID"
 	wait "$WL_PID" 2>/dev/null
@@ -122,7 +123,7 @@ reload_mi210() {
 }
 
 run_smi() { # NAME
-	local out=$WORK/$1.smi rc want have first idle base big after plain
+	local out=$WORK/$1.smi rc want have idle base big after plain
 	smi --showproductname --showuniqueid --showbus --showmeminfo vram gtt vis_vram --json >"$out" 2>"$out.err"
 	rc=$?
 	check "$1: rocm-smi --json exits 0 (status $rc)" test "$rc" -eq 0
@@ -166,16 +167,15 @@ run_smi() { # NAME
 		test "$rc" -eq 0 -a "$(grep -c 'sclk clock level' "$out.clocks")" -eq "$(expected_gpus | wc -l)" \
 		-a "$(grep -c 'mclk clock level' "$out.clocks")" -eq "$(expected_gpus | wc -l)"
 
-	# the first GPU node's card: VRAM used with the workload without and
-	# with a big VRAM BO differ by the BO's size
-	first=$(expected_gpus | awk 'NR == 1 { print $1 }')
-	idle=$(vram_used "$first")
-	wl_used "$1-base" "$first" --bos 1
+	# VRAM used with the workload without and with a big VRAM BO differ by
+	# the BO's size
+	idle=$(vram_used)
+	wl_used "$1-base" --bos 1
 	base=$WL_USED
-	wl_used "$1-big" "$first" --bos 1 --big-bo $BIG
+	wl_used "$1-big" --bos 1 --big-bo $BIG
 	big=$WL_USED
-	after=$(vram_used "$first")
-	diag "$1: VRAM used on $first: idle $idle, workload $base, with the big BO $big, after $after"
+	after=$(vram_used)
+	diag "$1: VRAM used on all GPUs: idle $idle, workload $base, with the big BO $big, after $after"
 	check "$1: VRAM used rises while the workload holds its BOs ($idle -> $base)" \
 		test -n "$base" -a "${base:-0}" -gt "${idle:-0}"
 	check "$1: VRAM used rises by the big BO's $BIG bytes ($base -> $big)" \
