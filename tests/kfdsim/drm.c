@@ -321,26 +321,41 @@ struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
 static void remove_drm_dev(struct kfdsim_drm *kd)
 {
 	struct platform_device *pdev = kd->pdev;
+	struct kfdsim_node *node = kd->node;
 
-	if (kd->node)
-		kd->node->drm = NULL;
+	if (node)
+		node->drm = NULL;
 	drm_dev_unregister(&kd->drm);
 	devres_release_group(&pdev->dev, NULL);
 	platform_device_unregister(pdev);
+	if (node)
+		kfdsim_amdgpu_sysfs_detach(node);
 }
 
-static struct kfdsim_drm *add_drm_dev(u32 seq)
+/*
+ * A DRM device on a platform device of its own. The DRM core picks the
+ * render minor when the device is allocated: if it is @want's, the platform
+ * device becomes that GPU's amdgpu device (amdgpu_sysfs.c: its PCI
+ * address's directory, amdgpu's device files) before it is added, and gets
+ * amdgpu's hwmon device (amdgpu_hwmon.c) once it is.
+ */
+static struct kfdsim_drm *add_drm_dev(u32 seq, struct kfdsim_node *want)
 {
 	struct platform_device *pdev;
 	struct kfdsim_drm *kd;
+	bool gpu = false, added = false;
 	int ret;
 
-	pdev = platform_device_register_simple("kfdsim_drm", seq, NULL, 0);
-	if (IS_ERR(pdev))
-		return ERR_CAST(pdev);
+	pdev = platform_device_alloc("kfdsim_drm", seq);
+	if (!pdev)
+		return ERR_PTR(-ENOMEM);
+	/* platform_device_add()'s name, already for the DRM core's "unique" */
+	ret = dev_set_name(&pdev->dev, "kfdsim_drm.%u", seq);
+	if (ret)
+		goto err_put;
 	if (!devres_open_group(&pdev->dev, NULL, GFP_KERNEL)) {
 		ret = -ENOMEM;
-		goto err_unregister;
+		goto err_put;
 	}
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -351,15 +366,32 @@ static struct kfdsim_drm *add_drm_dev(u32 seq)
 		goto err_devres;
 	}
 	kd->pdev = pdev;
-	ret = drm_dev_register(&kd->drm, 0);
+	if (kd->drm.render->index == want->props[NP_DRM_RENDER_MINOR]) {
+		ret = kfdsim_amdgpu_sysfs_attach(pdev, want);
+		if (ret)
+			goto err_devres;
+		gpu = true;
+		kd->node = want;
+	}
+	ret = platform_device_add(pdev);
+	if (ret)
+		goto err_devres;
+	added = true;
+	if (gpu)
+		ret = kfdsim_amdgpu_hwmon_add(pdev, want);
+	ret = ret ?: drm_dev_register(&kd->drm, 0);
 	if (ret)
 		goto err_devres;
 	return kd;
 
 err_devres:
 	devres_release_group(&pdev->dev, NULL);
-err_unregister:
-	platform_device_unregister(pdev);
+	if (added)
+		platform_device_del(pdev);
+err_put:
+	platform_device_put(pdev);
+	if (gpu)
+		kfdsim_amdgpu_sysfs_detach(want);
 	return ERR_PTR(ret);
 }
 
@@ -399,7 +431,7 @@ int kfdsim_drm_init(void)
 				ret = -E2BIG;
 				goto err;
 			}
-			kd = add_drm_dev(n_drm_devs);
+			kd = add_drm_dev(n_drm_devs, order[i]);
 			if (IS_ERR(kd)) {
 				ret = PTR_ERR(kd);
 				goto err;
@@ -407,7 +439,6 @@ int kfdsim_drm_init(void)
 			drm_devs[n_drm_devs++] = kd;
 			got = kd->drm.render->index;
 			if (got == want) {
-				kd->node = order[i];
 				order[i]->drm = kd;
 				break;
 			}

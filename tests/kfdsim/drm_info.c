@@ -113,7 +113,7 @@ static const struct kfdsim_mem_bank *node_vram_bank(const struct kfdsim_node *n)
 }
 
 /* amdgpu_ttm_init(): max(3 GiB, TTM's limit of half the system memory) */
-static u64 gtt_size(void)
+u64 kfdsim_gtt_size(void)
 {
 	struct sysinfo si;
 
@@ -121,12 +121,12 @@ static u64 gtt_size(void)
 	return max_t(u64, 3ULL << 30, (u64)si.totalram * si.mem_unit / 2);
 }
 
-static u64 cpu_visible_vram(const struct kfdsim_node *n)
+u64 kfdsim_vis_vram_size(const struct kfdsim_node *n)
 {
 	return n->large_bar ? kfdsim_vram_budget(n) : min_t(u64, kfdsim_vram_budget(n), 256ULL << 20);
 }
 
-static u64 vram_used(const struct kfdsim_node *n)
+u64 kfdsim_vram_usage(const struct kfdsim_node *n)
 {
 	u64 used;
 
@@ -356,15 +356,15 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		break;
 	case AMDGPU_INFO_VRAM_GTT:
 		v->vram_gtt.vram_size = kfdsim_vram_budget(n);
-		v->vram_gtt.vram_cpu_accessible_size = cpu_visible_vram(n);
-		v->vram_gtt.gtt_size = gtt_size();
+		v->vram_gtt.vram_cpu_accessible_size = kfdsim_vis_vram_size(n);
+		v->vram_gtt.gtt_size = kfdsim_gtt_size();
 		len = sizeof(v->vram_gtt);
 		break;
 	case AMDGPU_INFO_MEMORY:
-		fill_heap(&v->mem.vram, kfdsim_vram_budget(n), vram_used(n));
-		fill_heap(&v->mem.cpu_accessible_vram, cpu_visible_vram(n),
-			  n->large_bar ? vram_used(n) : 0);
-		fill_heap(&v->mem.gtt, gtt_size(), 0);
+		fill_heap(&v->mem.vram, kfdsim_vram_budget(n), kfdsim_vram_usage(n));
+		fill_heap(&v->mem.cpu_accessible_vram, kfdsim_vis_vram_size(n),
+			  n->large_bar ? kfdsim_vram_usage(n) : 0);
+		fill_heap(&v->mem.gtt, kfdsim_gtt_size(), 0);
 		len = sizeof(v->mem);
 		break;
 	case AMDGPU_INFO_HW_IP_INFO:	/* DMA: sdma.c */
@@ -390,11 +390,11 @@ int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 		len = sizeof(v->u32);
 		break;
 	case AMDGPU_INFO_VRAM_USAGE:
-		v->u64 = vram_used(n);
+		v->u64 = kfdsim_vram_usage(n);
 		len = sizeof(v->u64);
 		break;
 	case AMDGPU_INFO_VIS_VRAM_USAGE:
-		v->u64 = n->large_bar ? vram_used(n) : 0;
+		v->u64 = n->large_bar ? kfdsim_vram_usage(n) : 0;
 		len = sizeof(v->u64);
 		break;
 	case AMDGPU_INFO_GTT_USAGE:

@@ -171,6 +171,7 @@ struct kfdsim_node {
 	/* GPU nodes */
 	u32 gpu_index;			/* 0.. among GPU nodes, topology order */
 	struct kfdsim_drm *drm;		/* render node of this GPU */
+	struct device *pci_fn;		/* amdgpu_sysfs.c: the PCI function's directory */
 	u64 vram_size;			/* first FB heap of mem_banks */
 	bool large_bar;			/* heap type FB_PUBLIC */
 	u64 vram_used;			/* KFD accounting, under kfdsim_mem_lock */
@@ -392,6 +393,24 @@ bool kfdsim_is_drm_file(struct file *f);
 /* drm_info.c */
 int kfdsim_drm_info_ioctl(struct drm_device *dev, void *data,
 			  struct drm_file *filp);
+u64 kfdsim_gtt_size(void);
+u64 kfdsim_vis_vram_size(const struct kfdsim_node *n);
+u64 kfdsim_vram_usage(const struct kfdsim_node *n);
+
+/*
+ * amdgpu_sysfs.c: a GPU's device directory (/sys/class/drm/cardN/device):
+ * before its platform device is added, kfdsim_amdgpu_sysfs_attach() puts it
+ * under a device named by the GPU's PCI address and gives it amdgpu's
+ * device files; kfdsim_amdgpu_sysfs_detach() after it is unregistered.
+ */
+int kfdsim_amdgpu_sysfs_attach(struct platform_device *pdev, struct kfdsim_node *node);
+void kfdsim_amdgpu_sysfs_detach(struct kfdsim_node *node);
+/*
+ * amdgpu_hwmon.c: the GPU's hwmon device (devres of the added platform
+ * device), and the group of its clock and load files (attach gives it)
+ */
+int kfdsim_amdgpu_hwmon_add(struct platform_device *pdev, struct kfdsim_node *node);
+extern const struct attribute_group kfdsim_amdgpu_pm_group;
 struct kfdsim_gem *kfdsim_gem_create(struct kfdsim_node *node, u64 size,
 				     u32 kfd_flags);
 struct dma_buf;

@@ -233,6 +233,34 @@ install_rocm_testing() { # OVERLAY
 		"$VM_ROOT/tests/workloads/rocm/rocm-hsa-blit.c" \
 		-L"$r/usr/lib/x86_64-linux-gnu" -lhsa-runtime64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
 		-Wl,-rpath-link,"$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
+	! grep -q '^test-rocm-smi' "$1/test/vm/order" || install_rocm_smi "$1"
+}
+
+# Debian testing's rocm-smi 6.4 (guest/kfdsim/test-rocm-smi.sh), unmodified:
+# its python files in ROCM_TESTING's layout under /usr/lib/rocm-testing
+# (libexec/rocm_smi; the program finds librocm_smi64.so.1 in
+# ../../lib/x86_64-linux-gnu of its own path, here a link to lib), run by
+# this host's python3 (Debian's, its standard library without tests, GUI,
+# databases and terminal modules; build-initramfs.sh adds the libraries its
+# modules load): about 40 MB more initramfs, so only with VM_SMI=1.
+install_rocm_smi() { # OVERLAY
+	local r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing py
+	[ "${VM_SMI:-0}" = 1 ] || return 0
+	[ -f "$r/usr/libexec/rocm_smi/rocm_smi.py" ] || { vm_log "no rocm-smi in $ROCM_TESTING (make vm-deps)"; return 0; }
+	py=$(readlink -f /usr/bin/python3)
+	case "$py" in /usr/bin/python3.*) ;; *) vm_die "no Debian python3 on this host (/usr/bin/python3 is $py)" ;; esac
+	mkdir -p "$d/libexec" "$1/usr/lib"
+	cp -a "$r/usr/libexec/rocm_smi" "$d/libexec/"
+	ln -sfn ../libexec/rocm_smi/rocm_smi.py "$d/bin/rocm-smi"
+	ln -sfn . "$d/lib/x86_64-linux-gnu"
+	cp "$py" "$1/usr/bin/" && ln -sfn "${py##*/}" "$1/usr/bin/python3"
+	# rocm_smi.py starts with "#!/usr/bin/env python3": busybox's env
+	[ -e "$1/usr/bin/env" ] || ln -s /bin/busybox "$1/usr/bin/env"
+	cp -a "/usr/lib/${py##*/}" "$1/usr/lib/"
+	rm -rf "$1/usr/lib/${py##*/}"/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data,site-packages,dist-packages} \
+		"$1/usr/lib/${py##*/}"/config-* \
+		"$1/usr/lib/${py##*/}"/lib-dynload/{_tkinter,_sqlite3,_dbm,_gdbm,readline,_curses,_curses_panel,_test,xx,nis,_crypt}*
+	find "$1/usr/lib/${py##*/}" -name __pycache__ -prune -exec rm -rf {} +
 }
 
 # Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip.sh) beside ROCr 6.4:
@@ -497,7 +525,7 @@ make_overlay() { # KROOT KREL OVERLAY
 	[ "$SUITE" != kfdsim ] || install_kfdsim_tests "$ov"
 	# only where a ROCm test runs: ROCr and libstdc++ grow the initramfs
 	! grep -q '^test-rocm-' "$ov/test/vm/order" || install_rocm "$ov"
-	! grep -qE '^test-rocm(-testing|6-|-hip|-blit)' "$ov/test/vm/order" || install_rocm_testing "$ov"
+	! grep -qE '^test-rocm(-testing|6-|-hip|-blit|-smi)' "$ov/test/vm/order" || install_rocm_testing "$ov"
 	! grep -q '^test-rocm-hip' "$ov/test/vm/order" || install_hip_testing "$ov"
 	cp "$BUILD/amdgpu_plugin.so" "$ov/usr/lib/criu/"
 	[ ! -x "$BUILD/amdgpu-criu" ] || cp "$BUILD/amdgpu-criu" "$ov/usr/bin/"
