@@ -11,7 +11,12 @@
 #                               modules, which the source tree lacks), GNU
 #                               make (zdtm.py starts each test with make),
 #                               bash and libc-bin (ldd: the ns flavour copies
-#                               each test's libraries into its root),
+#                               each test's libraries into its root), GNU
+#                               tar (CRIU dumps the ns flavour's tmpfs
+#                               mounts with it; busybox's tar lacks options),
+#                               iproute2 and iptables (CRIU saves a net
+#                               namespace's addresses, routes and rules with
+#                               ip and iptables-save),
 #                               util-linux's flock alone (zdtm.py serialises
 #                               its cgroup set-up with it; busybox has none;
 #                               it needs only libc) and coreutils' rm alone
@@ -26,7 +31,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DEST=$(mkdir -p "$1" && cd "$1" && pwd)
 CRIU_ROOT=$(cd "$2" && pwd)
-WANT="python3.13-minimal libpython3.13-minimal libpython3.13-stdlib python3-yaml python3-protobuf python3-pycriu make bash libc-bin"
+WANT="python3.13-minimal libpython3.13-minimal libpython3.13-stdlib python3-yaml python3-protobuf python3-pycriu make bash libc-bin tar iproute2 iptables"
 # shellcheck source=scripts/apt-private.sh
 . "$HERE/apt-private.sh"
 # shellcheck source=scripts/unpack-debs.sh
@@ -65,8 +70,8 @@ deps_of() {
 		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
 		awk 'virt && /^    [^ ]/ { print $1; virt = 0; next }
 			{ virt = 0 }
-			/^ *\|?Depends:/ { first = !alt; alt = ($1 == "|Depends:") }
-			/^ *\|?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
+			/^ *\|?(Pre)?Depends:/ { first = !alt; alt = ($1 ~ /^\|/) }
+			/^ *\|?(Pre)?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
 }
 
 fetch_root() {

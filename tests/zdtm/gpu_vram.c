@@ -16,13 +16,15 @@
  * In zdtm's ns flavour the test runs in its own mount namespace whose root
  * is zdtm's test tree, with a /dev of zdtm's own: like a container runtime
  * it gives itself /dev/kfd and its render nodes (the numbers from sysfs,
- * mounted for the setup and unmounted again) before opening them.
+ * mounted for the setup, which also reads the KFD topology there, and
+ * unmounted again before test_daemon()).
  */
 #include "kfdlib.h"
 #include "zdtmtst.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +144,9 @@ static int setup(void)
 
 	rc = kfdl_open(&k);
 	if (rc) {
-		pr_err("open /dev/kfd, render nodes, ACQUIRE_VM: %s\n", strerror(-rc));
+		pr_err("open /dev/kfd, render nodes, ACQUIRE_VM: %s (%d GPUs in the topology; /dev/kfd %s; node 1 gpu_id %s)\n",
+		       strerror(-rc), k.n_gpus, access("/dev/kfd", R_OK | W_OK) ? strerror(errno) : "ok",
+		       access("/sys/class/kfd/kfd/topology/nodes/1/gpu_id", R_OK) ? strerror(errno) : "ok");
 		return rc;
 	}
 	if (!k.n_gpus) {
@@ -283,17 +287,20 @@ static int check_gpu_mapping(struct kfdl_bo *bo, int b)
 
 int main(int argc, char **argv)
 {
+	/* zdtm's lib unsets ZDTM_NEWNS in test_init() before the test runs */
+	bool new_ns = getenv("ZDTM_NEWNS") != NULL;
 	int b;
 
 	test_init(argc, argv);
-	if (getenv("ZDTM_NEWNS") && make_gpu_nodes())
+	if (new_ns && make_gpu_nodes())
 		return 1;
-	if (getenv("ZDTM_NEWNS") && umount2("/sys", MNT_DETACH)) {
+	/* the KFD topology is read from sysfs too: unmounted after the setup */
+	if (setup())
+		return 1;
+	if (new_ns && umount2("/sys", MNT_DETACH)) {
 		pr_perror("umount /sys");
 		return 1;
 	}
-	if (setup())
-		return 1;
 	test_msg("%d GPUs, %d BOs\n", k.n_gpus, n_bos);
 
 	test_daemon();
