@@ -374,22 +374,71 @@ static void open_parent(struct gpu_job *job)
 	bo_parent_ancestors(job->parent, &job->ancestors);
 }
 
+/* The size below which AUTO keeps a data file in the page cache. */
+static uint64_t direct_min(const struct bo_stream_config *cfg)
+{
+	return cfg->direct_min ? cfg->direct_min : BO_STREAM_DIRECT_MIN;
+}
+
+/* Bytes of BOs the dump could write in place, from the engine's view of them. */
+static uint64_t in_place_capable(const struct gpu_job *job)
+{
+	const struct bo_copy_engine_ops *ops = job->engine->ops;
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; ops->view && ops->view_end && i < job->gpu->bo_count; i++)
+		if (job->gpu->bos[i].host_memory)
+			bytes += job->gpu->bos[i].size;
+	return bytes;
+}
+
 /*
- * With cfg->direct_io, the data file reopened with O_DIRECT (through
- * /proc/self/fd: the same file, no second lookup of its name). Not
- * available is not an error: the dump then writes through the page cache.
+ * Why AUTO writes this GPU's data file through the page cache; NULL: it
+ * does not. O_DIRECT needs the bytes in staging, so where most of them
+ * could be written in place (GTT BOs the CPU engine views), the staging
+ * copy it would add costs what the page cache's copy saves.
+ */
+static bool auto_write_buffered(const struct gpu_job *job, char *why, size_t len)
+{
+	uint64_t min = direct_min(job->cfg);
+
+	if (job->data_bytes < min)
+		snprintf(why, len, "an image under %" PRIu64 " MiB", min >> 20);
+	else if (in_place_capable(job) * 2 >= job->data_bytes)
+		snprintf(why, len, "most of it is written in place from GTT BOs");
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The data file reopened with O_DIRECT (through /proc/self/fd: the same
+ * file, no second lookup of its name), as cfg->write_mode asks. Not
+ * available is not an error: the dump then writes through the page cache,
+ * write_note saying why.
  */
 static void open_direct(struct gpu_job *job)
 {
+	struct bo_stream_gpu *g = job->gpu;
 	char path[64];
 
 	job->direct_fd = -1;
-	job->gpu->direct_io = false;
-	if (!job->cfg->direct_io)
+	g->direct_io = false;
+	g->write_note[0] = 0;
+	if (job->cfg->write_mode == BO_WRITE_BUFFERED) {
+		snprintf(g->write_note, sizeof(g->write_note), "buffered writes asked");
+		return;
+	}
+	if (job->cfg->write_mode == BO_WRITE_AUTO &&
+	    auto_write_buffered(job, g->write_note, sizeof(g->write_note)))
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", job->data_fd);
 	job->direct_fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
-	job->gpu->direct_io = job->direct_fd >= 0;
+	g->direct_io = job->direct_fd >= 0;
+	if (!g->direct_io)
+		snprintf(g->write_note, sizeof(g->write_note),
+			 "the file system refuses O_DIRECT (%s)", strerror(errno));
 }
 
 static int job_prepare_dump(struct gpu_job *job)
@@ -428,7 +477,7 @@ static void open_direct_read(struct gpu_job *job)
 {
 	const struct bo_stream_config *cfg = job->cfg;
 	struct bo_stream_gpu *g = job->gpu;
-	uint64_t min = cfg->direct_read_min ? cfg->direct_read_min : BO_STREAM_DIRECT_READ_MIN;
+	uint64_t min = direct_min(cfg);
 
 	g->direct_read = false;
 	if (cfg->read_mode == BO_READ_BUFFERED) {
