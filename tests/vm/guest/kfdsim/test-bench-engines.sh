@@ -17,7 +17,10 @@
 #   hardware target, one checksum pass of the same run (the plugin's
 #   "checksums" time per GiB), the closest a TCG guest has to it;
 # - the page cache the SDMA dump and restore leave (Cached in
-#   /proc/meminfo, caches dropped before each).
+#   /proc/meminfo, caches dropped before each);
+# - the SDMA dump twice: through the page cache (AMDGPU_CRIU_DIRECT_IO=0,
+#   row dump-pc) and as by default (O_DIRECT on the disk), each saying how
+#   it wrote its image.
 # The images go to an ext4 disk (/dev/vda, virtio-blk), where O_DIRECT is
 # real; tmpfs takes it as a buffered copy.
 # Checks only that every step worked and the self-check PASSes.
