@@ -380,24 +380,10 @@ static uint64_t direct_min(const struct bo_stream_config *cfg)
 	return cfg->direct_min ? cfg->direct_min : BO_STREAM_DIRECT_MIN;
 }
 
-/* Bytes of BOs the dump could write in place, from the engine's view of them. */
-static uint64_t in_place_capable(const struct gpu_job *job)
-{
-	const struct bo_copy_engine_ops *ops = job->engine->ops;
-	uint64_t bytes = 0;
-	uint32_t i;
-
-	for (i = 0; ops->view && ops->view_end && i < job->gpu->bo_count; i++)
-		if (job->gpu->bos[i].host_memory)
-			bytes += job->gpu->bos[i].size;
-	return bytes;
-}
-
 /*
- * Why AUTO writes this GPU's data file through the page cache; NULL: it
- * does not. O_DIRECT needs the bytes in staging, so where most of them
- * could be written in place (GTT BOs the CPU engine views), the staging
- * copy it would add costs what the page cache's copy saves.
+ * Why AUTO writes this GPU's data file through the page cache; false: it
+ * does not. Small files are written as fast buffered, and their page cache
+ * is small; on tmpfs the page cache is the file.
  */
 static bool auto_write_buffered(const struct gpu_job *job, char *why, size_t len)
 {
@@ -405,8 +391,8 @@ static bool auto_write_buffered(const struct gpu_job *job, char *why, size_t len
 
 	if (job->data_bytes < min)
 		snprintf(why, len, "an image under %" PRIu64 " MiB", min >> 20);
-	else if (in_place_capable(job) * 2 >= job->data_bytes)
-		snprintf(why, len, "most of it is written in place from GTT BOs");
+	else if (direct_io_in_memory(job->data_fd))
+		snprintf(why, len, "the file is in memory (tmpfs): O_DIRECT is a copy there too");
 	else
 		return false;
 	return true;

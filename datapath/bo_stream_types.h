@@ -157,11 +157,12 @@ struct bo_stream_gpu {
  * AUTO: its page-aligned runs with O_DIRECT from the staging ring (no
  * page-cache copy, no page cache filled with images: behind SDMA the
  * checksum pass is the only time the CPU touches the bytes) when the file
- * has at least direct_min bytes and less than half of them could be
- * written in place (host_memory BOs of an engine with a view op: O_DIRECT
- * cannot write from a dma-buf mapping, so it would add a staging copy);
- * through the page cache otherwise. DIRECT: with O_DIRECT whatever the
- * size (in-place BOs go through staging). BUFFERED: through the page
+ * has at least direct_min bytes and is not on tmpfs, through the page
+ * cache otherwise. With
+ * O_DIRECT, GTT BOs go through staging too (O_DIRECT cannot write from a
+ * dma-buf mapping): on make bench's GTT BOs that cost less CPU than
+ * writing them in place through the page cache (docs/measurements.md).
+ * DIRECT: with O_DIRECT whatever the size. BUFFERED: through the page
  * cache. O_DIRECT refused: through the page cache, bo_stream_gpu.write_note
  * says why.
  */

@@ -109,7 +109,7 @@ static const struct option_def table[] = {
 	 .what = "mode",
 	 .deflt = "auto",
 	 .help = "dumps write BO contents with O_DIRECT, bypassing the page cache: from 64 MiB "
-		 "per GPU unless most of it is GTT BOs written in place; always; never"},
+		 "per GPU, not on tmpfs; always; never"},
 	{.name = GPU_SELECT_ENV,
 	 .stages = OPTIONS_RESTORE,
 	 .kind = OPTION_GPUS,

@@ -251,8 +251,7 @@ static void test_engine_without_view(void **state)
 
 /*
  * With O_DIRECT (where the file system takes it) the dump goes through
- * staging; AUTO keeps BOs it can write in place in the page cache, however
- * large the image, and says why.
+ * staging, AUTO's too; an AUTO dump under its direct_min writes in place.
  */
 static void test_direct_io_uses_staging(void **state)
 {
@@ -275,8 +274,18 @@ static void test_direct_io_uses_staging(void **state)
 	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
 	mark_host_memory(&s, true);
 	assert_int_equal(run_dump(f, &s, &automatic, NULL, err, sizeof(err)), 0);
+	assert_int_equal(s.gpus[0].in_place_bytes, s.gpus[0].direct_io ? 0 : all_bytes(&s, 0));
+	assert_int_equal(run_restore(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+
+	automatic.direct_min = 0;
+	automatic.image_id++;
+	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
+	mark_host_memory(&s, true);
+	assert_int_equal(run_dump(f, &s, &automatic, NULL, err, sizeof(err)), 0);
 	assert_false(s.gpus[0].direct_io);
-	assert_string_equal(s.gpus[0].write_note, "most of it is written in place from GTT BOs");
+	assert_string_equal(s.gpus[0].write_note, "an image under 64 MiB");
 	assert_int_equal(s.gpus[0].in_place_bytes, all_bytes(&s, 0));
 	assert_int_equal(run_restore(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
 	assert_restored(&s);
