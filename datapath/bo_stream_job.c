@@ -470,11 +470,6 @@ static void open_direct_read(struct gpu_job *job)
 		snprintf(g->read_note, sizeof(g->read_note), "buffered reads asked");
 		return;
 	}
-	if (cfg->read_mode == BO_READ_AUTO && !job->engine->ops->gpu_copies) {
-		snprintf(g->read_note, sizeof(g->read_note),
-			 "the CPU copies into the BOs: it restores from the page cache");
-		return;
-	}
 	if (direct_read_open(&job->direct, job->data_fd, job->data_bytes,
 			     cfg->read_mode == BO_READ_DIRECT ? 0 : min, g->read_note,
 			     sizeof(g->read_note)))

@@ -62,12 +62,6 @@ struct bo_copy_engine_ops {
 	 * "the GPU was reset"), or NULL for strerror()'s text.
 	 */
 	const char *(*explain)(int err);
-	/*
-	 * The GPU moves the bytes (SDMA), not the CPU: a restore then reads
-	 * the image with O_DIRECT (BO_READ_AUTO), as the only CPU pass left
-	 * is the checksum.
-	 */
-	bool gpu_copies;
 };
 
 struct bo_copy_engine {
@@ -170,12 +164,12 @@ enum bo_write_mode { BO_WRITE_AUTO, BO_WRITE_DIRECT, BO_WRITE_BUFFERED };
 
 /*
  * How a restore reads the data file (bo_stream_config.read_mode).
- * AUTO: with O_DIRECT and io_uring (no page-cache copy: the checksum pass
- * is the only time the CPU touches the bytes before the engine copies them)
- * when the engine's ops say gpu_copies (SDMA) and the file has at least
- * direct_min bytes; through the page cache otherwise (small files
- * are quicker from there; a CPU engine's copy out of staging sets its
- * pace). DIRECT: with O_DIRECT whatever the engine and size. BUFFERED:
+ * AUTO: with O_DIRECT and io_uring into the staging ring (no page-cache
+ * copy: behind SDMA the checksum pass is the only time the CPU touches the
+ * bytes) when the file has at least direct_min bytes; through the page
+ * cache otherwise (small files are quicker from there). The CPU engine
+ * too: its restores through staging took less CPU so, at the same speed
+ * (docs/measurements.md). DIRECT: with O_DIRECT whatever the size. BUFFERED:
  * through the page cache. O_DIRECT refused (tmpfs) or no io_uring: through
  * the page cache, bo_stream_gpu.read_note says why.
  */

@@ -329,14 +329,16 @@ static enum bo_write_mode write_mode_env(void)
 
 static struct path_run run_stream(struct bench *b, bool restore)
 {
-	/* BENCH_DIRECT_READ=1: the restore reads with O_DIRECT (io_uring) whatever the engine */
+	/* BENCH_DIRECT_READ=1: the restore reads with O_DIRECT (io_uring) whatever
+	 * the size, 0: through the page cache; else as the plugin does (AUTO) */
 	const char *dr = getenv("BENCH_DIRECT_READ");
 	struct bo_stream_config cfg = {.dir_fd = b->dir_fd,
 				       .image_id = 1,
 				       .sync = true,
 				       .write_mode = write_mode_env(),
-				       .read_mode = dr && !strcmp(dr, "1") ? BO_READ_DIRECT
-									   : BO_READ_AUTO};
+				       .read_mode = dr && !strcmp(dr, "1")   ? BO_READ_DIRECT
+						    : dr && !strcmp(dr, "0") ? BO_READ_BUFFERED
+									     : BO_READ_AUTO};
 	struct bo_stream_gpu gpus[MAX_GPUS];
 	struct bo_stream_bo bos[MAX_GPUS][BOS_PER_GPU];
 	struct path_run r = {0};
