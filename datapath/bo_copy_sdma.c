@@ -372,7 +372,6 @@ static const struct bo_copy_engine_ops sdma_ops = {
 	.zero = sdma_zero,
 	.close_bo = sdma_close_bo,
 	.explain = sdma_explain,
-	.gpu_copies = true,
 };
 
 /* ---- the engine ------------------------------------------------------------------------ */

@@ -94,6 +94,8 @@ static int stream_init(struct stream *st, char *err, size_t errlen)
 		st->gpus[i].parent_note[0] = 0;
 		st->gpus[i].direct_read = false;
 		st->gpus[i].read_note[0] = 0;
+		st->gpus[i].direct_io = false;
+		st->gpus[i].write_note[0] = 0;
 		if (ring_init(&job->ring))
 			return errmsg_set(err, errlen, -ENOMEM, "bo_stream: no memory");
 		if (pthread_mutex_init(&job->progress_lock, NULL)) {

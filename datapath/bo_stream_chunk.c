@@ -227,6 +227,8 @@ static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64
 			return ret;
 		bo_job_close_fd(&job->direct_fd);
 		job->gpu->direct_io = false;
+		snprintf(job->gpu->write_note, sizeof(job->gpu->write_note),
+			 "the file system refused an O_DIRECT write (EINVAL)");
 	}
 	return pwrite_full(job->data_fd, buf, len, off);
 }

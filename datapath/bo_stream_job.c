@@ -374,22 +374,57 @@ static void open_parent(struct gpu_job *job)
 	bo_parent_ancestors(job->parent, &job->ancestors);
 }
 
+/* The size below which AUTO keeps a data file in the page cache. */
+static uint64_t direct_min(const struct bo_stream_config *cfg)
+{
+	return cfg->direct_min ? cfg->direct_min : BO_STREAM_DIRECT_MIN;
+}
+
 /*
- * With cfg->direct_io, the data file reopened with O_DIRECT (through
- * /proc/self/fd: the same file, no second lookup of its name). Not
- * available is not an error: the dump then writes through the page cache.
+ * Why AUTO writes this GPU's data file through the page cache; false: it
+ * does not. Small files are written as fast buffered, and their page cache
+ * is small; on tmpfs the page cache is the file.
+ */
+static bool auto_write_buffered(const struct gpu_job *job, char *why, size_t len)
+{
+	uint64_t min = direct_min(job->cfg);
+
+	if (job->data_bytes < min)
+		snprintf(why, len, "an image under %" PRIu64 " MiB", min >> 20);
+	else if (direct_io_in_memory(job->data_fd))
+		snprintf(why, len, "the file is in memory (tmpfs): O_DIRECT is a copy there too");
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The data file reopened with O_DIRECT (through /proc/self/fd: the same
+ * file, no second lookup of its name), as cfg->write_mode asks. Not
+ * available is not an error: the dump then writes through the page cache,
+ * write_note saying why.
  */
 static void open_direct(struct gpu_job *job)
 {
+	struct bo_stream_gpu *g = job->gpu;
 	char path[64];
 
 	job->direct_fd = -1;
-	job->gpu->direct_io = false;
-	if (!job->cfg->direct_io)
+	g->direct_io = false;
+	g->write_note[0] = 0;
+	if (job->cfg->write_mode == BO_WRITE_BUFFERED) {
+		snprintf(g->write_note, sizeof(g->write_note), "buffered writes asked");
+		return;
+	}
+	if (job->cfg->write_mode == BO_WRITE_AUTO &&
+	    auto_write_buffered(job, g->write_note, sizeof(g->write_note)))
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", job->data_fd);
 	job->direct_fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
-	job->gpu->direct_io = job->direct_fd >= 0;
+	g->direct_io = job->direct_fd >= 0;
+	if (!g->direct_io)
+		snprintf(g->write_note, sizeof(g->write_note),
+			 "the file system refuses O_DIRECT (%s)", strerror(errno));
 }
 
 static int job_prepare_dump(struct gpu_job *job)
@@ -428,16 +463,11 @@ static void open_direct_read(struct gpu_job *job)
 {
 	const struct bo_stream_config *cfg = job->cfg;
 	struct bo_stream_gpu *g = job->gpu;
-	uint64_t min = cfg->direct_read_min ? cfg->direct_read_min : BO_STREAM_DIRECT_READ_MIN;
+	uint64_t min = direct_min(cfg);
 
 	g->direct_read = false;
 	if (cfg->read_mode == BO_READ_BUFFERED) {
 		snprintf(g->read_note, sizeof(g->read_note), "buffered reads asked");
-		return;
-	}
-	if (cfg->read_mode == BO_READ_AUTO && !job->engine->ops->gpu_copies) {
-		snprintf(g->read_note, sizeof(g->read_note),
-			 "the CPU copies into the BOs: it restores from the page cache");
 		return;
 	}
 	if (direct_read_open(&job->direct, job->data_fd, job->data_bytes,

@@ -62,12 +62,6 @@ struct bo_copy_engine_ops {
 	 * "the GPU was reset"), or NULL for strerror()'s text.
 	 */
 	const char *(*explain)(int err);
-	/*
-	 * The GPU moves the bytes (SDMA), not the CPU: a restore then reads
-	 * the image with O_DIRECT (BO_READ_AUTO), as the only CPU pass left
-	 * is the checksum.
-	 */
-	bool gpu_copies;
 };
 
 struct bo_copy_engine {
@@ -138,8 +132,10 @@ struct bo_stream_gpu {
 	/* out, dump with a parent: why this GPU's chunks were all written ("" if not) */
 	char parent_note[256];
 	/* out, dump: the data went to the device with O_DIRECT (no page-cache
-	 * copy): cfg->direct_io asked so and the file system took it */
+	 * copy), as cfg->write_mode asks and the file system allows; else
+	 * through the page cache, write_note saying why */
 	bool direct_io;
+	char write_note[160];
 	/* out, dump: bytes checksummed and written from the BO in place
 	 * (host_memory above), not through the staging ring */
 	uint64_t in_place_bytes;
@@ -151,25 +147,34 @@ struct bo_stream_gpu {
 };
 
 /*
- * "1": dumps write their page-aligned runs with O_DIRECT (no page-cache
- * copy, no page cache filled with images) instead of through the page
- * cache. Off by default: on this project's VM disk, files written so read
- * back at half the speed (README, `make bench`).
+ * How a dump writes the data file (bo_stream_config.write_mode).
+ * AUTO: its page-aligned runs with O_DIRECT from the staging ring (no
+ * page-cache copy, no page cache filled with images: behind SDMA the
+ * checksum pass is the only time the CPU touches the bytes) when the file
+ * has at least direct_min bytes and is not on tmpfs, through the page
+ * cache otherwise. With
+ * O_DIRECT, GTT BOs go through staging too (O_DIRECT cannot write from a
+ * dma-buf mapping): on make bench's GTT BOs that cost less CPU than
+ * writing them in place through the page cache (docs/measurements.md).
+ * DIRECT: with O_DIRECT whatever the size. BUFFERED: through the page
+ * cache. O_DIRECT refused: through the page cache, bo_stream_gpu.write_note
+ * says why.
  */
+enum bo_write_mode { BO_WRITE_AUTO, BO_WRITE_DIRECT, BO_WRITE_BUFFERED };
 
 /*
  * How a restore reads the data file (bo_stream_config.read_mode).
- * AUTO: with O_DIRECT and io_uring (no page-cache copy: the checksum pass
- * is the only time the CPU touches the bytes before the engine copies them)
- * when the engine's ops say gpu_copies (SDMA) and the file has at least
- * direct_read_min bytes; through the page cache otherwise (small files
- * are quicker from there; a CPU engine's copy out of staging sets its
- * pace). DIRECT: with O_DIRECT whatever the engine and size. BUFFERED:
+ * AUTO: with O_DIRECT and io_uring into the staging ring (no page-cache
+ * copy: behind SDMA the checksum pass is the only time the CPU touches the
+ * bytes) when the file has at least direct_min bytes; through the page
+ * cache otherwise (small files are quicker from there). The CPU engine
+ * too: its restores through staging took less CPU so, at the same speed
+ * (docs/measurements.md). DIRECT: with O_DIRECT whatever the size. BUFFERED:
  * through the page cache. O_DIRECT refused (tmpfs) or no io_uring: through
  * the page cache, bo_stream_gpu.read_note says why.
  */
 enum bo_read_mode { BO_READ_AUTO, BO_READ_DIRECT, BO_READ_BUFFERED };
-#define BO_STREAM_DIRECT_READ_MIN (64ull << 20)
+#define BO_STREAM_DIRECT_MIN (64ull << 20)
 
 /*
  * Progress of one GPU: bytes copied so far and in total. Called from the
@@ -190,17 +195,13 @@ struct bo_stream_config {
 	 * final fdatasync() has little left to wait for.
 	 */
 	bool sync;
-	/*
-	 * Dump: the data file is also written with O_DIRECT (no page-cache
-	 * copy) where the file system takes it (AMDGPU_CRIU_DIRECT_IO=1, which
-	 * the plugin reads); else through the page cache.
-	 */
-	bool direct_io;
+	/* Dump: how the data file is written (above); 0 is AUTO */
+	enum bo_write_mode write_mode;
 	/* Restore: how the data file is read (above); 0 is AUTO */
 	enum bo_read_mode read_mode;
-	/* Restore, AUTO: smaller data files are read through the page cache;
-	 * 0: BO_STREAM_DIRECT_READ_MIN */
-	uint64_t direct_read_min;
+	/* AUTO, both ways: smaller data files go through the page cache;
+	 * 0: BO_STREAM_DIRECT_MIN */
+	uint64_t direct_min;
 	/*
 	 * Dump: write only what changed since the images in parent_dir_fd (a
 	 * directory fd; the stream reads it, never writes it). A GPU whose files

@@ -37,11 +37,8 @@ static int why_set(char *why, size_t whylen, int err, const char *what)
 	return err;
 }
 
-/*
- * tmpfs takes O_DIRECT (since Linux 6.6) as a buffered copy, and io_uring
- * hands such reads to its worker threads: no gain, more CPU.
- */
-static bool in_memory(int fd)
+/* io_uring hands direct reads of such files to its worker threads: no gain, more CPU. */
+bool direct_io_in_memory(int fd)
 {
 	struct statfs sfs;
 
@@ -62,7 +59,7 @@ int direct_read_open(struct direct_reader *dr, int fd, uint64_t size, uint64_t m
 			 size >> 10, min_bytes >> 10);
 		return why_set(why, whylen, -E2BIG, msg);
 	}
-	if (in_memory(fd))
+	if (direct_io_in_memory(fd))
 		return why_set(why, whylen, -EOPNOTSUPP,
 			       "the file is in memory (tmpfs): no device to wait for");
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

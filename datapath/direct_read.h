@@ -15,6 +15,7 @@
 #ifndef AMDGPU_CRIU_DATAPATH_DIRECT_READ_H
 #define AMDGPU_CRIU_DATAPATH_DIRECT_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,12 @@ struct direct_reader {
 	uint64_t requests; /* submitted so far (tests: depth was used) */
 	uint32_t max_in_flight;
 };
+
+/*
+ * The file of fd is in memory (tmpfs, ramfs): tmpfs takes O_DIRECT (since
+ * Linux 6.6) as a buffered copy, so neither reads nor writes gain by it.
+ */
+bool direct_io_in_memory(int fd);
 
 /*
  * Opens the file of fd (size bytes) for direct reads, if it has at least

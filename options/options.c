@@ -26,6 +26,7 @@ static const char *const engine_words[] = {"auto", "sdma", "cpu", NULL};
 static const char *const share_words[] = {"share", "refuse", "copy", NULL};
 static const char *const census_words[] = {"debugfs", "probe", NULL};
 static const char *const off_on[] = {"0", "1", NULL};
+static const char *const direct_io_words[] = {"auto", "1", "0", NULL};
 static const char *const keep_create[] = {"keep", "create", NULL};
 
 #define KFD_CHECK(var, field, what)                                                                \
@@ -102,12 +103,13 @@ static const struct option_def table[] = {
 	 .help = "where debugfs is mounted"},
 	{.name = "AMDGPU_CRIU_DIRECT_IO",
 	 .stages = OPTIONS_DUMP,
-	 .kind = OPTION_SWITCH,
+	 .kind = OPTION_WORD,
 	 .offset = FIELD(direct_io),
-	 .words = off_on,
-	 .what = "switch",
-	 .deflt = "0",
-	 .help = "dumps write BO contents with O_DIRECT"},
+	 .words = direct_io_words,
+	 .what = "mode",
+	 .deflt = "auto",
+	 .help = "dumps write BO contents with O_DIRECT, bypassing the page cache: from 64 MiB "
+		 "per GPU, not on tmpfs; always; never"},
 	{.name = GPU_SELECT_ENV,
 	 .stages = OPTIONS_RESTORE,
 	 .kind = OPTION_GPUS,

@@ -50,6 +50,13 @@ enum bo_share_policy {
 	BO_SHARE_COPY,
 };
 
+/* How a dump writes BO contents (datapath/bo_stream_types.h, bo_write_mode). */
+enum direct_io_mode {
+	DIRECT_IO_AUTO,
+	DIRECT_IO_ON,
+	DIRECT_IO_OFF,
+};
+
 /* How GEM handles beyond the probe are counted (plugin/dump/render_audit.h). */
 enum render_census {
 	RENDER_CENSUS_DEBUGFS,
@@ -65,7 +72,7 @@ struct amdgpu_options {
 	uint32_t gem_probe;		 /* AMDGPU_CRIU_GEM_PROBE */
 	enum render_census gem_census;	 /* AMDGPU_CRIU_GEM_CENSUS */
 	char debugfs[OPTIONS_PATH_MAX];	 /* AMDGPU_CRIU_DEBUGFS */
-	bool direct_io;			 /* AMDGPU_CRIU_DIRECT_IO */
+	enum direct_io_mode direct_io;	 /* AMDGPU_CRIU_DIRECT_IO */
 	struct gpu_select gpus;		 /* AMDGPU_CRIU_GPUS; none named: every GPU */
 	char gpus_shown[ESCAPE_LEN(64)]; /* its value, escaped, for messages; "": unset */
 	bool dev_nodes_create;		 /* AMDGPU_CRIU_DEV_NODES */

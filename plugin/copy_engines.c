@@ -107,6 +107,12 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 	} else {
 		pr_info("%s GPU %" PRIu32 ": BO contents moved by the CPU", what, gpu_id);
 	}
+	if (stream && stream->direct_io)
+		pr_info("%s GPU %" PRIu32 ": image written with O_DIRECT (no page-cache copy)", what,
+			gpu_id);
+	else if (stream && stream->write_note[0])
+		pr_info("%s GPU %" PRIu32 ": image written through the page cache: %s", what, gpu_id,
+			stream->write_note);
 	if (stream && stream->direct_read)
 		pr_info("%s GPU %" PRIu32 ": image read with O_DIRECT, up to %u requests in flight "
 			"(io_uring)",
@@ -126,6 +132,18 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 					   (double)bytes)
 			      : 0,
 			t->checksum_ns / 1000000);
+}
+
+enum bo_write_mode copy_write_mode(enum direct_io_mode mode)
+{
+	switch (mode) {
+	case DIRECT_IO_ON:
+		return BO_WRITE_DIRECT;
+	case DIRECT_IO_OFF:
+		return BO_WRITE_BUFFERED;
+	default:
+		return BO_WRITE_AUTO;
+	}
 }
 
 void copy_engines_close(const char *what, const struct copy_gpu *gpus, uint32_t n,

@@ -59,6 +59,9 @@ struct copy_gpu copy_gpu_of_node(const struct kfd_node *node, uint32_t gpu_id,
 int copy_engines_open(const struct copy_engine_opts *opts, const struct copy_gpu *gpus, uint32_t n,
 		      struct bo_sdma_engine **sdma, struct bo_stream_gpu *streams);
 
+/* How a dump writes BO contents, as AMDGPU_CRIU_DIRECT_IO says. */
+enum bo_write_mode copy_write_mode(enum direct_io_mode mode);
+
 /*
  * Closes the engines. With `what` (e.g. "dump of pid 42:"), first logs per
  * GPU which engine moved how many bytes, at what rate, and how much of the

@@ -48,14 +48,6 @@ debs_fresh "$DEST" "$WANT" usr/sbin/runc-1.3 && exit 0
 apt_private "$DEST/apt" "$DEBS_SUITE testing"
 "${APTP[@]}" update >/dev/null
 have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
-deps_of() {
-	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
-		awk 'virt && /^    [^ ]/ { print $1; virt = 0; next }
-			{ virt = 0 }
-			/^ *\|?Depends:/ { first = !alt; alt = ($1 == "|Depends:") }
-			/^ *\|?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
-}
 todo=""
 for p in $WANT; do
 	case "$p" in */testing) ;; *) todo="$todo $p" ;; esac

@@ -34,14 +34,6 @@ debs_fresh "$DEST" "$WANT" usr/bin/podman && exit 0
 # Library packages the runtimes' or criu's closure already holds are not
 # fetched again (their files are in the guest).
 have=" $(ls "$RUNTIMES_ROOT/../debs" "$(dirname "$CRIU_ROOT")/debs" 2>/dev/null | sed -n 's/_.*//p' | tr '\n' ' ') "
-# Depends, recursively through library packages only (the first of each
-# alternative; gpgme's gnupg|gpg is no library: podman needs no signatures)
-deps_of() {
-	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
-		awk '/^ *\|Depends:/ { if (!alt) print $2; alt = 1; next }
-			/^ *Depends:/ { if (!alt) print $2; alt = 0 }' | tr -d '<>'
-}
 # shellcheck disable=SC2086 # a list of package names
 closure=$(debs_closure "$have" $WANT)
 # shellcheck disable=SC2086

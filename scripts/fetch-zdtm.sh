@@ -65,14 +65,6 @@ fetch_source() {
 	echo "fetch-zdtm: CRIU $upstream source in $DEST/criu-$upstream"
 }
 
-deps_of() {
-	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
-		awk 'virt && /^    [^ ]/ { print $1; virt = 0; next }
-			{ virt = 0 }
-			/^ *\|?(Pre)?Depends:/ { first = !alt; alt = ($1 ~ /^\|/) }
-			/^ *\|?(Pre)?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
-}
 
 fetch_root() {
 	local have closure

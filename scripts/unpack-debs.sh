@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced helper of fetch-runtimes.sh, fetch-podman.sh and fetch-cri.sh: Debian packages
+# Sourced helper of fetch-runtimes.sh, fetch-podman.sh, fetch-cri.sh and fetch-zdtm.sh: Debian packages
 # downloaded with the private apt configuration (apt-private.sh, APTP set)
 # and unpacked into a root for the VM, never installed.
 #
@@ -7,9 +7,11 @@
 #                                    (its stamp) and PROGRAM; else empties DEST
 #                                    and sets APTP/APTC up for trixie there
 #   debs_done NAME DEST WANT         the stamp, and one line naming the packages
+#   debs_deps_of PKG                 PKG's Depends and Pre-Depends (trixie):
+#                                    the first of each alternative, a virtual
+#                                    package as its first provider
 #   debs_closure HAVE PKG...         PKG... and, recursively, the library
-#                                    packages they depend on (the caller's
-#                                    deps_of PKG lists one package's Depends),
+#                                    packages they depend on (debs_deps_of),
 #                                    without libc6, -dev packages and those in
 #                                    HAVE (" a b ", already in another root)
 #   debs_unpack DEST STATUS PKG...   downloads PKG... (trixie) into DEST/debs,
@@ -41,6 +43,15 @@ debs_done() {
 	echo "$1: $(ls "$2/debs" | sed 's/_amd64.deb\|_all.deb//' | tr '\n' ' ')"
 }
 
+debs_deps_of() {
+	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
+		awk 'virt && /^    [^ ]/ { print $1; virt = 0; next }
+			{ virt = 0 }
+			/^ *\|?(Pre)?Depends:/ { first = !alt; alt = ($1 ~ /^\|/) }
+			/^ *\|?(Pre)?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
+}
+
 debs_closure() {
 	local have=$1 closure=" " todo p d
 	shift
@@ -53,7 +64,7 @@ debs_closure() {
 		todo="$*"
 		case "$closure$have" in *" $p "*) continue ;; esac
 		closure="$closure$p "
-		for d in $(deps_of "$p"); do
+		for d in $(debs_deps_of "$p"); do
 			case "$d" in libc6 | *-dev) continue ;; lib* | zlib1g) todo="$todo $d" ;; esac
 		done
 	done

@@ -387,7 +387,7 @@ static int dump_contents(struct dump_session *s, struct checkpoint *c, uint32_t 
 	struct bo_stream_config cfg = {.dir_fd = s->dir_fd,
 				       .image_id = id,
 				       .sync = true,
-				       .direct_io = s->opts.direct_io,
+				       .write_mode = copy_write_mode(s->opts.direct_io),
 				       .progress = report_progress,
 				       .progress_arg = &c->args.pid};
 	uint32_t n = 0, i, j;

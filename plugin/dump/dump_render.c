@@ -119,7 +119,7 @@ static int dump_gem_bos(struct dump_session *s, int fd, const struct kfd_node *n
 	struct gem_check check = {.s = s, .file_id = id, .gpu_id = n->gpu_id};
 	struct gem_dump_ctx ctx = {.dir_fd = s->dir_fd,
 				   .parent_dir_fd = dump_open_parent_dir(s),
-				   .direct_io = s->opts.direct_io,
+				   .write_mode = copy_write_mode(s->opts.direct_io),
 				   .engine_opts = &s->opts.engine,
 				   .gpu = copy_gpu_of_node(n, n->gpu_id, e->minor),
 				   .ioctl_fn = s->audit.ioctl_fn,

@@ -188,7 +188,7 @@ static int write_contents(const struct gem_dump_ctx *ctx, struct copy_gpu gpu, u
 	struct bo_stream_config cfg = {.dir_fd = ctx->dir_fd,
 				       .image_id = id,
 				       .sync = true,
-				       .direct_io = ctx->direct_io,
+				       .write_mode = ctx->write_mode,
 				       .has_parent = ctx->parent_dir_fd >= 0,
 				       .parent_dir_fd = ctx->parent_dir_fd};
 	char what[64];

@@ -37,7 +37,7 @@
 struct gem_dump_ctx {
 	int dir_fd;
 	int parent_dir_fd; /* an incremental dump's parent images, or -1 */
-	bool direct_io;	   /* bo_stream_config.direct_io */
+	enum bo_write_mode write_mode; /* bo_stream_config.write_mode */
 	const struct copy_engine_opts *engine_opts;
 	struct copy_gpu gpu; /* the file's GPU: gpu_id is the actual one (file names) */
 	render_ioctl_fn ioctl_fn;

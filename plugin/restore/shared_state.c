@@ -102,17 +102,29 @@ static struct shared_image *find(struct shared_state *s, uint32_t id)
 	return NULL;
 }
 
-int shared_image_begin(struct shared_state *s, uint32_t id, uint32_t pid, uint64_t deadline_ms)
+/* The image's record, the state's lock held; or an error, the lock not held. */
+static int lock_image(struct shared_state *s, uint32_t id, uint64_t deadline_ms,
+		      struct shared_image **img)
 {
-	struct shared_image *img;
 	int ret = lock_state(s, deadline_ms);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (!img)
-		ret = -ENOENT;
-	else if (img->state != SHARED_IMAGE_PENDING)
+	*img = find(s, id);
+	if (*img)
+		return 0;
+	pthread_mutex_unlock(&s->lock);
+	return -ENOENT;
+}
+
+int shared_image_begin(struct shared_state *s, uint32_t id, uint32_t pid, uint64_t deadline_ms)
+{
+	struct shared_image *img;
+	int ret = lock_image(s, id, deadline_ms, &img);
+
+	if (ret)
+		return ret;
+	if (img->state != SHARED_IMAGE_PENDING)
 		ret = -EALREADY;
 	else {
 		img->state = SHARED_IMAGE_RESTORING;
@@ -126,13 +138,12 @@ int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t by
 		     uint64_t deadline_ms)
 {
 	struct shared_image *img;
-	int ret = lock_state(s, deadline_ms);
+	int ret = lock_image(s, id, deadline_ms, &img);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (!img || img->state != SHARED_IMAGE_RESTORING) {
-		ret = img ? -EINVAL : -ENOENT;
+	if (img->state != SHARED_IMAGE_RESTORING) {
+		ret = -EINVAL;
 	} else {
 		img->state = error ? SHARED_IMAGE_FAILED : SHARED_IMAGE_DONE;
 		img->error = error;
@@ -146,30 +157,26 @@ int shared_image_end(struct shared_state *s, uint32_t id, int error, uint64_t by
 int shared_image_resumed(struct shared_state *s, uint32_t id, uint64_t deadline_ms)
 {
 	struct shared_image *img;
-	int ret = lock_state(s, deadline_ms);
+	int ret = lock_image(s, id, deadline_ms, &img);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (img)
-		img->resumed = 1;
+	img->resumed = 1;
 	pthread_mutex_unlock(&s->lock);
-	return img ? 0 : -ENOENT;
+	return 0;
 }
 
 int shared_image_get(struct shared_state *s, uint32_t id, struct shared_image *out,
 		     uint64_t deadline_ms)
 {
 	struct shared_image *img;
-	int ret = lock_state(s, deadline_ms);
+	int ret = lock_image(s, id, deadline_ms, &img);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (img)
-		*out = *img;
+	*out = *img;
 	pthread_mutex_unlock(&s->lock);
-	return img ? 0 : -ENOENT;
+	return 0;
 }
 
 int shared_copy_slot_take(struct shared_state *s, uint64_t deadline_ms, int *slot)
@@ -217,14 +224,11 @@ static int handoff_move(struct shared_state *s, uint32_t id, uint32_t from, uint
 			uint64_t deadline_ms)
 {
 	struct shared_image *img;
-	int ret = lock_state(s, deadline_ms);
+	int ret = lock_image(s, id, deadline_ms, &img);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (!img)
-		ret = -ENOENT;
-	else if (img->handoff != from)
+	if (img->handoff != from)
 		ret = -EINVAL;
 	else
 		img->handoff = to;
@@ -235,14 +239,11 @@ static int handoff_move(struct shared_state *s, uint32_t id, uint32_t from, uint
 int shared_handoff_offer(struct shared_state *s, uint32_t id, int manifest_fd, uint64_t deadline_ms)
 {
 	struct shared_image *img;
-	int ret = lock_state(s, deadline_ms);
+	int ret = lock_image(s, id, deadline_ms, &img);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (!img)
-		ret = -ENOENT;
-	else if (img->handoff != SHARED_HANDOFF_NONE)
+	if (img->handoff != SHARED_HANDOFF_NONE)
 		ret = -EALREADY;
 	else {
 		img->manifest_fd = manifest_fd;
@@ -321,14 +322,11 @@ int shared_handoff_copied(struct shared_state *s, uint32_t id, int error, uint64
 {
 	struct shared_image *img;
 	struct timespec now;
-	int ret = lock_state(s, deadline_ms);
+	int ret = lock_image(s, id, deadline_ms, &img);
 
 	if (ret)
 		return ret;
-	img = find(s, id);
-	if (!img)
-		ret = -ENOENT;
-	else if (img->handoff != SHARED_HANDOFF_TAKEN)
+	if (img->handoff != SHARED_HANDOFF_TAKEN)
 		ret = -EINVAL;
 	else {
 		clock_gettime(CLOCK_MONOTONIC, &now);

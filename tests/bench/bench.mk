@@ -6,7 +6,7 @@
 # test (tests/host/test-bench.sh runs it small). Included by the top-level
 # Makefile (`-include tests/bench/bench.mk`).
 #
-#   make bench [BENCH_GIB=2] [BENCH_GPUS=2] [BENCH_ROUNDS=10] [BENCH_NEIGHBOUR=1] [BENCH_IN_PLACE=1] [BENCH_DIRECT_READ=1] [BENCH_DIR=$(BUILD)/bench-images]
+#   make bench [BENCH_GIB=2] [BENCH_GPUS=2] [BENCH_ROUNDS=10] [BENCH_NEIGHBOUR=1] [BENCH_IN_PLACE=1] [BENCH_DIRECT_READ=0|1] [AMDGPU_CRIU_DIRECT_IO=0|1] [BENCH_DIR=$(BUILD)/bench-images]
 #   make bench-nongpu [BENCH_ROUNDS=10]   the plugin's cost for a CRIU run without GPUs
 #
 # BENCH_DIR is the image directory: put it on the filesystem to measure.

@@ -315,16 +315,30 @@ static void image_name(char *name, size_t len, int gpu, const char *ext)
 	snprintf(name, len, "amdgpu-bo-1-%d.%s", 1000 + gpu, ext);
 }
 
+/* AMDGPU_CRIU_DIRECT_IO as the plugin takes it: 1, 0, or auto (unset). */
+static enum bo_write_mode write_mode_env(void)
+{
+	const char *env = getenv("AMDGPU_CRIU_DIRECT_IO");
+
+	if (env && !strcmp(env, "1"))
+		return BO_WRITE_DIRECT;
+	if (env && !strcmp(env, "0"))
+		return BO_WRITE_BUFFERED;
+	return BO_WRITE_AUTO;
+}
+
 static struct path_run run_stream(struct bench *b, bool restore)
 {
-	/* BENCH_DIRECT_READ=1: the restore reads with O_DIRECT (io_uring) whatever the engine */
+	/* BENCH_DIRECT_READ=1: the restore reads with O_DIRECT (io_uring) whatever
+	 * the size, 0: through the page cache; else as the plugin does (AUTO) */
 	const char *dr = getenv("BENCH_DIRECT_READ");
 	struct bo_stream_config cfg = {.dir_fd = b->dir_fd,
 				       .image_id = 1,
 				       .sync = true,
-				       .direct_io = b->direct,
-				       .read_mode = dr && !strcmp(dr, "1") ? BO_READ_DIRECT
-									   : BO_READ_AUTO};
+				       .write_mode = write_mode_env(),
+				       .read_mode = dr && !strcmp(dr, "1")   ? BO_READ_DIRECT
+						    : dr && !strcmp(dr, "0") ? BO_READ_BUFFERED
+									     : BO_READ_AUTO};
 	struct bo_stream_gpu gpus[MAX_GPUS];
 	struct bo_stream_bo bos[MAX_GPUS][BOS_PER_GPU];
 	struct path_run r = {0};
@@ -959,22 +973,25 @@ static void neighbour_at_exit(void)
 }
 
 /*
- * Whether the dump will write with O_DIRECT here (AMDGPU_CRIU_DIRECT_IO=1, as
- * the plugin takes it, where the file system takes it): its limit then
- * does too.
+ * Whether the dump will write with O_DIRECT here (bo_write_mode's rule for
+ * AUTO: images of BO_STREAM_DIRECT_MIN or more per GPU; where the file
+ * system takes it): its limit then does too, and the dump's own choice is
+ * checked against this one.
  */
-static bool direct_io_here(int dir_fd)
+static bool direct_io_here(const struct bench *b)
 {
-	const char *env = getenv("AMDGPU_CRIU_DIRECT_IO");
+	enum bo_write_mode mode = write_mode_env();
 	int fd;
 
-	if (!env || strcmp(env, "1"))
+	if (mode == BO_WRITE_BUFFERED)
 		return false;
-	fd = openat(dir_fd, "bo-bench-direct.tmp",
+	if (mode == BO_WRITE_AUTO && b->bo_size * BOS_PER_GPU < BO_STREAM_DIRECT_MIN)
+		return false;
+	fd = openat(b->dir_fd, "bo-bench-direct.tmp",
 		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
 	if (fd >= 0)
 		close(fd);
-	unlinkat(dir_fd, "bo-bench-direct.tmp", 0);
+	unlinkat(b->dir_fd, "bo-bench-direct.tmp", 0);
 	return fd >= 0;
 }
 
@@ -1049,8 +1066,8 @@ int main(int argc, char **argv)
 		b.total = (uint64_t)b.gpus * BOS_PER_GPU * CHUNK;
 	remove_images(&b);
 	remove_limit_files(&b);
-	b.direct = direct_io_here(b.dir_fd);
 	bench_setup(&b);
+	b.direct = direct_io_here(&b);
 	limit_sources(&b);
 	rss0 = rss_now_mib();
 	run_rounds(&b, rounds, &f, "");

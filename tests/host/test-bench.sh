@@ -6,7 +6,9 @@
 # (256 MiB per GPU), the checksum share a fraction, CPU seconds per GiB of
 # each path and limit positive and the table's. 2 and 8 GPUs, dumps
 # reading BOs in place and (BENCH_IN_PLACE=0) through staging (bo_bench
-# exits 1 if the stream did otherwise); the 2-GPU run also makes the
+# exits 1 if the stream did otherwise); 128 MiB on 1 GPU written with
+# O_DIRECT as AMDGPU_CRIU_DIRECT_IO=auto does (where the file system takes
+# it) and through the page cache with 0; the 2-GPU run also makes the
 # neighbour pass (BENCH_NEIGHBOUR=1): the neighbour ran (its own CPU time
 # above 0) and is gone after a normal exit, SIGTERM and an error; bad
 # settings are refused in one line. Speeds are not judged here (a busy
@@ -62,11 +64,13 @@ ratios_agree() {
 }
 for gpus in 2 8; do
 	neighbour=$((gpus == 2 ? 1 : 0))
-	run BENCH_GIB=0.125 BENCH_ROUNDS=2 BENCH_GPUS=$gpus BENCH_NEIGHBOUR=$neighbour
+	# 64 MiB: 32 MiB per GPU or less, under the size from which dumps write with O_DIRECT
+	run BENCH_GIB=0.0625 BENCH_ROUNDS=2 BENCH_GPUS=$gpus BENCH_NEIGHBOUR=$neighbour
 	check "$gpus GPUs: bo_bench exits 0 (restored bytes equal: status $RC)" test "$RC" -eq 0
 	[ "$RC" -eq 0 ] || diag "$(tail -n 2 "$ERR")"
 	check "$gpus GPUs: the last line is one JSON object" eval 'json | jq -e "type == \"object\"" >/dev/null'
-	check "$gpus GPUs: it says what it measured" jqt ".gpus == $gpus and .rounds == 2 and .gib == 0.125"
+	# 64 MiB: "gib" is printed to 0.001
+	check "$gpus GPUs: it says what it measured" jqt ".gpus == $gpus and .rounds == 2 and .gib == 0.062"
 	check "$gpus GPUs: every figure is there and positive" \
 		jqt '[.dump_gibps, .dump_limit_gibps, .dump_ratio, .restore_gibps, .restore_limit_gibps, .restore_ratio, .peak_rss_mib] | all(. > 0)'
 	check "$gpus GPUs: each ratio is its path over its limit" ratios_agree ""
@@ -110,6 +114,17 @@ done
 run BENCH_GIB=0.125 BENCH_ROUNDS=1 BENCH_IN_PLACE=0
 check "BENCH_IN_PLACE=0: exits 0, the dump through staging (status $RC)" \
 	eval '[ "$RC" -eq 0 ] && grep -q "; the dump copies the BOs through staging;" "$OUT" && jqt ".dump_in_place == false"'
+# AMDGPU_CRIU_DIRECT_IO unset (auto): 128 MiB per GPU, at least the 64 MiB
+# from which dumps write with O_DIRECT where the file system takes it
+# (bo_bench exits 1 if the stream chose otherwise than it predicted)
+if dd if=/dev/zero of="$TMP/img/direct.probe" bs=4096 count=1 oflag=direct 2>/dev/null; then direct=true; else direct=false; fi
+rm -f "$TMP/img/direct.probe"
+run BENCH_GIB=0.125 BENCH_GPUS=1 BENCH_ROUNDS=1
+check "auto, 128 MiB on 1 GPU: exits 0, the dump writes with O_DIRECT: $direct (status $RC)" \
+	eval '[ "$RC" -eq 0 ] && jqt ".dump_direct_io == $direct and .dump_in_place == ($direct | not)"'
+run BENCH_GIB=0.125 BENCH_GPUS=1 BENCH_ROUNDS=1 AMDGPU_CRIU_DIRECT_IO=0
+check "AMDGPU_CRIU_DIRECT_IO=0, 128 MiB on 1 GPU: exits 0, through the page cache, in place (status $RC)" \
+	eval '[ "$RC" -eq 0 ] && jqt ".dump_direct_io == false and .dump_in_place == true" && grep -q "; the dump writes through the page cache;" "$OUT"'
 run BENCH_GPUS=9
 check "BENCH_GPUS=9: refused (status 2)" test "$RC" -eq 2
 check "BENCH_GPUS=9: in one line naming the setting" eval '[ "$(wc -l <"$ERR")" -eq 1 ] && grep -q "BENCH_GPUS=9" "$ERR"'

@@ -32,6 +32,7 @@
 #include "fd_compare.h"
 #include "datapath/bo_index.h"
 #include "datapath/bo_stream.h"
+#include "datapath/direct_read.h"
 #include "file_read.h"
 #include "index_old.h"
 
@@ -125,10 +126,11 @@ static bool dir_takes_direct(struct fixture *f)
 }
 
 /*
- * cfg.direct_io: page-aligned runs go with O_DIRECT, the rest
+ * cfg.write_mode DIRECT: page-aligned runs go with O_DIRECT, the rest
  * (a BO of MIB + 12345 bytes ends mid-page) through the page cache, into
  * the same file; every byte comes back. Where the file system refuses
- * O_DIRECT the dump says so (direct_io false) and writes buffered.
+ * O_DIRECT the dump says so (direct_io false, write_note why) and writes
+ * buffered.
  */
 static void test_round_trip_direct_io(void **state)
 {
@@ -142,19 +144,55 @@ static void test_round_trip_direct_io(void **state)
 	set_build(&s, 2, mixed_sizes, MIXED_COUNT);
 	cfg.image_id = 9;
 	cfg.sync = true;
-	cfg.direct_io = true;
+	cfg.write_mode = BO_WRITE_DIRECT;
 	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
-	for (g = 0; g < 2; g++)
+	for (g = 0; g < 2; g++) {
 		assert_int_equal(s.gpus[g].direct_io, direct);
+		assert_int_equal(!s.gpus[g].write_note[0], direct);
+	}
 	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
 	assert_restored(&s);
-	/* without direct_io: buffered */
+	/* BUFFERED: through the page cache, saying so */
 	set_free(&s);
 	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
 	cfg.image_id = 10;
-	cfg.direct_io = false;
+	cfg.write_mode = BO_WRITE_BUFFERED;
 	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
 	assert_false(s.gpus[0].direct_io);
+	assert_string_equal(s.gpus[0].write_note, "buffered writes asked");
+	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+}
+
+/*
+ * AUTO: an image under direct_min bytes goes through the page cache, one of
+ * at least that many with O_DIRECT (where the file system takes it and is
+ * not tmpfs); both come back whole.
+ */
+static void test_write_mode_auto(void **state)
+{
+	struct fixture *f = *state;
+	struct bo_stream_config cfg = small_chunks;
+	bool direct = dir_takes_direct(f) && !direct_io_in_memory(f->dir_fd);
+	struct bo_set s;
+	char err[256] = "";
+
+	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
+	cfg.image_id = 11;
+	assert_int_equal(cfg.write_mode, BO_WRITE_AUTO);
+	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
+	assert_false(s.gpus[0].direct_io);
+	assert_string_equal(s.gpus[0].write_note, "an image under 64 MiB");
+	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+
+	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
+	cfg.image_id = 12;
+	cfg.direct_min = 4096;
+	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
+	assert_int_equal(s.gpus[0].direct_io, direct);
 	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
 	assert_restored(&s);
 	set_free(&s);
@@ -1031,6 +1069,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_defaults, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_direct_io, bo_fixture_setup,
+						bo_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_write_mode_auto, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_no_bos, bo_fixture_setup, bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_chunk_is_named, bo_fixture_setup,

@@ -249,19 +249,44 @@ static void test_engine_without_view(void **state)
 	set_free(&s);
 }
 
-/* With O_DIRECT (where the file system takes it) the dump goes through staging. */
+/*
+ * With O_DIRECT (where the file system takes it) the dump goes through
+ * staging, AUTO's too; an AUTO dump under its direct_min writes in place.
+ */
 static void test_direct_io_uses_staging(void **state)
 {
 	struct fixture *f = *state;
 	struct bo_set s;
-	struct bo_stream_config direct = small_chunks;
+	struct bo_stream_config direct = small_chunks, automatic = small_chunks;
 	char err[256];
 
-	direct.direct_io = true;
+	direct.write_mode = BO_WRITE_DIRECT;
 	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
 	mark_host_memory(&s, true);
 	assert_int_equal(run_dump(f, &s, &direct, NULL, err, sizeof(err)), 0);
 	assert_int_equal(s.gpus[0].in_place_bytes, s.gpus[0].direct_io ? 0 : all_bytes(&s, 0));
+	assert_int_equal(run_restore(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+
+	automatic.direct_min = 4096;
+	automatic.image_id = small_chunks.image_id + 1;
+	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
+	mark_host_memory(&s, true);
+	assert_int_equal(run_dump(f, &s, &automatic, NULL, err, sizeof(err)), 0);
+	assert_int_equal(s.gpus[0].in_place_bytes, s.gpus[0].direct_io ? 0 : all_bytes(&s, 0));
+	assert_int_equal(run_restore(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
+	assert_restored(&s);
+	set_free(&s);
+
+	automatic.direct_min = 0;
+	automatic.image_id++;
+	set_build(&s, 1, mixed_sizes, MIXED_COUNT);
+	mark_host_memory(&s, true);
+	assert_int_equal(run_dump(f, &s, &automatic, NULL, err, sizeof(err)), 0);
+	assert_false(s.gpus[0].direct_io);
+	assert_string_equal(s.gpus[0].write_note, "an image under 64 MiB");
+	assert_int_equal(s.gpus[0].in_place_bytes, all_bytes(&s, 0));
 	assert_int_equal(run_restore(f, &s, &small_chunks, NULL, err, sizeof(err)), 0);
 	assert_restored(&s);
 	set_free(&s);

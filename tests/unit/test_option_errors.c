@@ -85,12 +85,12 @@ static void dump_session_takes_the_options(void **state)
 	assert_int_equal(
 		read_options(&o, OPTIONS_DUMP, "AMDGPU_CRIU_SHARED_BO", "refuse", err, sizeof(err)),
 		0);
-	o.direct_io = true;
+	o.direct_io = DIRECT_IO_ON;
 	o.engine.mode = COPY_ENGINE_CPU;
 	o.gem_probe = 17;
 	assert_int_equal(dump_session_init(&s, &o, NULL), 0);
 	assert_int_equal(s.opts.shared_bo, BO_SHARE_REFUSE);
-	assert_true(s.opts.direct_io);
+	assert_int_equal(s.opts.direct_io, DIRECT_IO_ON);
 	assert_int_equal(s.opts.engine.mode, COPY_ENGINE_CPU);
 	assert_int_equal(s.audit.probe_limit, 17);
 	assert_string_equal(s.audit.debugfs, "/sys/kernel/debug");

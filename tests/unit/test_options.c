@@ -94,7 +94,7 @@ static void defaults(void **state)
 	assert_int_equal(o.gem_probe, 4096);
 	assert_int_equal(o.gem_census, RENDER_CENSUS_DEBUGFS);
 	assert_string_equal(o.debugfs, "/sys/kernel/debug");
-	assert_false(o.direct_io);
+	assert_int_equal(o.direct_io, DIRECT_IO_AUTO);
 	assert_true(gpu_select_all(&o.gpus));
 	assert_string_equal(o.gpus_shown, "");
 	assert_true(o.dev_nodes_create);
@@ -148,7 +148,11 @@ static void every_value(void **state)
 	assert_int_equal(read_one(&o, "AMDGPU_CRIU_DEBUGFS", "/mnt/debug fs"), 0);
 	assert_string_equal(o.debugfs, "/mnt/debug fs");
 	assert_int_equal(read_one(&o, "AMDGPU_CRIU_DIRECT_IO", "1"), 0);
-	assert_true(o.direct_io);
+	assert_int_equal(o.direct_io, DIRECT_IO_ON);
+	assert_int_equal(read_one(&o, "AMDGPU_CRIU_DIRECT_IO", "0"), 0);
+	assert_int_equal(o.direct_io, DIRECT_IO_OFF);
+	assert_int_equal(read_one(&o, "AMDGPU_CRIU_DIRECT_IO", "auto"), 0);
+	assert_int_equal(o.direct_io, DIRECT_IO_AUTO);
 	assert_int_equal(read_one(&o, "AMDGPU_CRIU_DEV_NODES", "keep"), 0);
 	assert_false(o.dev_nodes_create);
 	assert_int_equal(read_one(&o, "AMDGPU_CRIU_GPUS", "renderD130, 0xbeef"), 0);
@@ -201,7 +205,7 @@ static void refusals_say_what_to_use(void **state)
 		"AMDGPU_CRIU_PARALLEL_RESTORE", "yes",
 		"AMDGPU_CRIU_PARALLEL_RESTORE=yes: unknown switch; use 1 (the default) or 0");
 	assert_refused("AMDGPU_CRIU_DIRECT_IO", "on",
-		       "AMDGPU_CRIU_DIRECT_IO=on: unknown switch; use 0 (the default) or 1");
+		       "AMDGPU_CRIU_DIRECT_IO=on: unknown mode; use auto (the default), 1 or 0");
 	assert_refused(
 		"AMDGPU_CRIU_DEV_NODES", "yes",
 		"AMDGPU_CRIU_DEV_NODES=yes: unknown policy; use create (the default) or keep");
@@ -344,7 +348,7 @@ static void file_sets_what_the_environment_does_not(void **state)
 	assert_int_equal(o.shared_bo, BO_SHARE_COPY); /* the environment's */
 	assert_true(o.dev_nodes_create);
 	assert_false(o.checks.numa);
-	assert_true(o.direct_io);
+	assert_int_equal(o.direct_io, DIRECT_IO_ON);
 	assert_int_equal(o.from_file, 3);
 	assert_string_equal(o.file, "t.conf");
 }

@@ -485,6 +485,9 @@ suite_modules() { # KROOT -> specs for pick-modules.sh
 	local ko
 	echo "$COMMON_MODS"
 	[ -z "$DISK_MIB" ] || echo "virtio_blk ext4"
+	# zdtm's ns flavour: CRIU dumps the test's net namespace's conntrack
+	# tables through ctnetlink (nfnetlink answers EINVAL without it)
+	[ "$BOOT" != zdtm ] || echo "nf_conntrack_netlink"
 	case "$SUITE" in
 	amdgpu) echo amdgpu ;;
 	kfdsim) for ko in "$WORKDIR"/kmod/*.ko; do [ -f "$ko" ] && echo "$ko"; done ;;

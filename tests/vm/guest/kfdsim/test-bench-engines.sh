@@ -17,7 +17,10 @@
 #   hardware target, one checksum pass of the same run (the plugin's
 #   "checksums" time per GiB), the closest a TCG guest has to it;
 # - the page cache the SDMA dump and restore leave (Cached in
-#   /proc/meminfo, caches dropped before each).
+#   /proc/meminfo, caches dropped before each);
+# - the SDMA dump twice: through the page cache (AMDGPU_CRIU_DIRECT_IO=0,
+#   row dump-pc) and as by default (O_DIRECT on the disk), each saying how
+#   it wrote its image.
 # The images go to an ext4 disk (/dev/vda, virtio-blk), where O_DIRECT is
 # real; tmpfs takes it as a buffered copy.
 # Checks only that every step worked and the self-check PASSes.
@@ -105,6 +108,20 @@ echo 0 >$P/bar_read_mbps
 figures "$WORK/img-cpu/dump.log" dump cpu "$BAR_MIBS (BAR)" "$FILE_W"
 rm -rf "$WORK/img-cpu"
 
+# the SDMA dump through the page cache first (AMDGPU_CRIU_DIRECT_IO=0), for
+# its CPU time and page cache beside the default's (O_DIRECT on the disk)
+file_limits
+echo $BAR_MIBS >$P/bar_read_mbps
+sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib)
+export AMDGPU_CRIU_DIRECT_IO=0
+step "sdma dump, buffered" sdma criu_dump "$WORK/img-buffered" "$pid" --leave-running
+unset AMDGPU_CRIU_DIRECT_IO
+cache_from "sdma dump, buffered" "$c0"
+echo 0 >$P/bar_read_mbps
+figures "$WORK/img-buffered/dump.log" dump-pc sdma "$sdma_mibs (sdma_mbps)" "$FILE_W"
+grep -h "GPU $GPU: image written " "$WORK/img-buffered/dump.log" | tail -1 | sed "s/.*GPU $GPU: /# bench: sdma dump-pc: /"
+rm -rf "$WORK/img-buffered"
+
 file_limits
 echo $BAR_MIBS >$P/bar_read_mbps
 sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib)
@@ -112,6 +129,7 @@ step "sdma dump" sdma criu_dump "$WORK/img" "$pid"
 cache_from "sdma dump" "$c0"
 echo 0 >$P/bar_read_mbps
 figures "$WORK/img/dump.log" dump sdma "$sdma_mibs (sdma_mbps)" "$FILE_W"
+grep -h "GPU $GPU: image written " "$WORK/img/dump.log" | tail -1 | sed "s/.*GPU $GPU: /# bench: sdma dump: /"
 file_limits
 sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib)
 step "sdma restore" sdma criu_restore "$WORK/img"
