@@ -16,7 +16,7 @@
 #   read the image (O_DIRECT or the page cache, and why); beside the
 #   hardware target, one checksum pass of the same run (the plugin's
 #   "checksums" time per GiB), the closest a TCG guest has to it;
-# - the page cache the SDMA dump and restore leave (Cached in
+# - the page cache the SDMA dump and restore leave (Cached less Shmem in
 #   /proc/meminfo, caches dropped before each);
 # - the SDMA dump twice: through the page cache (AMDGPU_CRIU_DIRECT_IO=0,
 #   row dump-pc) and as by default (O_DIRECT on the disk), each saying how
@@ -75,8 +75,9 @@ figures() {
 	check "$3 $2: the plugin's line has the CPU time" grep -q "GPU $GPU: .*; CPU [0-9]* ms" "$1"
 }
 
-# cached_kib: the page cache's size (KiB)
-cached_kib() { awk '/^Cached:/ { print $2 }' /proc/meminfo; }
+# cached_kib: the page cache's size (KiB) without shared memory: kfdsim backs
+# BOs with shmem, which counts as Cached, and a restore allocates them anew
+cached_kib() { awk '/^Cached:/ { c = $2 } /^Shmem:/ { s = $2 } END { print c - s }' /proc/meminfo; }
 # cache_from NAME KIB: the page cache grown since KIB (caches dropped then)
 cache_from() { diag "bench: $1: page cache +$((($(cached_kib) - $2) / 1024)) MiB"; }
 
