@@ -9,7 +9,7 @@
 #   make vm-selftest        the harness's own test: breakage is reported (6 boots)
 #   make vm-podman          only boot "podman" of vm-check: trixie's podman checkpoints
 #                           a GPU container (--export) and restores it (--import)
-#   make vm-cri             only boot "cri" (not in vm-check): containerd 2.1's CRI
+#   make vm-cri             only boot "cri" of vm-check: containerd 2.1's CRI
 #                           checkpoints a GPU pod's container and restores it from a
 #                           checkpoint image into pods given other GPUs
 #   make zdtm               only boot "zdtm" (not in vm-check): CRIU's own test/zdtm.py
@@ -34,8 +34,9 @@
 # tests/vm/README.md).
 #
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot
-# (run-suite starts them in this order, two at a time).
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-podman.sh
+# (run-suite starts them in this order, two at a time; cri, about 20
+# minutes, third, once big or cr frees a slot).
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-cri.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-podman.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
@@ -46,7 +47,7 @@ VM_SUITE_vm-selftest := tests/vm/selftest.sh
 VM_SUITE_vm-podman := tests/vm/test-kfdsim-podman.sh
 VM_SUITE_vm-rocm := tests/vm/test-kfdsim-rocm.sh
 # boot "cri" alone (containerd 2.1's CRI CheckpointContainer and restore from
-# a checkpoint image of a GPU pod's container; not in vm-check)
+# a checkpoint image of a GPU pod's container; also in vm-check)
 VM_SUITE_vm-cri := tests/vm/test-kfdsim-cri.sh
 # boot "zdtm" alone: CRIU's test/zdtm.py runs tests/zdtm's GPU tests
 VM_SUITE_zdtm := tests/vm/test-kfdsim-zdtm.sh

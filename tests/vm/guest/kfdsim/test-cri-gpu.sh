@@ -45,6 +45,7 @@ finish() {
 cri_setup test-cri-gpu || finish
 cri_pod_a "$NAME" || finish
 cri_checkpoint_a "$NAME" "$CT/ckpt.tar" || finish
+cri_pod_a_gone
 cri_ckpt_image gpu-ckpt 1 "$NAME" "$CT/ckpt.tar"
 
 # pod C: one GPU; refused
@@ -57,9 +58,10 @@ check "pod-c: the plugin says why in one line (CRIU's log)" \
 	grep -qE "amdgpu_plugin: (Error: )?.*(cannot be restored on this node|checkpointed with 2 GPUs)" "$CT/restore.log"
 check "pod-c: no workload, criu or KFD process left" gpu_no_strays
 check "pod-c: its container is not running" eval '[ "$(cri_state "$CTR_ID")" != RUNNING ]'
-check "pod-c: RemoveContainer, StopPodSandbox, RemovePodSandbox" \
-	eval 'cri rm-c rm "$CTR_ID" && cri_pod_gone "$POD_ID"'
-check "pod-c: nothing left" cri_wait_until 20 cri_nothing_left
+check "pod-c: RemoveContainer, StopPodSandbox, RemovePodSandbox (tried again as a kubelet does): CRI lists nothing" \
+	cri_kubelet_gc "$POD_ID" "$CTR_ID"
+check "pod-c: nothing left (no workload, criu or KFD process)" cri_wait_until 60 gpu_no_strays
+cri_shim_report pod-c
 
 # pod B: the other hive
 cri_restore_into pod-b "$CKPT" "$NAME" "$b0" "$b1"
@@ -88,9 +90,10 @@ check "pod-e: the plugin says why in one line (checkpointed with 2 GPUs, the tas
 check "pod-e: its hint names the likely cause (runc < 1.2 on cgroup v2 gives CRIU no cgroup root)" \
 	grep -qF "no cgroup root (runc < 1.2 on cgroup v2)" "$CT/restore.log"
 check "pod-e: no workload, criu or KFD process left" gpu_no_strays
-check "pod-e: RemoveContainer, StopPodSandbox, RemovePodSandbox" \
-	eval '{ [ -z "$CTR_ID" ] || cri rm-e rm "$CTR_ID"; } && cri_pod_gone "$POD_ID"'
-check "pod-e: nothing left" cri_wait_until 20 cri_nothing_left
+check "pod-e: RemoveContainer, StopPodSandbox, RemovePodSandbox (tried again as a kubelet does): CRI lists nothing" \
+	cri_kubelet_gc "$POD_ID" "$CTR_ID"
+check "pod-e: nothing left (no workload, criu or KFD process)" cri_wait_until 60 gpu_no_strays
+cri_shim_report pod-e
 
 check "RemoveImage of the checkpoint image and the workload image" \
 	eval 'cri rmi-ckpt rmi "$CKPT" && cri rmi-gpu rmi "$CRI_GPU_IMAGE"'
