@@ -25,6 +25,7 @@
  * HSA_ENABLE_SDMA=0 and GPU_FORCE_BLIT_COPY_SIZE, HIP's copies are
  * ROCclr's blit kernels, which kfdsim carries out (tests/kfdsim/blit.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -164,6 +165,47 @@ out:
 	return rc_finish(result, &s->res, "");
 }
 
+/* this process's socket fds */
+static int sockets(void)
+{
+	char target[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		ssize_t len = readlinkat(dirfd(d), de->d_name, target, sizeof(target));
+
+		if (len >= 7 && !memcmp(target, "socket:", 7))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * ROCr's socket server closes its end of the importer's connection after
+ * the importer's last message: READY must list the fds the exporter keeps
+ * (the server's listening socket, not that connection). Waits (60 s at
+ * most, a loaded machine's scheduling) until @want sockets are left.
+ */
+static bool sockets_settle(struct side *s, int want)
+{
+	int i, n = -1;
+
+	for (i = 0; i < 6000; i++) {
+		n = sockets();
+		if (n == want)
+			return true;
+		usleep(10000);
+	}
+	rc_fail(&s->res, "exporter: %d sockets open, %d expected after the import", n, want);
+	return false;
+}
+
 /* the importer's RESULT: its failure becomes the exporter's */
 static void importer_result(struct side *s, pid_t child, const char *path)
 {
@@ -186,19 +228,22 @@ static int exporter(struct side *s, pid_t child, char **files, const char *child
 {
 	char ready[8192], detail[128];
 	hipIpcMemHandle_t h;
-	int n = 0;
+	int n = 0, socks;
 
 	if (!try_hip(s, hipGetDeviceCount(&n), "hipGetDeviceCount") ||
 	    !try_hip(s, hipSetDevice(0), "hipSetDevice") ||
 	    !try_hip(s, hipMalloc(&s->vram, s->size), "hipMalloc") ||
-	    !fill(s, s->vram, SEED_FIRST, "VRAM") || !bytes_ok(s, s->vram, SEED_FIRST, "VRAM") ||
-	    !try_hip(s, hipIpcGetMemHandle(&h, s->vram), "hipIpcGetMemHandle"))
+	    !fill(s, s->vram, SEED_FIRST, "VRAM") || !bytes_ok(s, s->vram, SEED_FIRST, "VRAM"))
+		goto out;
+	socks = sockets();
+	if (!try_hip(s, hipIpcGetMemHandle(&h, s->vram), "hipIpcGetMemHandle"))
 		goto out;
 	if (write(s->out, &h, sizeof(h)) != sizeof(h)) {
 		rc_fail(&s->res, "exporter: the handle could not be sent: %s", strerror(errno));
 		goto out;
 	}
-	if (!hear(s, 'r'))
+	/* the handle's socket server listens: one socket more than before */
+	if (!hear(s, 'r') || !sockets_settle(s, socks + 1))
 		goto out;
 	snprintf(ready, sizeof(ready), "gpus %d\nchild %d\n", n, (int)child);
 	rc_append_fds(ready, sizeof(ready));
