@@ -49,6 +49,7 @@ struct side {
 	void *vram;		/* the exporter's hipMalloc, the importer's mapping of it */
 	unsigned char *scratch;
 	int in, out;		/* pipe ends to the other process */
+	bool peer_reports;	/* the other's failure comes with its RESULT (the exporter's side) */
 	struct rc_result res;
 };
 
@@ -101,15 +102,20 @@ static bool tell(struct side *s, char c)
 	return false;
 }
 
-/* waits for the other process's byte @want ('f': it failed, EOF: it ended) */
+/*
+ * waits for the other process's byte @want ('f': it failed, EOF: it
+ * ended); the exporter takes the importer's failure from its RESULT, so
+ * that RESULT names the first failure itself
+ */
 static bool hear(struct side *s, char want)
 {
 	char c = 0;
 
 	if (read(s->in, &c, 1) == 1 && c == want)
 		return true;
-	rc_fail(&s->res, "%s: the other process %s (waited for '%c')", s->who,
-		c == 'f' ? "failed" : "ended", want);
+	if (c != 'f' || !s->peer_reports)
+		rc_fail(&s->res, "%s: the other process %s (waited for '%c')", s->who,
+			c == 'f' ? "failed" : "ended", want);
 	return false;
 }
 
@@ -219,7 +225,7 @@ static void importer_result(struct side *s, pid_t child, const char *path)
 	if (!f || !fgets(line, sizeof(line), f))
 		rc_fail(&s->res, "importer: no RESULT (status 0x%x)", st);
 	else if (strncmp(line, "PASS", 4))
-		rc_fail(&s->res, "%s", strtok(line, "\n"));
+		rc_fail(&s->res, "%s", strtok(strncmp(line, "FAIL ", 5) ? line : line + 5, "\n"));
 	if (f)
 		fclose(f);
 }
@@ -302,7 +308,7 @@ int main(int argc, char **argv)
 		close(down[1]), close(up[0]);
 		return importer(&s, cready, argv[optind + 1], cresult);
 	}
-	s.who = "exporter", s.in = up[0], s.out = down[1];
+	s.who = "exporter", s.in = up[0], s.out = down[1], s.peer_reports = true;
 	close(down[0]), close(up[1]);
 	return exporter(&s, child, argv + optind, cresult);
 usage:

@@ -12,6 +12,9 @@
 # copies are ROCclr's blit kernels, which kfdsim carries out).
 #   same     both dumped together (the plugin's line names the importer's BO
 #            an import of the exporter's) and restored on the same GPUs
+#   copy     control: AMDGPU_CRIU_SHARED_BO=copy restores each its own
+#            copy; both re-read the first pattern, but the importer misses
+#            the exporter's write (what the shared restore prevents)
 #   machine  dumped on the boot's 2 GPUs, restored on the last 2 of the
 #            MI210 machine's 8 (other gpu_ids and render minors)
 # Each time: both processes alive with exactly their fds, then both re-read
@@ -50,6 +53,24 @@ if gpu_start same --size 1048576; then
 	gpu_finish same "$pid" "$child"
 else
 	fail "same: workload ready"
+fi
+# --- control: private copies (AMDGPU_CRIU_SHARED_BO=copy): the sharing is lost ---
+if gpu_start copy --size 1048576; then
+	pid=$WL_PID child=$(gpu_child_pid)
+	export AMDGPU_CRIU_SHARED_BO=copy
+	EXPECT=ok gpu_dump_restore copy "$WORK/img-copy" "$pid"
+	unset AMDGPU_CRIU_SHARED_BO
+	check "copy: the dump warned that the BOs become private copies" \
+		grep -qE "amdgpu_plugin: Warn: pid $pid's BO .* and pid $child's BO .*: restored as private copies" "$WORK/img-copy/dump.log"
+	gpu_trigger
+	gpu_result "$pid"
+	check "copy: both read the first pattern back, then the importer misses the exporter's write" \
+		eval 'echo "$RESULT" | grep -q "^FAIL importer: the exporter.s write, read by the importer: byte [0-9]* differs"'
+	check "copy: the workload ended" gpu_gone "$pid" "$child"
+	check "copy: no workload, criu or KFD process left" gpu_no_strays
+	gpu_drop_images
+else
+	fail "copy: workload ready"
 fi
 if [ ! -f "$DESC" ]; then
 	ok "machine # SKIP no $DESC"
