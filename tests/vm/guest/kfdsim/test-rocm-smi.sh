@@ -1,6 +1,6 @@
 #!/bin/sh
 # vm-boot: rocm
-# vm-timeout: 600
+# vm-timeout: 1200
 # Debian testing's rocm-smi 6.4 (python3 on librocm_smi64, unmodified;
 # scripts/fetch-rocm-testing.sh; trixie's python3, scripts/fetch-python.sh;
 # VM_SMI=0 leaves both out of the image and the test SKIPs)
