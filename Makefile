@@ -94,13 +94,20 @@ criu42: $(DEPS_STAMP)
 	@test -x $(CRIU42) || scripts/fetch-criu-testing.sh $(CRIU42_DIR) || \
 		echo "make deps: WARNING: no criu 4.2 from Debian testing; the 4.2 tests are skipped" >&2
 
-# Debian testing's ROCm (rocminfo 7.x, ROCr 6.4, rocm-smi 6.4) for the VM boot
-# "rocm": fetched again until it is there (a tree without rocm-smi too);
-# test-rocm-testing and test-rocm-smi SKIP while it is missing.
+# Debian testing's ROCm (rocminfo 7.x, ROCr 6.4, rocm-smi 6.4), its HIP 6.4
+# and trixie's python3 (rocm-smi's) for the VM boot "rocm": each fetched
+# again until it is there (a tree without rocm-smi too); the tests that need
+# one SKIP, naming it, while it is missing.
 rocm-testing: $(DEPS_STAMP)
 	@test -f $(CACHE)/rocm-testing/root/usr/libexec/rocm_smi/rocm_smi.py || \
 		scripts/fetch-rocm-testing.sh $(CACHE)/rocm-testing || \
-		echo "make vm-deps: WARNING: no ROCm from Debian testing; test-rocm-testing and test-rocm-smi are skipped" >&2
+		echo "make vm-deps: WARNING: no ROCm from Debian testing; test-rocm-testing, test-rocm-smi and the HIP tests are skipped" >&2
+	@test -f $(CACHE)/hip-testing/.complete || \
+		scripts/fetch-hip-testing.sh $(CACHE)/hip-testing $(CACHE)/rocm-testing || \
+		echo "make vm-deps: WARNING: no HIP from Debian testing (scripts/fetch-hip-testing.sh); test-rocm-hip* are skipped" >&2
+	@test -x $(CACHE)/python/root/usr/bin/python3 || \
+		scripts/fetch-python.sh $(CACHE)/python $(CRIU_DIR)/root || \
+		echo "make vm-deps: WARNING: no python3 from trixie (scripts/fetch-python.sh); test-rocm-smi is skipped" >&2
 
 # Not in deps: it needs cargo, rustc and protoc, and the streamer's source
 # (GitHub, or IMAGE_STREAMER_GIT: a local clone). Once built, make check's

@@ -116,31 +116,10 @@ struct aql_packet {
 	u64 q[7];		/* bytes 8..63; q[6] = completion signal */
 };
 
-/* @len bytes at GPU VA @va of @q's VM, page by page; a fault is logged */
+/* @len bytes at GPU VA @va of @q's VM (kfdsim_queue_va_access); a fault is logged */
 static int va_access(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write, bool quiet)
 {
-	struct page *page;
-	u32 off, n;
-	int ret;
-
-	while (len) {
-		ret = kfdsim_queue_va_page(q, va, write, &page, &off, &n);
-		if (ret && !quiet)
-			pr_warn_ratelimited(KFDSIM_NAME ": gpu%u: AQL queue %u: GPU VM fault at 0x%llx (%s, %d)\n",
-					    q->pdd->dev->gpu_index, q->id, va, write ? "write" : "read", ret);
-		if (ret)
-			return ret;
-		n = min(n, len);
-		if (write)
-			memcpy_to_page(page, off, buf, n);
-		else
-			memcpy_from_page(buf, page, off, n);
-		put_page(page);
-		va += n;
-		buf += n;
-		len -= n;
-	}
-	return 0;
+	return kfdsim_queue_va_access(q, va, buf, len, write, quiet);
 }
 
 static int va_rw(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write)

@@ -70,30 +70,10 @@ struct fill_args {
 	u32 next_chunk;
 } __packed;
 
-/* @len bytes between GPU VA @va and @buf */
+/* @len bytes at GPU VA @va to or from @buf; the caller reports a fault */
 static int gpu_xfer(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write)
 {
-	struct page *page;
-	u32 off, n;
-	int ret;
-
-	while (len) {
-		ret = kfdsim_queue_va_page(q, va, write, &page, &off, &n);
-		if (ret)
-			return ret;
-		n = min(n, len);
-		if (write)
-			memcpy_to_page(page, off, buf, n);
-		else
-			memcpy_from_page(buf, page, off, n);
-		if (write)
-			set_page_dirty_lock(page);
-		put_page(page);
-		va += n;
-		buf += n;
-		len -= n;
-	}
-	return 0;
+	return kfdsim_queue_va_access(q, va, buf, len, write, true);
 }
 
 /* @len bytes from GPU VA @src to GPU VA @dst, page by page */

@@ -775,6 +775,10 @@ int kfdsim_mmio_mmap(struct kfdsim_node *dev, struct kfdsim_process *p,
 void kfdsim_queue_fini(void);
 int kfdsim_queue_va_page(struct kfdsim_queue *q, u64 va, bool write, struct page **page,
 			 u32 *offset, u32 *len);
+/* @len bytes at GPU VA @va of @q's VM to (@write) or from @buf, a page written
+ * marked dirty; a fault logged unless @quiet; process mutex held */
+int kfdsim_queue_va_access(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write,
+			   bool quiet);
 void kfdsim_queues_init_process(struct kfdsim_process *p);
 void kfdsim_queues_stop_polling(struct kfdsim_process *p);
 

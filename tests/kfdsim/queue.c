@@ -509,6 +509,42 @@ int kfdsim_queue_va_page(struct kfdsim_queue *q, u64 va, bool write, struct page
 	return n == 1 ? 0 : -EFAULT;
 }
 
+/*
+ * @len bytes at GPU VA @va of @q's VM to or from @buf, page by page (process
+ * mutex held); a page written is marked dirty. A fault is logged unless
+ * @quiet (a caller that reports it itself).
+ */
+int kfdsim_queue_va_access(struct kfdsim_queue *q, u64 va, void *buf, u32 len, bool write,
+			   bool quiet)
+{
+	struct page *page;
+	u32 off, n;
+	int ret;
+
+	while (len) {
+		ret = kfdsim_queue_va_page(q, va, write, &page, &off, &n);
+		if (ret) {
+			if (!quiet)
+				pr_warn_ratelimited(KFDSIM_NAME ": gpu%u: AQL queue %u: GPU VM fault at 0x%llx (%s, %d)\n",
+						    q->pdd->dev->gpu_index, q->id, va,
+						    write ? "write" : "read", ret);
+			return ret;
+		}
+		n = min(n, len);
+		if (write) {
+			memcpy_to_page(page, off, buf, n);
+			set_page_dirty_lock(page);
+		} else {
+			memcpy_from_page(buf, page, off, n);
+		}
+		put_page(page);
+		va += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
 static bool is_aql(const struct kfdsim_queue *q)
 {
 	return q->type == KFDSIM_QUEUE_COMPUTE && q->format == QUEUE_FORMAT_AQL;

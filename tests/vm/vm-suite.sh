@@ -72,6 +72,8 @@ ZDTM_DIR=${ZDTM_DIR:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/zdtm} # boot
 ROCM_TESTING=${ROCM_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/rocm-testing}
 # and its HIP runtime (scripts/fetch-hip-testing.sh; install_hip_testing, only with VM_HIP=1)
 HIP_TESTING=${HIP_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/hip-testing}
+# trixie's python3 for rocm-smi (scripts/fetch-python.sh; install_rocm_smi, only with VM_SMI=1)
+PYTHON_ROOT=${PYTHON_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/python/root}
 if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
 KFDSIM_SRC=${VM_KFDSIM_SRC:-$VM_ROOT/tests/kfdsim}
@@ -240,45 +242,49 @@ install_rocm_testing() { # OVERLAY
 # its python files in ROCM_TESTING's layout under /usr/lib/rocm-testing
 # (libexec/rocm_smi; the program finds librocm_smi64.so.1 in
 # ../../lib/x86_64-linux-gnu of its own path, here a link to lib), run by
-# this host's python3 (Debian's, its standard library without tests, GUI,
-# databases and terminal modules; build-initramfs.sh adds the libraries its
-# modules load): about 40 MB more initramfs, so only with VM_SMI=1.
+# trixie's python3 (scripts/fetch-python.sh, PYTHON_ROOT: the interpreter,
+# its standard library and the libraries its modules load, about 35 MB
+# unpacked), whatever python the host has. Only with VM_SMI=1 (else the
+# test SKIPs; not yet in make check). Nothing is put there when the cache lacks them (make vm-deps
+# warned): the test SKIPs, naming the fix.
 install_rocm_smi() { # OVERLAY
-	local r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing py
+	local r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing
 	[ "${VM_SMI:-0}" = 1 ] || return 0
 	[ -f "$r/usr/libexec/rocm_smi/rocm_smi.py" ] || { vm_log "no rocm-smi in $ROCM_TESTING (make vm-deps)"; return 0; }
-	py=$(readlink -f /usr/bin/python3)
-	case "$py" in /usr/bin/python3.*) ;; *) vm_die "no Debian python3 on this host (/usr/bin/python3 is $py)" ;; esac
-	mkdir -p "$d/libexec" "$1/usr/lib"
+	[ -x "$PYTHON_ROOT/usr/bin/python3" ] || { vm_log "no python3 in $PYTHON_ROOT (make vm-deps: scripts/fetch-python.sh)"; return 0; }
+	mkdir -p "$d/libexec" "$1/usr"
 	cp -a "$r/usr/libexec/rocm_smi" "$d/libexec/"
 	ln -sfn ../libexec/rocm_smi/rocm_smi.py "$d/bin/rocm-smi"
 	ln -sfn . "$d/lib/x86_64-linux-gnu"
-	cp "$py" "$1/usr/bin/" && ln -sfn "${py##*/}" "$1/usr/bin/python3"
+	cp -a "$PYTHON_ROOT/usr" "$1/"
 	# rocm_smi.py starts with "#!/usr/bin/env python3": busybox's env
 	[ -e "$1/usr/bin/env" ] || ln -s /bin/busybox "$1/usr/bin/env"
-	cp -a "/usr/lib/${py##*/}" "$1/usr/lib/"
-	rm -rf "$1/usr/lib/${py##*/}"/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data,site-packages,dist-packages} \
-		"$1/usr/lib/${py##*/}"/config-* \
-		"$1/usr/lib/${py##*/}"/lib-dynload/{_tkinter,_sqlite3,_dbm,_gdbm,readline,_curses,_curses_panel,_test,xx,nis,_crypt}*
-	find "$1/usr/lib/${py##*/}" -name __pycache__ -prune -exec rm -rf {} +
 }
 
-# Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip.sh) beside ROCr 6.4:
-# libamdhip64, comgr and its LLVM (about 150 MB more initramfs), so only
-# with VM_HIP=1; rocm-hip-basic and rocm-hip built with gcc against HIP's headers.
+# Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip*.sh) beside ROCr 6.4:
+# libamdhip64, comgr and its LLVM (about 150 MB more initramfs), only with
+# VM_HIP=1 (else the tests SKIP; not yet in make check); rocm-hip-basic, rocm-hip and
+# rocm-hip-ipc built with gcc against HIP's headers.
 install_hip_testing() { # OVERLAY
-	local h=$HIP_TESTING/root r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing so
+	local h=$HIP_TESTING/root d=$1/usr/lib/rocm-testing so
 	[ "${VM_HIP:-0}" = 1 ] || return 0
-	[ -f "$HIP_TESTING/closure" ] || { vm_log "no Debian testing HIP in $HIP_TESTING (scripts/fetch-hip-testing.sh)"; return 0; }
+	[ -f "$HIP_TESTING/closure" ] || { vm_log "no Debian testing HIP in $HIP_TESTING (make vm-deps: scripts/fetch-hip-testing.sh)"; return 0; }
 	mkdir -p "$d/bin" "$d/lib"
 	while read -r so; do cp -L "$h/usr/lib/x86_64-linux-gnu/$so" "$d/lib/"; done <"$HIP_TESTING/closure"
+	hip_build "$d/bin/rocm-hip-basic" rocm-hip-basic.c
+	hip_build "$d/bin/rocm-hip" rocm-hip.c rocm_common.c
+	hip_build "$d/bin/rocm-hip-ipc" rocm-hip-ipc.c rocm_common.c
+}
+
+# a HIP program of tests/workloads/rocm (SRC...) built with gcc against
+# HIP's and ROCr's headers; an RPATH to /usr/lib/rocm-testing/lib (ROCr's
+# own libraries come from testing too, without an LD_LIBRARY_PATH)
+hip_build() { # OUT SRC...
+	local out=$1 h=$HIP_TESTING/root r=$ROCM_TESTING/root f src=()
+	shift
+	for f in "$@"; do src+=("$VM_ROOT/tests/workloads/rocm/$f"); done
 	gcc -std=gnu11 -D_GNU_SOURCE -D__HIP_PLATFORM_AMD__ -O2 -Wall -Wextra -Werror -I"$h/usr/include" \
-		-I"$r/usr/include" -o "$d/bin/rocm-hip-basic" "$VM_ROOT/tests/workloads/rocm/rocm-hip-basic.c" \
-		-L"$h/usr/lib/x86_64-linux-gnu" -lamdhip64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
-		-Wl,-rpath-link,"$h/usr/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
-	gcc -std=gnu11 -D_GNU_SOURCE -D__HIP_PLATFORM_AMD__ -O2 -Wall -Wextra -Werror -I"$h/usr/include" \
-		-I"$r/usr/include" -o "$d/bin/rocm-hip" "$VM_ROOT/tests/workloads/rocm/rocm-hip.c" \
-		"$VM_ROOT/tests/workloads/rocm/rocm_common.c" \
+		-I"$r/usr/include" -o "$out" "${src[@]}" \
 		-L"$h/usr/lib/x86_64-linux-gnu" -lamdhip64 -Wl,--disable-new-dtags,-rpath,/usr/lib/rocm-testing/lib \
 		-Wl,-rpath-link,"$h/usr/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" -Wl,--allow-shlib-undefined
 }

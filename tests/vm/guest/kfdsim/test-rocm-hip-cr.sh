@@ -3,7 +3,7 @@
 # vm-boot: rocm
 # vm-timeout: 1800
 # A HIP 6.4 process (rocm-hip, tests/workloads/rocm, on Debian testing's HIP,
-# only in images made with VM_HIP=1: scripts/fetch-hip-testing.sh) is
+# scripts/fetch-hip-testing.sh; only in images made with VM_HIP=1) is
 # refused at dump, as KFD 6.12 refuses it: HIP's hipMemcpy runs on ROCr
 # 6.4's SDMA queues by engine id, which KFD's CRIU cannot checkpoint
 # (PROCESS_INFO: EOPNOTSUPP; README "Known limits"). The refusal must be
@@ -14,13 +14,15 @@
 # Without SDMA queues (HSA_ENABLE_SDMA=0, GPU_FORCE_BLIT_COPY_SIZE: every
 # copy is ROCclr's blit kernel on an AQL queue, which kfdsim carries out,
 # tests/kfdsim/blit.c) the same process is checkpointed: dumped and
-# restored on the same GPUs ("same"), and dumped on the boot's 2 GPUs and
+# restored on the same GPUs ("same"), dumped with --leave-running, running
+# on, dumped again and restored from the second dump ("leave"), and dumped
+# on the boot's 2 GPUs and
 # restored on the last 2 of the MI210 machine's 8 ("machine"); each time
 # its self-check re-reads every byte through hipMemcpy, allocates, copies
 # and frees VRAM and creates a new stream.
 . /test/lib/guest.sh
 if [ ! -x /usr/lib/rocm-testing/bin/rocm-hip ]; then
-	ok "rocm-hip-cr # SKIP no HIP in the image (VM_HIP=1 make vm-check VM_ONLY=test-rocm-hip-cr; scripts/fetch-hip-testing.sh)"
+	ok "rocm-hip-cr # SKIP no HIP in the image (VM_HIP=1 make vm-rocm; make vm-deps: scripts/fetch-hip-testing.sh)"
 	tap_done
 	exit
 fi
@@ -63,6 +65,19 @@ else
 	fail "same: workload ready"
 fi
 diag "kfdsim/blit after same: $(cat $BLIT 2>/dev/null)"
+if gpu_start leave --size 1048576; then
+	pid=$WL_PID
+	criu_dump "$WORK/img-leave1" "$pid" --leave-running
+	rc=$?
+	check "leave: dump --leave-running (status $rc)" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || criu_why "$WORK/img-leave1/dump.log" "$rc"
+	check "leave: the process runs on, its GPU queues too" eval 'alive $pid && wait_until 10 kfd_running $pid'
+	check "leave: the first dump wrote the plugin's images" eval 'ls "$WORK"/img-leave1/amdgpu-kfd-*.img >/dev/null'
+	EXPECT=ok gpu_dump_restore leave "$WORK/img-leave2" "$pid"
+	gpu_finish leave "$pid"
+else
+	fail "leave: workload ready"
+fi
 if [ ! -f "$DESC" ]; then
 	ok "machine # SKIP no $DESC"
 elif ! gpu_cg_make rocmhip; then
