@@ -136,7 +136,8 @@ void criu_stream_config(struct bo_stream_config *cfg)
 void criu_stream_refusal(const char *stage, const char *peer, char *buf, size_t len)
 {
 	snprintf(buf, len,
-		 "criu %s --stream (images through criu-image-streamer, %s): GPU images are not "
-		 "streamed by this plugin yet; %s without --stream (images in a directory)",
+		 "criu %s --stream (images through criu-image-streamer, %s): this CRIU has no "
+		 "img_streamer_open() for the plugin to stream GPU images through; %s without "
+		 "--stream (images in a directory), or with a CRIU that exports it",
 		 stage, peer && *peer ? peer : "its socket", stage);
 }
