@@ -115,9 +115,12 @@ capture_standin() {
 }
 
 # without the real streamer, the file case goes through the stand-in's store.
-# Not yet passed in the VM (its first run failed in the test's own plumbing,
-# the streamer's file output, since put through cat): SKIP unless
-# STREAM_FILE_CASE=1 on the host (vm-suite.sh puts it into /test/config).
+# Not yet passed in the VM: its first run failed in the test's own plumbing
+# (the streamer's file output, since put through cat); in the second the
+# streamed restore onto the MI210 GPUs succeeded but the workload, given no
+# "map" lines for the remap, failed its apertures check (the lines are given
+# since). SKIP unless STREAM_FILE_CASE=1 on the host (vm-suite.sh puts it
+# into /test/config).
 if [ "${STREAM_FILE_CASE:-0}" != 1 ]; then
 	ok "file # SKIP a captured stream restored onto the MI210 machine: not yet passed in the VM (STREAM_FILE_CASE=1 runs it)"
 elif [ ! -x "$REAL" ] && [ ! -x "$STANDIN" ]; then
@@ -146,7 +149,10 @@ elif GPU_WRAP="sh $WORK/cg-stream.sh" gpu_start file --mmio --render-fds; then
 	wait "$SPID"
 	check "file: the serving streamer ended well" test $? -eq 0
 	check "file: no image of the plugin in the directory" no_plugin_images "$dst"
-	gpu_finish file "$pid"
+	# the workload's check of the remap: "map USER ACTUAL" per GPU, from the plugin's map lines
+	map=$(sed -n 's/.*amdgpu_plugin: GPU \([0-9]*\) (node .*) -> GPU \([0-9]*\) (node .*/map \1 \2/p' "$dst/restore.log")
+	diag "expected map: $(echo "$map" | tr '\n' ';')"
+	GPU_TRIGGER_TEXT="$map" gpu_finish file "$pid"
 	rm -f "$WORK/file.stream"
 	gpu_cg_remove stream
 	check "kfdsim loaded again as the boot loaded it" kfdsim_reload
