@@ -124,9 +124,8 @@ static int put_record(struct bo_seq_writer *w, uint32_t kind, uint64_t offset, u
 	ret = write_full(w->fd, head, sizeof(head));
 	if (!ret && data)
 		ret = write_full(w->fd, data, (size_t)len);
+	/* the headers only: a data record's header carries its bytes' CRC-64 */
 	w->crc = bo_index_crc64(w->crc, head, sizeof(head));
-	if (data)
-		w->crc = bo_index_crc64(w->crc, data, (size_t)len);
 	w->records++;
 	return ret;
 }
@@ -223,100 +222,134 @@ static int read_header(int fd, struct bo_seq_header *h, char *err, size_t errlen
 	return check_header(h, err, errlen);
 }
 
-struct reader {
-	int fd;
-	const struct bo_seq_header *h;
-	struct bo_seq_writer pos; /* the order the records must follow (no fd use) */
-	uint8_t *buf;		  /* one chunk */
-	char *err;
-	size_t errlen;
-};
-
-/* A data record's bytes, checked before the sink sees them: whole, then handed out. */
-static int read_data(struct reader *r, uint64_t offset, size_t len, uint64_t crc, bo_seq_sink sink,
-		     void *arg)
+int bo_seq_reader_start(struct bo_seq_reader *r, int fd, char *err, size_t errlen)
 {
-	int ret = read_full(r->fd, r->buf, len);
+	int ret;
 
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	ret = read_header(fd, &r->h, err, errlen);
 	if (ret) {
-		snprintf(r->err, r->errlen, "BO stream of GPU 0x%x: the chunk at %llu: %s",
-			 r->h->gpu_id, (unsigned long long)offset,
-			 ret == -ENODATA ? "the stream ends inside it" : strerror(-ret));
+		free(r->h.bos);
+		r->h.bos = NULL;
 		return ret;
 	}
-	r->pos.crc = bo_index_crc64(r->pos.crc, r->buf, len);
-	if (bo_index_crc64(0, r->buf, len) != crc) {
-		snprintf(r->err, r->errlen,
-			 "BO stream of GPU 0x%x: the chunk at %llu (%zu bytes) is damaged (CRC-64)",
-			 r->h->gpu_id, (unsigned long long)offset, len);
-		return -EBADMSG;
-	}
-	return sink(arg, offset, r->buf, len);
+	r->pos.h = r->h;
+	return 0;
 }
 
-/* One record: 0, 1 after the end record, -errno. */
-static int read_record(struct reader *r, bo_seq_sink sink, void *arg)
+void bo_seq_reader_end(struct bo_seq_reader *r)
+{
+	free(r->h.bos);
+	r->h.bos = NULL;
+}
+
+/* The end record against what came: its offset, record count and CRC. */
+static int check_end(struct bo_seq_reader *r, uint64_t offset, uint64_t len, uint64_t crc,
+		     char *err, size_t errlen)
+{
+	if (offset == r->h.data_bytes && offset == r->pos.next && len == r->pos.records &&
+	    crc == r->pos.crc)
+		return 1;
+	snprintf(err, errlen,
+		 "BO stream of GPU 0x%x: its end record does not match what came "
+		 "(%llu records, %llu bytes)",
+		 r->h.gpu_id, (unsigned long long)r->pos.records, (unsigned long long)r->pos.next);
+	return -EBADMSG;
+}
+
+int bo_seq_reader_next(struct bo_seq_reader *r, struct bo_seq_record *rec, char *err, size_t errlen)
 {
 	uint8_t head[RECORD_HEAD];
-	uint64_t offset, len, crc, before = r->pos.crc;
+	uint64_t before = r->pos.crc;
 	uint32_t kind;
 	int ret = read_full(r->fd, head, sizeof(head));
 
 	if (ret) {
-		snprintf(r->err, r->errlen, "BO stream of GPU 0x%x: after %llu bytes: %s",
-			 r->h->gpu_id, (unsigned long long)r->pos.next,
+		snprintf(err, errlen, "BO stream of GPU 0x%x: after %llu bytes: %s", r->h.gpu_id,
+			 (unsigned long long)r->pos.next,
 			 ret == -ENODATA ? "the stream ends without its end record"
 					 : strerror(-ret));
 		return ret;
 	}
 	kind = le_get32(head);
-	offset = le_get64(head + 8);
-	len = le_get64(head + 16);
-	crc = le_get64(head + 24);
+	rec->offset = le_get64(head + 8);
+	rec->len = le_get64(head + 16);
+	rec->crc = le_get64(head + 24);
+	rec->zero = kind == REC_ZERO;
 	r->pos.crc = bo_index_crc64(r->pos.crc, head, sizeof(head));
 	if (kind == REC_END) {
-		if (offset != r->h->data_bytes || offset != r->pos.next || len != r->pos.records ||
-		    crc != before) {
-			snprintf(r->err, r->errlen,
-				 "BO stream of GPU 0x%x: its end record does not match what came "
-				 "(%llu records, %llu bytes)",
-				 r->h->gpu_id, (unsigned long long)r->pos.records,
-				 (unsigned long long)r->pos.next);
-			return -EBADMSG;
-		}
-		return 1;
+		r->pos.crc = before;
+		return check_end(r, rec->offset, rec->len, rec->crc, err, errlen);
 	}
 	if ((kind != REC_DATA && kind != REC_ZERO) || le_get32(head + 4) ||
-	    !in_order(&r->pos, offset, (size_t)len) || (kind == REC_ZERO && crc)) {
-		snprintf(r->err, r->errlen,
+	    !in_order(&r->pos, rec->offset, (size_t)rec->len) || (rec->zero && rec->crc)) {
+		snprintf(err, errlen,
 			 "BO stream of GPU 0x%x: record %llu (kind %u at %llu, %llu bytes) is not "
-			 "the "
-			 "next piece of one BO",
-			 r->h->gpu_id, (unsigned long long)r->pos.records, kind,
-			 (unsigned long long)offset, (unsigned long long)len);
+			 "the next piece of one BO",
+			 r->h.gpu_id, (unsigned long long)r->pos.records, kind,
+			 (unsigned long long)rec->offset, (unsigned long long)rec->len);
 		return -EPROTO;
 	}
-	ret = kind == REC_DATA ? read_data(r, offset, (size_t)len, crc, sink, arg)
-			       : sink(arg, offset, NULL, (size_t)len);
-	r->pos.next += len;
+	r->pos.next += rec->len;
 	r->pos.records++;
+	return 0;
+}
+
+int bo_seq_reader_data(struct bo_seq_reader *r, const struct bo_seq_record *rec, void *buf,
+		       char *err, size_t errlen)
+{
+	int ret = read_full(r->fd, buf, (size_t)rec->len);
+
+	if (ret)
+		snprintf(err, errlen, "BO stream of GPU 0x%x: the chunk at %llu: %s", r->h.gpu_id,
+			 (unsigned long long)rec->offset,
+			 ret == -ENODATA ? "the stream ends inside it" : strerror(-ret));
 	return ret;
+}
+
+int bo_seq_check(const struct bo_seq_header *h, const struct bo_seq_record *rec, const void *buf,
+		 char *err, size_t errlen)
+{
+	if (bo_index_crc64(0, buf, (size_t)rec->len) == rec->crc)
+		return 0;
+	snprintf(err, errlen,
+		 "BO stream of GPU 0x%x: the chunk at %llu (%llu bytes) is damaged (CRC-64)",
+		 h->gpu_id, (unsigned long long)rec->offset, (unsigned long long)rec->len);
+	return -EBADMSG;
+}
+
+/* One record handed to the sink, its bytes checked first: 0, 1 after the end record, -errno. */
+static int read_one(struct bo_seq_reader *r, uint8_t *buf, bo_seq_sink sink, void *arg, char *err,
+		    size_t errlen)
+{
+	struct bo_seq_record rec;
+	int ret = bo_seq_reader_next(r, &rec, err, errlen);
+
+	if (ret)
+		return ret;
+	if (rec.zero)
+		return sink(arg, rec.offset, NULL, (size_t)rec.len);
+	ret = bo_seq_reader_data(r, &rec, buf, err, errlen);
+	ret = ret ?: bo_seq_check(&r->h, &rec, buf, err, errlen);
+	return ret ?: sink(arg, rec.offset, buf, (size_t)rec.len);
 }
 
 int bo_seq_read(int fd, struct bo_seq_header *h, bo_seq_sink sink, void *arg, char *err,
 		size_t errlen)
 {
-	struct reader r = {.fd = fd, .h = h, .err = err, .errlen = errlen};
-	int ret = read_header(fd, h, err, errlen);
+	struct bo_seq_reader r;
+	uint8_t *buf;
+	int ret = bo_seq_reader_start(&r, fd, err, errlen);
 
+	*h = r.h;
 	if (ret)
 		return ret;
-	r.pos.h = *h;
-	r.buf = malloc(h->chunk_size);
-	if (!r.buf)
+	buf = malloc(r.h.chunk_size);
+	if (!buf)
 		return -ENOMEM;
-	while (!(ret = read_record(&r, sink, arg)))
+	while (!(ret = read_one(&r, buf, sink, arg, err, errlen)))
 		;
-	free(r.buf);
+	free(buf);
 	return ret < 0 ? ret : 0;
 }

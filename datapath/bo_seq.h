@@ -2,8 +2,9 @@
 /*
  * The streamed layout of one GPU's BO contents: what a pipe can carry (CRIU's
  * --stream hands every image to criu-image-streamer through a pipe, written
- * once, front to back, and read back the same way). Not used by the plugin
- * yet: it writes and reads the seekable layout of bo_stream.h.
+ * once, front to back, and read back the same way). bo_stream.h writes and
+ * reads it when its caller streams (bo_stream_config.stream_open); files
+ * written without streaming keep the seekable layout of bo_stream.h.
  *
  * All integers little-endian. A stream is a header, records in the order of
  * the data, and an end record:
@@ -13,8 +14,9 @@
  *           u32 CRC-32 of the header's preceding bytes
  *   record  u32 kind (1: data, 2: zero, 3: end); u32 reserved (0);
  *           u64 offset; u64 length; u64 crc (data: CRC-64/XZ of the bytes;
- *           zero: 0; end: the CRC-64/XZ of every record before it, headers
- *           and bytes); data records: then length bytes
+ *           zero: 0; end: the CRC-64/XZ of the 32-byte heads of every
+ *           record before it, which carry their bytes' CRC-64); data
+ *           records: then length bytes
  * Each record starts where the one before ended (the first at 0), is at
  * most chunk_size long, lies inside one BO and never spans two; the end
  * record's offset is data_bytes, its length the number of records before
@@ -87,5 +89,36 @@ typedef int (*bo_seq_sink)(void *arg, uint64_t offset, const void *data, size_t 
  */
 int bo_seq_read(int fd, struct bo_seq_header *h, bo_seq_sink sink, void *arg, char *err,
 		size_t errlen);
+
+/*
+ * The same, pulled a record at a time (bo_seq_read() is made of these): for
+ * a reader that puts each record's bytes where it wants them (a staging
+ * ring) and checks them on another thread. Start reads and checks the
+ * header (r->h; bo_seq_reader_end() frees its BOs, also after a failure).
+ * Next reads one record head: 0 and *rec (its place checked: the next piece
+ * of one BO), 1 after the end record (count and CRC checked), -EPROTO,
+ * -EBADMSG, -ENODATA, -errno. After a data record, data reads its rec->len
+ * bytes into buf (unchecked) before the next call; bo_seq_check() then
+ * checks them against the record's CRC-64 (-EBADMSG, naming the offset).
+ */
+struct bo_seq_reader {
+	int fd;
+	struct bo_seq_header h;
+	struct bo_seq_writer pos; /* the order the records must follow (its fd unused) */
+};
+
+struct bo_seq_record {
+	bool zero; /* a zero record: len zero bytes, none in the stream */
+	uint64_t offset, len, crc;
+};
+
+int bo_seq_reader_start(struct bo_seq_reader *r, int fd, char *err, size_t errlen);
+int bo_seq_reader_next(struct bo_seq_reader *r, struct bo_seq_record *rec, char *err,
+		       size_t errlen);
+int bo_seq_reader_data(struct bo_seq_reader *r, const struct bo_seq_record *rec, void *buf,
+		       char *err, size_t errlen);
+int bo_seq_check(const struct bo_seq_header *h, const struct bo_seq_record *rec, const void *buf,
+		 char *err, size_t errlen);
+void bo_seq_reader_end(struct bo_seq_reader *r);
 
 #endif

@@ -56,8 +56,13 @@ static int check_config(const struct stream *st, char *err, size_t errlen)
 	uint32_t i, j;
 	int ret;
 
-	if (!cfg || cfg->dir_fd < 0 || (st->gpu_count && !st->gpus))
+	if (!cfg || (cfg->dir_fd < 0 && !cfg->stream_open) || (st->gpu_count && !st->gpus))
 		return errmsg_set(err, errlen, -EINVAL, "bo_stream: no image directory or no GPUs");
+	if (cfg->has_parent && cfg->stream_open)
+		return errmsg_set(
+			err, errlen, -EINVAL,
+			"bo_stream: an incremental dump (a parent image) is not streamed: "
+			"dump without the parent, or without streaming");
 	if (cfg->chunk_size % FILE_PAGE || cfg->chunk_size > BO_STREAM_MAX_CHUNK)
 		return errmsg_set(err, errlen, -EINVAL, "bo_stream: bad chunk size %" PRIu32,
 				  cfg->chunk_size);
@@ -129,16 +134,16 @@ static int stream_prepare(struct stream *st)
 	return 0;
 }
 
-/* Runs every GPU's pipeline in parallel; returns once all threads are joined. */
-static void stream_run(struct stream *st)
+/* Runs the pipelines of GPUs first..last-1 in parallel; returns once all threads are joined. */
+static void stream_run(struct stream *st, uint32_t first, uint32_t last)
 {
 	uint64_t start = bo_job_now_ns();
 	uint32_t i;
 
-	for (i = 0; i < st->gpu_count; i++)
+	for (i = first; i < last; i++)
 		if (bo_job_start(&st->jobs[i]))
 			break;
-	for (i = 0; i < st->gpu_count; i++) {
+	for (i = first; i < last; i++) {
 		struct gpu_job *job = &st->jobs[i];
 		uint64_t end;
 
@@ -155,6 +160,30 @@ static void stream_run(struct stream *st)
 		st->gpus[i].written_bytes = job->written_bytes;
 		st->gpus[i].zero_bytes = job->zero_bytes;
 		st->gpus[i].in_place_bytes = job->in_place_bytes;
+	}
+}
+
+/*
+ * Every GPU's pipeline. A streamed restore runs them one after the other:
+ * criu-image-streamer serves one image at a time, writing it whole into
+ * its pipe before it reads the next request, so a GPU's stream is opened
+ * once the one before has been read to its end.
+ */
+static void stream_go(struct stream *st)
+{
+	uint32_t i;
+
+	if (st->dir != STREAM_RESTORE || !st->cfg->stream_open) {
+		if (!stream_prepare(st))
+			stream_run(st, 0, st->gpu_count);
+		return;
+	}
+	for (i = 0; i < st->gpu_count; i++) {
+		if (bo_job_prepare(&st->jobs[i]))
+			return;
+		stream_run(st, i, i + 1);
+		if (st->jobs[i].ring.error)
+			return;
 	}
 }
 
@@ -236,8 +265,7 @@ static int stream(enum stream_dir dir, const struct bo_stream_config *cfg,
 	if (!ret)
 		ret = stream_init(&st, err, errlen);
 	if (!ret) {
-		if (!stream_prepare(&st))
-			stream_run(&st);
+		stream_go(&st);
 		ret = stream_result(&st, err, errlen);
 	}
 	stream_teardown(&st, ret != 0);

@@ -67,6 +67,17 @@
  * ancestors its index names (each identity checked: index_crc, data size)
  * and reads every chunk where it is, checking it against its own index's
  * checksum as usual (a version 2 index: the CRC-32).
+ * Streamed images (cfg->stream_open, CRIU's --stream): each GPU's contents are
+ * one file amdgpu-bo-<image_id>-<gpu_id>.seq of datapath/bo_seq.h's layout
+ * (header with the BO table, one record per chunk in order, all-zero chunks
+ * as records without bytes, CRC-64 per chunk, an end record), written by
+ * the GPU's file-side thread front to back into the fd stream_open gives
+ * (no seek, no index, nothing in dir_fd; chunks of host-memory BOs go
+ * through the ring too, to keep the order) and read back the same way by
+ * the restore's file-side thread, each chunk's CRC-64 checked on the other
+ * thread before it reaches the BO, as for files. A dump's GPUs stream in
+ * parallel; a restore's one after the other (the streamer serves one image
+ * at a time). No parent: incremental dumps are refused when streaming.
  * Restore refuses an index or data file that does not match the BO sizes the
  * caller passes (from its own metadata), exactly, before touching any BO.
  * Both files are checked in bounded memory whatever their size: the sizes

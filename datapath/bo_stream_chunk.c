@@ -244,6 +244,8 @@ int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s)
 	char name[64];
 	int ret = 0;
 
+	if (job->seq)
+		return bo_job_seq_put(job, s);
 	if (s->zero || s->level)
 		return 0;
 	while (!ret && off < s->len) {
@@ -265,7 +267,7 @@ int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s)
 }
 
 /* chunk_size zero bytes costing no memory; NULL if no address space is left. */
-static uint8_t *zeros_map(uint32_t chunk_size)
+uint8_t *bo_job_zeros_map(uint32_t chunk_size)
 {
 	void *p = mmap(NULL, chunk_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -328,8 +330,11 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 {
 	struct bo_chunk_entry e;
 	char name[64];
-	int ret = bo_index_entry_get(job->reader, s->chunk_index, &e);
+	int ret;
 
+	if (job->seq)
+		return bo_job_seq_fill(job, s);
+	ret = bo_index_entry_get(job->reader, s->chunk_index, &e);
 	if (ret)
 		return bo_job_fail(job, ret,
 				   "gpu %" PRIu32 ": reading the entry of chunk %" PRIu64
@@ -344,7 +349,7 @@ int bo_job_restore_fill(struct gpu_job *job, struct staging_slot *s)
 	s->zero = chunk_is_hole(job, s);
 	if (!job->engine->ops->zero) {
 		if (s->zero && !job->zeros)
-			job->zeros = zeros_map(job->chunk_size);
+			job->zeros = bo_job_zeros_map(job->chunk_size);
 		if (!job->zeros)
 			s->zero = false; /* no memory for it: read the zeros */
 	}
@@ -373,11 +378,13 @@ int bo_job_restore_verify(struct gpu_job *job, const struct staging_slot *s)
 	int digits = job->sum_crc64 ? 16 : 8;
 	char name[96];
 
+	if (job->seq && s->zero)
+		return 0; /* a zero record: no bytes came, its head is in the end record's CRC */
 	if (s->level)
 		snprintf(name, sizeof(name), "%s (parent level %" PRIu32 ")",
 			 job->chain.name[s->level - 1], s->level);
 	else
-		bo_job_image_name(name, sizeof(name), job, "img");
+		bo_job_image_name(name, sizeof(name), job, job->seq ? "seq" : "img");
 	sum = slot_checksum(job, s);
 	if (sum != expected)
 		return bo_job_fail(job, -EBADMSG,
@@ -440,8 +447,9 @@ bool bo_chunk_in_place(const struct gpu_job *job, const struct staging_slot *pos
 {
 	const struct bo_copy_engine_ops *ops = job->engine->ops;
 
-	return job->dir == STREAM_DUMP && ops->view && ops->view_end && job->direct_fd < 0 &&
-	       job->gpu->bos[pos->bo_index].host_memory;
+	/* not streamed: its chunks would pass those still in the ring */
+	return job->dir == STREAM_DUMP && !job->seq && ops->view && ops->view_end &&
+	       job->direct_fd < 0 && job->gpu->bos[pos->bo_index].host_memory;
 }
 
 /* The in-place chunk's write (the file side's work, timed apart). */

@@ -98,7 +98,7 @@ static struct bo_index_layout job_index(const struct gpu_job *job, const char *n
 }
 
 /* Sums the BO sizes and chunk counts; -EOVERFLOW on absurd sizes. */
-static int job_layout(struct gpu_job *job)
+int bo_job_layout(struct gpu_job *job)
 {
 	struct bo_index_layout l = job_index(job, "");
 	char msg[ERR_LEN];
@@ -187,6 +187,8 @@ static void *producer_main(void *arg)
 	}
 	if (job->dir == STREAM_DUMP)
 		bo_job_close_bo(job);
+	else if (job->seq && !job_error(job))
+		bo_job_seq_end(job);
 	ring_finish(&job->ring);
 	job->producer_end_ns = bo_job_now_ns();
 	job->producer_cpu_ns = bo_job_thread_cpu_ns();
@@ -218,7 +220,7 @@ static void *consumer_main(void *arg)
 	if (job->dir == STREAM_RESTORE)
 		bo_job_close_bo(job);
 	else if (!job_error(job))
-		write_index(job);
+		job->seq ? bo_job_seq_finish(job) : write_index(job);
 	job->consumer_end_ns = bo_job_now_ns();
 	job->consumer_cpu_ns = bo_job_thread_cpu_ns();
 	return NULL;
@@ -429,7 +431,7 @@ static void open_direct(struct gpu_job *job)
 
 static int job_prepare_dump(struct gpu_job *job)
 {
-	int ret = job_layout(job);
+	int ret = bo_job_layout(job);
 
 	if (ret)
 		return ret;
@@ -504,9 +506,18 @@ int bo_job_prepare_restore(struct gpu_job *job)
 	return ret;
 }
 
+/* Streamed images (cfg->stream_open): one stream per GPU, no index file. */
+static int job_prepare_files(struct gpu_job *job)
+{
+	job->seq = job->cfg->stream_open != NULL;
+	if (job->dir == STREAM_DUMP)
+		return job->seq ? bo_job_seq_prepare_dump(job) : job_prepare_dump(job);
+	return job->seq ? bo_job_seq_prepare_restore(job) : bo_job_prepare_restore(job);
+}
+
 int bo_job_prepare(struct gpu_job *job)
 {
-	int ret = job->dir == STREAM_DUMP ? job_prepare_dump(job) : bo_job_prepare_restore(job);
+	int ret = job_prepare_files(job);
 	uint32_t depth = job->cfg->ring_depth ? job->cfg->ring_depth : BO_STREAM_DEFAULT_DEPTH;
 
 	if (ret)
@@ -516,8 +527,11 @@ int bo_job_prepare(struct gpu_job *job)
 				   "gpu %" PRIu32 ": no memory for %" PRIu32
 				   " staging chunks of %" PRIu32 " bytes",
 				   job->gpu->gpu_id, depth, job->chunk_size);
-	if (job->dir == STREAM_RESTORE)
+	if (job->dir == STREAM_RESTORE && !job->seq)
 		open_direct_read(job);
+	else if (job->dir == STREAM_RESTORE)
+		snprintf(job->gpu->read_note, sizeof(job->gpu->read_note),
+			 "streamed: read from the image stream");
 	return 0;
 }
 
@@ -535,4 +549,5 @@ void bo_job_free(struct gpu_job *job)
 	if (job->direct_open)
 		direct_read_close(&job->direct);
 	job->direct_open = false;
+	bo_job_seq_free(job);
 }

@@ -14,6 +14,9 @@
  * A dump's chunk of a BO in host memory, with an engine that has a view op,
  * is done by the producer alone: checksummed and written from the BO's own
  * memory, with no staging copy and no hand-over.
+ * Streamed (cfg->stream_open, bo_stream_seq.c): the .img/.idx pair is one
+ * bo_seq stream, written by the dump's consumer, read by the restore's
+ * producer; no chunk is done in place.
  * bo_job_prepare() opens and checks the files, bo_job_start() runs both
  * threads, bo_job_join() waits for them; the first error is in job->ring.
  */
@@ -27,6 +30,7 @@
 
 #include "datapath/bo_chain.h"
 #include "datapath/bo_index.h"
+#include "datapath/bo_seq.h"
 #include "datapath/bo_stream_types.h"
 #include "datapath/direct_read.h"
 #include "datapath/staging_ring.h"
@@ -80,6 +84,12 @@ struct gpu_job {
 	/* dump: this call created the file (a name that existed is not ours to remove) */
 	bool created_data, created_index;
 	struct open_bo cur;
+	/* streamed images (cfg->stream_open): data_fd is the GPU's stream,
+	 * written by the consumer (dump) or read by the producer (restore) */
+	bool seq;
+	struct bo_seq_writer seq_w;
+	struct bo_seq_bo *seq_bos; /* dump: the header's BO table */
+	struct bo_seq_reader seq_r;
 	/* progress: both threads of a dump with in-place BOs report it */
 	pthread_mutex_t progress_lock;
 	uint64_t done_bytes;
@@ -146,5 +156,23 @@ void bo_job_direct_read_off(struct gpu_job *job, const char *why);
 void bo_job_zeros_unmap(uint8_t *zeros, uint32_t chunk_size);
 /* Frees what prepare and the run allocated (not the ring, not the fds). */
 void bo_job_free(struct gpu_job *job);
+/* data_bytes and chunk_count from the BO sizes and chunk_size. */
+int bo_job_layout(struct gpu_job *job);
+
+/* ---- bo_stream_seq.c: streamed images (cfg->stream_open, bo_seq.h) ---- */
+
+/* Opens the GPU's stream and writes its header / reads and checks it. */
+int bo_job_seq_prepare_dump(struct gpu_job *job);
+int bo_job_seq_prepare_restore(struct gpu_job *job);
+/* Dump, consumer: the slot's chunk as the stream's next record; the end record. */
+int bo_job_seq_put(struct gpu_job *job, const struct staging_slot *s);
+int bo_job_seq_finish(struct gpu_job *job);
+/* Restore, producer: the next record into the slot (it must be the slot's
+ * chunk); after the last chunk, the end record. */
+int bo_job_seq_fill(struct gpu_job *job, struct staging_slot *s);
+int bo_job_seq_end(struct gpu_job *job);
+void bo_job_seq_free(struct gpu_job *job);
+/* chunk_size zero bytes costing no memory (bo_stream_chunk.c); NULL if none. */
+uint8_t *bo_job_zeros_map(uint32_t chunk_size);
 
 #endif

@@ -183,6 +183,13 @@ enum bo_read_mode { BO_READ_AUTO, BO_READ_DIRECT, BO_READ_BUFFERED };
  */
 typedef void (*bo_stream_progress_fn)(void *arg, uint32_t gpu_id, uint64_t done, uint64_t total);
 
+/*
+ * Streamed images: the fd of the image file `name`, to write (dump) or to
+ * read (restore) front to back, never seeked (a pipe); -errno. The stream
+ * closes it.
+ */
+typedef int (*bo_stream_open_fn)(void *arg, const char *name, enum bo_access access);
+
 struct bo_stream_config {
 	int dir_fd;	     /* image directory */
 	uint32_t image_id;   /* see file names above */
@@ -210,6 +217,16 @@ struct bo_stream_config {
 	 */
 	bool has_parent;
 	int parent_dir_fd;
+	/*
+	 * Streamed images (CRIU's --stream): each GPU's contents are one
+	 * stream of datapath/bo_seq.h's layout, amdgpu-bo-<image_id>-<gpu_id>.seq,
+	 * through the fd stream_open returns, instead of the .img and .idx
+	 * files in dir_fd (which may then be -1). Not with has_parent. A
+	 * restore reads the GPUs' streams one after the other, each whole
+	 * before the next is opened; NULL: files in dir_fd.
+	 */
+	bo_stream_open_fn stream_open;
+	void *stream_arg;
 	bo_stream_progress_fn progress; /* may be NULL */
 	void *progress_arg;
 	uint64_t progress_step; /* 0: default */

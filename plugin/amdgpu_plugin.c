@@ -22,10 +22,13 @@
  *                                      resp. 0 (KFD has no process of it)
  * The options (the environment, the options file) are read once, at init;
  * one that means nothing refuses the first GPU met, and a run without GPUs
- * logs it as one warning. So does `criu --stream` (criu_stream.h): GPU
- * images are not streamed, so a dump or restore with a GPU is refused in
- * one line before any GPU is touched; in a streamed restore, a file of ours
- * is found by asking the streamer for its image.
+ * logs it as one warning.
+ * Under `criu --stream` (criu_stream.h) every image of ours goes through
+ * CRIU's img_streamer_open(): the metadata images through a private stage
+ * in memory (stream_stage.h: written there by the hooks, sent after each
+ * one; fetched at the restore's init, before the session loads them), the
+ * BO contents streamed by the copy threads (datapath/bo_stream.h). A CRIU
+ * without img_streamer_open() gets the stage's GPUs refused in one line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,16 +45,18 @@
 #include "plugin/dump/dump_render.h"
 #include "plugin/dump/dump_session.h"
 #include "plugin/log.h"
+#include "plugin/stream_stage.h"
 #include "plugin/restore/restore.h"
 
 static struct {
-	int stage;
+	int stage_id;
 	enum criu_stream stream;
 	char stream_peer[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* its socket */
 	bool dump_ready, restore_ready;
+	struct stream_stage stage; /* under --stream: our metadata images; dir_fd -1 otherwise */
 	struct dump_session dump;
 	struct restore_session restore;
-} plugin;
+} plugin = {.stage = {.dir_fd = -1}};
 
 static const char *stage_name(int stage)
 {
@@ -88,20 +93,77 @@ static void read_options(int stage, struct amdgpu_options *opts, char *error, si
 }
 
 /*
- * Under `criu --stream` the stage's GPUs are refused (criu_stream.h): the
- * line goes where an options error goes, unless there is one already.
+ * Under `criu --stream` the images go through CRIU's img_streamer_open()
+ * (criu_stream.h), staged in memory (stream_stage.h). Without the symbol,
+ * the stage's GPUs are refused: the line goes where an options error goes,
+ * unless there is one already. -errno only when the stage cannot be made.
  */
-static void detect_stream(int stage, char *error, size_t len)
+static int detect_stream(int stage, char *error, size_t len)
 {
+	char why[512];
 	int ret =
 		criu_stream_detect(&plugin.stream, plugin.stream_peer, sizeof(plugin.stream_peer));
 
+	plugin.stage.dir_fd = -1;
 	if (ret)
 		pr_warn("cannot tell whether CRIU streams its images: /proc/self/fd: %s",
 			strerror(-ret));
-	if (plugin.stream == CRIU_STREAM_NONE || *error)
-		return;
-	criu_stream_refusal(stage_name(stage), plugin.stream_peer, error, len);
+	if (plugin.stream == CRIU_STREAM_NONE)
+		return 0;
+	if (!criu_stream_open_symbol()) {
+		if (!*error)
+			criu_stream_refusal(stage_name(stage), plugin.stream_peer, error, len);
+		return 0;
+	}
+	ret = stream_stage_open(&plugin.stage, NULL, criu_stream_image_open, NULL, why,
+				sizeof(why));
+	if (ret) {
+		pr_err("criu %s --stream: %s", stage_name(stage), why);
+		return ret;
+	}
+	criu_stream_set_active(plugin.stream);
+	pr_info("criu %s --stream: images through %s, staged in %s", stage_name(stage),
+		plugin.stream_peer, plugin.stage.path);
+	return 0;
+}
+
+/* Restore: our metadata images from the stream into the stage, before the session loads them. */
+static int fetch_streamed(struct amdgpu_options *opts)
+{
+	uint32_t count;
+	char why[512];
+	int ret = stream_stage_fetch(&plugin.stage, &count, why, sizeof(why));
+
+	if (ret) {
+		pr_err("criu restore --stream: %s", why);
+		return ret;
+	}
+	if (count)
+		pr_info("criu restore --stream: %u images of the plugin from the stream%s", count,
+			opts->parallel_restore ? "; BO contents written by each task (the stream "
+						 "serves them in turn)"
+					       : "");
+	opts->parallel_restore = false;
+	return 0;
+}
+
+/* The directory the dump's hooks write images into: the stage under --stream. */
+static int dump_dir(void)
+{
+	return plugin.stage.dir_fd >= 0 ? plugin.stage.dir_fd : criu_get_image_dir();
+}
+
+/* Dump, after a hook wrote images: under --stream, they go into the stream. */
+static int dump_flush(int ret)
+{
+	char why[512];
+
+	if (ret || plugin.stage.dir_fd < 0)
+		return ret;
+	ret = stream_stage_flush(&plugin.stage, why, sizeof(why));
+	if (ret)
+		pr_err("criu dump --stream: %s", why);
+	return ret;
 }
 
 static int amdgpu_plugin_init(int stage)
@@ -110,12 +172,15 @@ static int amdgpu_plugin_init(int stage)
 	char options_error[600];
 	int ret;
 
-	plugin.stage = stage;
+	plugin.stage_id = stage;
 	read_options(stage, &opts, options_error, sizeof(options_error));
-	detect_stream(stage, options_error, sizeof(options_error));
-	if (stage == CR_PLUGIN_STAGE__RESTORE) {
-		ret = restore_session_init(&plugin.restore, criu_get_image_dir(), &opts,
-					   options_error);
+	ret = detect_stream(stage, options_error, sizeof(options_error));
+	if (!ret && stage == CR_PLUGIN_STAGE__RESTORE && plugin.stage.dir_fd >= 0)
+		ret = fetch_streamed(&opts);
+	if (ret) {
+		stream_stage_close(&plugin.stage);
+	} else if (stage == CR_PLUGIN_STAGE__RESTORE) {
+		ret = restore_session_init(&plugin.restore, dump_dir(), &opts, options_error);
 		plugin.restore_ready = !ret;
 		if (ret)
 			restore_session_fini(&plugin.restore, ret);
@@ -134,6 +199,7 @@ static void amdgpu_plugin_fini(int stage, int ret)
 	if (plugin.restore_ready)
 		restore_session_fini(&plugin.restore, ret);
 	plugin.dump_ready = plugin.restore_ready = false;
+	stream_stage_close(&plugin.stage);
 	pr_info("finished %s (ret %d)", stage_name(stage), ret);
 }
 
@@ -152,16 +218,17 @@ static int amdgpu_plugin_dump_file(int fd, int id)
 	if (!plugin.dump_ready || fstat(fd, &st))
 		return -ENOTSUP;
 	if (bo_share_is_dmabuf(fd)) {
-		plugin.dump.dir_fd = criu_get_image_dir();
-		return our_failure(dump_dmabuf_file(&plugin.dump, fd, (uint32_t)id));
+		plugin.dump.dir_fd = dump_dir();
+		return our_failure(dump_flush(dump_dmabuf_file(&plugin.dump, fd, (uint32_t)id)));
 	}
 	switch (dump_classify(&plugin.dump, &st)) {
 	case GPU_FILE_KFD:
-		plugin.dump.dir_fd = criu_get_image_dir();
-		return our_failure(dump_kfd_file(&plugin.dump, fd, (uint32_t)id));
+		plugin.dump.dir_fd = dump_dir();
+		return our_failure(dump_flush(dump_kfd_file(&plugin.dump, fd, (uint32_t)id)));
 	case GPU_FILE_RENDER:
-		plugin.dump.dir_fd = criu_get_image_dir();
-		return our_failure(dump_render_file(&plugin.dump, fd, &st, (uint32_t)id));
+		plugin.dump.dir_fd = dump_dir();
+		return our_failure(
+			dump_flush(dump_render_file(&plugin.dump, fd, &st, (uint32_t)id)));
 	default:
 		return -ENOTSUP;
 	}
@@ -172,7 +239,7 @@ static int amdgpu_plugin_pause_devices(int pid)
 {
 	if (!plugin.dump_ready)
 		return -ENOTSUP;
-	return dump_hsakmt_files(&plugin.dump, criu_get_image_dir(), pid);
+	return dump_flush(dump_hsakmt_files(&plugin.dump, dump_dir(), pid));
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__PAUSE_DEVICES, amdgpu_plugin_pause_devices)
 

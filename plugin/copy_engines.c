@@ -9,6 +9,7 @@
 #include "common/errmsg.h"
 #include "datapath/bo_stream.h"
 #include "datapath/direct_read.h"
+#include "plugin/criu_stream.h"
 #include "plugin/copy_engines.h"
 #include "topology/topology.h"
 #include "plugin/log.h"
@@ -174,15 +175,17 @@ int copy_engines_dump(const struct copy_engine_opts *opts, const struct bo_strea
 		      const char *what, char *err, size_t errlen)
 {
 	struct bo_sdma_engine **sdma = calloc(n + 1, sizeof(*sdma));
+	struct bo_stream_config streamed = *cfg;
 	int ret;
 
+	criu_stream_config(&streamed); /* under criu --stream: into the image stream */
 	if (!sdma)
 		return errmsg_set(err, errlen, -ENOMEM, "out of memory for the copy engines");
 	ret = copy_engines_open(opts, gpus, n, sdma, streams);
 	if (ret)
 		errmsg_set(err, errlen, ret, "no copy engine: %s", strerror(-ret));
 	else
-		ret = bo_stream_dump(cfg, streams, n, err, errlen);
+		ret = bo_stream_dump(&streamed, streams, n, err, errlen);
 	copy_engines_close(ret ? NULL : what, gpus, n, sdma, streams);
 	free(sdma);
 	return ret;

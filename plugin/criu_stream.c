@@ -92,10 +92,52 @@ int criu_stream_has_image(criu_stream_open_fn stream_open, const char *name)
 	return (int)n;
 }
 
+/* O_DUMP and O_RSTR of CRIU's image.h: what img_streamer_open() compares its flags with. */
+#define CRIU_O_DUMP (O_WRONLY | O_CREAT | O_TRUNC)
+#define CRIU_O_RSTR O_RDONLY
+
+static enum criu_stream active_stream;
+
+void criu_stream_set_active(enum criu_stream stream)
+{
+	active_stream = stream;
+}
+
+enum criu_stream criu_stream_active(void)
+{
+	return active_stream;
+}
+
+int criu_stream_image_open(void *arg, const char *name, enum bo_access access)
+{
+	criu_stream_open_fn stream_open = criu_stream_open_symbol();
+	char path[256];
+	int fd;
+
+	(void)arg;
+	if (!stream_open || active_stream == CRIU_STREAM_NONE ||
+	    (access == BO_ACCESS_WRITE) != (active_stream == CRIU_STREAM_DUMP))
+		return -ENOSYS;
+	snprintf(path, sizeof(path), "%s", name); /* it takes a char * */
+	fd = stream_open(path, access == BO_ACCESS_WRITE ? CRIU_O_DUMP : CRIU_O_RSTR);
+	if (fd == -ENOENT)
+		return -ENOENT;
+	return fd < 0 ? -EIO : fd;
+}
+
+void criu_stream_config(struct bo_stream_config *cfg)
+{
+	if (active_stream == CRIU_STREAM_NONE)
+		return;
+	cfg->stream_open = criu_stream_image_open;
+	cfg->stream_arg = NULL;
+}
+
 void criu_stream_refusal(const char *stage, const char *peer, char *buf, size_t len)
 {
 	snprintf(buf, len,
-		 "criu %s --stream (images through criu-image-streamer, %s): GPU images are not "
-		 "streamed by this plugin yet; %s without --stream (images in a directory)",
+		 "criu %s --stream (images through criu-image-streamer, %s): this CRIU has no "
+		 "img_streamer_open() for the plugin to stream GPU images through; %s without "
+		 "--stream (images in a directory), or with a CRIU that exports it",
 		 stage, peer && *peer ? peer : "its socket", stage);
 }

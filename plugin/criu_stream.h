@@ -13,13 +13,16 @@
  * CRIU's options struct is not read (its layout changes between versions).
  *
  * Streaming images needs CRIU's img_streamer_open(), looked up at run time
- * so that the plugin loads in a CRIU built without it.
+ * so that the plugin loads in a CRIU built without it (a streamed run with
+ * GPUs is then refused, criu_stream_refusal()).
  */
 #ifndef AMDGPU_CRIU_PLUGIN_CRIU_STREAM_H
 #define AMDGPU_CRIU_PLUGIN_CRIU_STREAM_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "datapath/bo_stream_types.h"
 
 #define CRIU_STREAM_DUMP_SOCKET	   "streamer-capture.sock"
 #define CRIU_STREAM_RESTORE_SOCKET "streamer-serve.sock"
@@ -47,6 +50,26 @@ criu_stream_open_fn criu_stream_open_symbol(void);
  * (the streamer sends each image once). 1 if it does, 0 if not, -errno.
  */
 int criu_stream_has_image(criu_stream_open_fn stream_open, const char *name);
+
+/*
+ * The streaming of this CRIU process (and the tasks it forks), set once by
+ * the init hook: CRIU_STREAM_NONE until then. With DUMP or RESTORE, the
+ * plugin's images go through CRIU's img_streamer_open() (stream_stage.h for
+ * the metadata images, the BO contents streamed by datapath/bo_stream.h).
+ */
+void criu_stream_set_active(enum criu_stream stream);
+enum criu_stream criu_stream_active(void);
+
+/*
+ * bo_stream_open_fn over img_streamer_open(): the image `name` to write
+ * (O_DUMP) or read (O_RSTR), as the active stream allows; -ENOENT if the
+ * stream has no such image, -ENOSYS without the symbol or an active stream,
+ * -EIO for the streamer's other failures.
+ */
+int criu_stream_image_open(void *arg, const char *name, enum bo_access access);
+
+/* Under an active stream, cfg's BO contents go through it (stream_open). */
+void criu_stream_config(struct bo_stream_config *cfg);
 
 /* "--stream" refusal of the stage ("dump" or "restore"), one line into buf. */
 void criu_stream_refusal(const char *stage, const char *peer, char *buf, size_t len);

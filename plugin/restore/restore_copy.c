@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "plugin/criu_stream.h"
 #include "plugin/clock.h"
 #include "plugin/file_holder.h"
 #include "common/escape.h"
@@ -37,6 +38,7 @@ int restore_copy_run(const struct copy_engine_opts *opts, struct shared_state *s
 	uint32_t i, j;
 	int ret, slot = -1;
 
+	criu_stream_config(&cfg); /* under criu --stream: from the image stream */
 	*bytes = 0;
 	for (i = 0; i < set->n; i++)
 		for (j = 0; j < set->gpus[i].bo_count; j++)

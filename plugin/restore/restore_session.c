@@ -17,6 +17,7 @@
 #include "datapath/bo_stream.h"
 #include "common/escape.h"
 #include "checkpoint/ckpt.h"
+#include "plugin/criu_stream.h"
 #include "plugin/kfd_dev.h"
 #include "plugin/restore/kfd_probe.h"
 #include "plugin/restore/dev_nodes.h"
@@ -86,12 +87,20 @@ static int build_source(struct restore_session *s, int dir_fd)
 	return 0;
 }
 
-/* Every BO contents file is there and whole, before any task exists (checkpoint/ckpt.h). */
+/*
+ * Every BO contents file is there and whole, before any task exists
+ * (checkpoint/ckpt.h). Streamed contents are checked as they are read: the
+ * stream serves each once (criu_stream.h).
+ */
 static int check_contents(const struct restore_session *s, int dir_fd)
 {
 	struct ckpt ck = ckpt_view(s, dir_fd);
 	char why[1024];
-	int ret = ckpt_check_contents(&ck, why, sizeof(why));
+	int ret;
+
+	if (criu_stream_active() != CRIU_STREAM_NONE)
+		return 0;
+	ret = ckpt_check_contents(&ck, why, sizeof(why));
 
 	if (ret)
 		pr_err("%s", why);

@@ -47,6 +47,8 @@
 #      IMAGE_STREAMER (criu-image-streamer, make image-streamer; put into
 #      the guest as /test/bin/criu-image-streamer for test-cr-stream),
 #      KFDSIM_PARAMS (module parameters), BENCH_MIB (the bench's BO size),
+#      STREAM_FILE_CASE (1: test-cr-stream's case not yet passed, a captured
+#      stream restored onto the MI210 machine),
 #      VM_ONLY ("test-a test-b": run only these guest tests), VM_KFDSIM_SRC
 #      (module source dir instead of tests/kfdsim), KFD_FIXTURES (the
 #      kfd-topologies captures; default tests/fixtures/kfd-topologies),
@@ -526,6 +528,7 @@ make_overlay() { # KROOT KREL OVERLAY
 		TEST_TIMEOUT_SCALE=${VM_TIMEOUT_SCALE:-1}
 		KFDSIM_PARAMS="${KFDSIM_PARAMS:-}"
 		BENCH_MIB=$(printf %s "${BENCH_MIB:-}" | tr -cd 0-9)
+		STREAM_FILE_CASE=$(printf %s "${STREAM_FILE_CASE:-}" | tr -cd 01)
 	EOC
 	for f in "$BUILD"/tests/bin/*; do [ ! -f "$f" ] || cp "$f" "$ov/test/bin/"; done
 	build_guest_bins "$1" "$ov/test/bin"

@@ -404,14 +404,15 @@ gpu_restore_ok() {
 # reload, the restore, the restored process and its fds, the user gpu_ids
 # unchanged; the plugin's GPU map as diag. The caller finishes the workload
 # and loads kfdsim back (kfdsim_reload). PARAMS: more module parameters
-# (words, e.g. drm_uapi=618).
+# (words, e.g. drm_uapi=618); GPU_RESTORE_ARGS: more words for criu restore.
 gpu_restore_on_machine() {
 	local name=$1 img=$2 pid=$3 ids=$4 desc=$5 group=$6 params=${7:-}
 	# shellcheck disable=SC2086
 	check "$name: kfdsim reloaded as $(basename "$desc" .desc) $params" eval 'kfdsim_unload && kfdsim_load machine="$desc" $params'
 	kfd_gpu_table >"$WORK/gpus-$name"
 	gpu_cg_expose "$group" "$WORK/gpus-$name" $(tail -n 2 "$WORK/gpus-$name" | awk '{ print $3 }')
-	CRIU_WRAP="sh $WORK/cg-$group.sh" gpu_restore_ok "$name" "$img"
+	# shellcheck disable=SC2086 # GPU_RESTORE_ARGS: more words for criu restore
+	CRIU_WRAP="sh $WORK/cg-$group.sh" gpu_restore_ok "$name" "$img" ${GPU_RESTORE_ARGS:-}
 	sed -n 's/.*amdgpu_plugin: \(GPU [0-9]* (node .*) -> GPU .*\)/# restore: \1/p' "$img/restore.log"
 	gpu_restored "$name" "$pid" "$R.ready"
 	check "$name: the KFD process keeps its user gpu_ids ($ids)" eval '[ "$(kfd_user_ids "$pid")" = "$ids" ]'
