@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "plugin/restore/dev_nodes.h"
 #include "topology/gpu_select.h"
@@ -62,6 +64,40 @@ static size_t kfd_visible_gpus(const struct kfd_topology *t)
 	return n;
 }
 
+/* Whether /sys in this task's mount namespace is a sysfs. */
+static bool sysfs_mounted(void)
+{
+	struct statfs sfs;
+
+	return !statfs("/sys", &sfs) && sfs.f_type == SYSFS_MAGIC;
+}
+
+/*
+ * This task's view of the KFD topology, into *mine; where its mount
+ * namespace has no sysfs at all (a container or test root that mounts
+ * none), the CRIU master's: the render nodes this task can open (its
+ * device cgroup, its /dev) still decide which GPUs it may use.
+ */
+static int task_topology(struct restore_session *s, uint32_t pid, struct kfd_topology *mine,
+			 const struct kfd_topology **view)
+{
+	char why[512];
+	int ret = topo_load(KFD_SYSFS_TOPOLOGY, mine, why, sizeof(why));
+
+	*view = mine;
+	if (!ret)
+		return 0;
+	if (!sysfs_mounted()) {
+		pr_info("pid %u: no sysfs in its mount namespace: it may use the GPUs the CRIU "
+			"master sees whose render node it can open",
+			pid);
+		*view = &s->dst;
+		return 0;
+	}
+	pr_err("cannot read the KFD topology in the restored task: %s", why);
+	return ret;
+}
+
 /*
  * The GPUs this task sees may differ from the master's (a device cgroup):
  * KFD wants exactly as many as were checkpointed, and the targets among them.
@@ -70,24 +106,22 @@ static size_t kfd_visible_gpus(const struct kfd_topology *t)
 int restore_choose_targets(struct restore_session *s, const struct kfd_process_image *img)
 {
 	const KfdProcessEntry *e = img->entry;
+	const struct kfd_topology *view;
 	struct kfd_topology mine = {0};
 	uint32_t *usable = NULL;
 	size_t n_usable = 0, n_visible, i;
 	bool all_visible = true;
-	char why[512];
 	int ret;
 
 	if (s->targets_for == img)
 		return 0;
-	ret = topo_load(KFD_SYSFS_TOPOLOGY, &mine, why, sizeof(why));
-	if (ret) {
-		pr_err("cannot read the KFD topology in the restored task: %s", why);
+	ret = task_topology(s, e->pid, &mine, &view);
+	if (ret)
 		return ret;
-	}
-	ret = restore_usable_gpus(s, &mine, true, &usable, &n_usable);
+	ret = restore_usable_gpus(s, view, true, &usable, &n_usable);
 	if (ret)
 		goto out;
-	n_visible = kfd_visible_gpus(&mine);
+	n_visible = kfd_visible_gpus(view);
 	if (n_usable != e->n_devices) {
 		pr_err("pid %u was checkpointed with %zu GPUs but its restored task can use %zu%s; "
 		       "KFD needs the same number: expose exactly %zu GPUs to it (see "
@@ -111,7 +145,7 @@ int restore_choose_targets(struct restore_session *s, const struct kfd_process_i
 		pr_info("pid %u sees other GPUs than the CRIU master: matching onto its own",
 			e->pid);
 		ret = restore_match(&s->opts.checks, &img->topo, img->device_nodes, e->n_devices,
-				    &mine, usable, n_usable, &s->task_map);
+				    view, usable, n_usable, &s->task_map);
 		if (ret) {
 			match_result_free(&s->task_map);
 			goto out;
