@@ -72,9 +72,9 @@ CRI_ROOT=${CRI_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/cri/root} # 
 ZDTM_DIR=${ZDTM_DIR:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/zdtm} # boot "zdtm" (install_zdtm)
 # Debian testing's ROCm (scripts/fetch-rocm-testing.sh; install_rocm_testing)
 ROCM_TESTING=${ROCM_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/rocm-testing}
-# and its HIP runtime (scripts/fetch-hip-testing.sh; install_hip_testing, only with VM_HIP=1)
+# and its HIP runtime (scripts/fetch-hip-testing.sh; install_hip_testing, left out with VM_HIP=0)
 HIP_TESTING=${HIP_TESTING:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/hip-testing}
-# trixie's python3 for rocm-smi (scripts/fetch-python.sh; install_rocm_smi, only with VM_SMI=1)
+# trixie's python3 for rocm-smi (scripts/fetch-python.sh; install_rocm_smi, left out with VM_SMI=0)
 PYTHON_ROOT=${PYTHON_ROOT:-${AMDGPU_CRIU_CACHE:-$HOME/.cache/amdgpu-criu}/python/root}
 if [ -n "$CRIU42" ] && [ -x "$(dirname "$CRIU42")/root/usr/sbin/criu" ]; then CRIU42_ROOT=$(dirname "$CRIU42")/root; fi
 WORKDIR=$BUILD/vm/$SUITE
@@ -246,12 +246,12 @@ install_rocm_testing() { # OVERLAY
 # ../../lib/x86_64-linux-gnu of its own path, here a link to lib), run by
 # trixie's python3 (scripts/fetch-python.sh, PYTHON_ROOT: the interpreter,
 # its standard library and the libraries its modules load, about 35 MB
-# unpacked), whatever python the host has. Only with VM_SMI=1 (else the
-# test SKIPs; not yet in make check). Nothing is put there when the cache lacks them (make vm-deps
+# unpacked), whatever python the host has. VM_SMI=0 leaves both out (the
+# test SKIPs). Nothing is put there when the cache lacks them (make vm-deps
 # warned): the test SKIPs, naming the fix.
 install_rocm_smi() { # OVERLAY
 	local r=$ROCM_TESTING/root d=$1/usr/lib/rocm-testing
-	[ "${VM_SMI:-0}" = 1 ] || return 0
+	[ "${VM_SMI:-1}" = 1 ] || return 0
 	[ -f "$r/usr/libexec/rocm_smi/rocm_smi.py" ] || { vm_log "no rocm-smi in $ROCM_TESTING (make vm-deps)"; return 0; }
 	[ -x "$PYTHON_ROOT/usr/bin/python3" ] || { vm_log "no python3 in $PYTHON_ROOT (make vm-deps: scripts/fetch-python.sh)"; return 0; }
 	mkdir -p "$d/libexec" "$1/usr"
@@ -264,12 +264,12 @@ install_rocm_smi() { # OVERLAY
 }
 
 # Debian testing's HIP 6.4 (guest/kfdsim/test-rocm-hip*.sh) beside ROCr 6.4:
-# libamdhip64, comgr and its LLVM (about 150 MB more initramfs), only with
-# VM_HIP=1 (else the tests SKIP; not yet in make check); rocm-hip-basic, rocm-hip and
+# libamdhip64, comgr and its LLVM (about 150 MB more initramfs; VM_HIP=0
+# leaves it out and the tests SKIP); rocm-hip-basic, rocm-hip and
 # rocm-hip-ipc built with gcc against HIP's headers.
 install_hip_testing() { # OVERLAY
 	local h=$HIP_TESTING/root d=$1/usr/lib/rocm-testing so
-	[ "${VM_HIP:-0}" = 1 ] || return 0
+	[ "${VM_HIP:-1}" = 1 ] || return 0
 	[ -f "$HIP_TESTING/closure" ] || { vm_log "no Debian testing HIP in $HIP_TESTING (make vm-deps: scripts/fetch-hip-testing.sh)"; return 0; }
 	mkdir -p "$d/bin" "$d/lib"
 	while read -r so; do cp -L "$h/usr/lib/x86_64-linux-gnu/$so" "$d/lib/"; done <"$HIP_TESTING/closure"

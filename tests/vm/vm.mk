@@ -17,7 +17,7 @@
 #                           --snaps, --stream, --lazy-pages; docs/zdtm.md)
 #   make vm-rocm            only boot "rocm" of vm-check: bookworm's ROCm 5.2.3 under
 #                           CRIU, and Debian testing's rocminfo 7.x / ROCr 6.4, HIP 6.4
-#                           and rocm-smi 6.4 (the last two only with VM_HIP=1 / VM_SMI=1)
+#                           and rocm-smi 6.4 (VM_HIP=0 / VM_SMI=0 leave the last two out)
 #   make vm-bench           benchmarks in the VM (boot "bench"): BO contents per
 #                           copy engine under kfdsim's cost model, next to limits
 #   make vm-deps            qemu 10, busybox-static, cpio, pahole, ... (system)

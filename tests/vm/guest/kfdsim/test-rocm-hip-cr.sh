@@ -3,7 +3,7 @@
 # vm-boot: rocm
 # vm-timeout: 1800
 # A HIP 6.4 process (rocm-hip, tests/workloads/rocm, on Debian testing's HIP,
-# scripts/fetch-hip-testing.sh; only in images made with VM_HIP=1) is
+# scripts/fetch-hip-testing.sh; the image leaves it out with VM_HIP=0) is
 # refused at dump, as KFD 6.12 refuses it: HIP's hipMemcpy runs on ROCr
 # 6.4's SDMA queues by engine id, which KFD's CRIU cannot checkpoint
 # (PROCESS_INFO: EOPNOTSUPP; README "Known limits"). The refusal must be
@@ -22,7 +22,7 @@
 # and frees VRAM and creates a new stream.
 . /test/lib/guest.sh
 if [ ! -x /usr/lib/rocm-testing/bin/rocm-hip ]; then
-	ok "rocm-hip-cr # SKIP no HIP in the image (VM_HIP=1 make vm-rocm; make vm-deps: scripts/fetch-hip-testing.sh)"
+	ok "rocm-hip-cr # SKIP no HIP in the image (make vm-deps: scripts/fetch-hip-testing.sh; VM_HIP=0 leaves it out)"
 	tap_done
 	exit
 fi

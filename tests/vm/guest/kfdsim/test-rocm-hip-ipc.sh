@@ -3,8 +3,8 @@
 # vm-boot: rocm
 # vm-timeout: 1500
 # HIP IPC across two processes, checkpointed together: rocm-hip-ipc
-# (tests/workloads/rocm, on Debian testing's HIP 6.4; only in images
-# made with VM_HIP=1) exports VRAM with hipIpcGetMemHandle in the parent and
+# (tests/workloads/rocm, on Debian testing's HIP 6.4; the image leaves it
+# out with VM_HIP=0) exports VRAM with hipIpcGetMemHandle in the parent and
 # opens it with hipIpcOpenMemHandle in its child, HSA_ENABLE_IPC_MODE_LEGACY=0:
 # ROCr's upstream-KFD path, a DMA-BUF (EXPORT_DMABUF) whose fd the exporter
 # keeps and hands to the importer over a socket (IMPORT_DMABUF there).
@@ -24,7 +24,7 @@
 # stream, the importer closes its handle: PASS of both.
 . /test/lib/guest.sh
 if [ ! -x /usr/lib/rocm-testing/bin/rocm-hip-ipc ]; then
-	ok "rocm-hip-ipc # SKIP no HIP in the image (VM_HIP=1 make vm-rocm; make vm-deps: scripts/fetch-hip-testing.sh)"
+	ok "rocm-hip-ipc # SKIP no HIP in the image (make vm-deps: scripts/fetch-hip-testing.sh; VM_HIP=0 leaves it out)"
 	tap_done
 	exit
 fi

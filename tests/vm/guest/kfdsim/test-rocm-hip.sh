@@ -2,7 +2,7 @@
 # vm-boot: rocm
 # vm-timeout: 1500
 # Debian testing's HIP 6.4 (libamdhip64-6, comgr; scripts/fetch-hip-testing.sh)
-# on kfdsim (about 150 MB more image; only with VM_HIP=1): the
+# on kfdsim (about 150 MB more image; VM_HIP=0 leaves it out): the
 # probe rocm-hip-basic (tests/workloads/rocm) runs each HIP host call of
 # ours with a watchdog and says which works, fails or hangs; then a
 # device-to-device hipMemcpy2D, ROCclr's rectangle blit kernel, which
@@ -19,7 +19,7 @@
 
 R=/usr/lib/rocm-testing
 if [ ! -x $R/bin/rocm-hip-basic ]; then
-	ok "rocm-hip # SKIP no HIP in the image (VM_HIP=1 make vm-rocm; make vm-deps: scripts/fetch-hip-testing.sh)"
+	ok "rocm-hip # SKIP no HIP in the image (make vm-deps: scripts/fetch-hip-testing.sh; VM_HIP=0 leaves it out)"
 	tap_done
 	exit
 fi

@@ -3,7 +3,7 @@
 # vm-timeout: 1200
 # Debian testing's rocm-smi 6.4 (python3 on librocm_smi64, unmodified;
 # scripts/fetch-rocm-testing.sh; trixie's python3, scripts/fetch-python.sh;
-# only in images made with VM_SMI=1, else the test SKIPs)
+# VM_SMI=0 leaves both out of the image and the test SKIPs)
 # on kfdsim loaded under amdgpu's module name:
 # it lists every simulated GPU, each with the PCI address of its KFD node
 # (domain, location_id) and of `amdgpu-criu topology`, the unique id of its
@@ -21,7 +21,7 @@
 # (not R: gpu_start's prefix of the workload's files)
 SMI_R=/usr/lib/rocm-testing
 if [ ! -e $SMI_R/bin/rocm-smi ] || [ ! -x /usr/bin/python3 ]; then
-	ok "rocm-smi # SKIP no Debian testing rocm-smi or python3 in the image (make vm-deps: scripts/fetch-rocm-testing.sh, scripts/fetch-python.sh; VM_SMI=1 make vm-rocm)"
+	ok "rocm-smi # SKIP no Debian testing rocm-smi or python3 in the image (make vm-deps: scripts/fetch-rocm-testing.sh, scripts/fetch-python.sh; VM_SMI=0 leaves them out)"
 	tap_done
 	exit
 fi
