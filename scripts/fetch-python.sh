@@ -22,16 +22,6 @@ WANT="python3.13-minimal libpython3.13-minimal libpython3.13-stdlib"
 # shellcheck source=scripts/unpack-debs.sh
 . "$HERE/unpack-debs.sh"
 
-# one package's Depends (first alternative; a virtual one by its provider)
-deps_of() {
-	"${APTC[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-		--no-replaces --no-enhances "$1/$DEBS_SUITE" 2>/dev/null |
-		awk 'virt && /^    [^ ]/ { print $1; virt = 0; next }
-			{ virt = 0 }
-			/^ *\|?(Pre)?Depends:/ { first = !alt; alt = ($1 ~ /^\|/) }
-			/^ *\|?(Pre)?Depends:/ && first { if ($2 ~ /^</) virt = 1; else print $2 }'
-}
-
 debs_fresh "$DEST" "$WANT" usr/bin/python3 && exit 0
 have=" $(ls "$(dirname "$CRIU_ROOT")/debs" | sed -n 's/_.*//p' | tr '\n' ' ') "
 # shellcheck disable=SC2086 # a list of package names
