@@ -10,7 +10,8 @@
 #   file: capture into a file; kfdsim reloaded as the MI210 machine (8 GPUs,
 #         other gpu_ids and render minors); the file served and restored
 #         --stream onto 2 of its GPUs (a device cgroup shows those): PASS.
-#         Not yet passed: SKIP unless STREAM_FILE_CASE=1.
+#         Passed once with the real streamer; SKIP unless STREAM_FILE_CASE=1
+#         until it has passed twice and through the stand-in.
 #   damaged: the stream of the file case with a byte of GPU memory changed
 #         (the stand-in's store, where the BO stream is a file): the restore
 #         is refused in one line naming the BO stream, nothing left running.
@@ -115,12 +116,8 @@ capture_standin() {
 }
 
 # without the real streamer, the file case goes through the stand-in's store.
-# Not yet passed in the VM: its first run failed in the test's own plumbing
-# (the streamer's file output, since put through cat); in the second the
-# streamed restore onto the MI210 GPUs succeeded but the workload, given no
-# "map" lines for the remap, failed its apertures check (the lines are given
-# since). SKIP unless STREAM_FILE_CASE=1 on the host (vm-suite.sh puts it
-# into /test/config).
+# SKIP unless STREAM_FILE_CASE=1 on the host (vm-suite.sh puts it into
+# /test/config): it has passed once, with the real streamer.
 if [ "${STREAM_FILE_CASE:-0}" != 1 ]; then
 	ok "file # SKIP a captured stream restored onto the MI210 machine: not yet passed in the VM (STREAM_FILE_CASE=1 runs it)"
 elif [ ! -x "$REAL" ] && [ ! -x "$STANDIN" ]; then
