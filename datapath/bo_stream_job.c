@@ -383,17 +383,16 @@ static uint64_t direct_min(const struct bo_stream_config *cfg)
 }
 
 /*
- * Why AUTO writes this GPU's data file through the page cache; false: it
- * does not. Small files are written as fast buffered, and their page cache
- * is small; on tmpfs the page cache is the file.
+ * Small files are written as fast buffered, and their page cache is small;
+ * on tmpfs the page cache is the file.
  */
-static bool auto_write_buffered(const struct gpu_job *job, char *why, size_t len)
+bool bo_stream_auto_buffered(int fd, uint64_t bytes, uint64_t min, char *why, size_t len)
 {
-	uint64_t min = direct_min(job->cfg);
-
-	if (job->data_bytes < min)
+	if (!min)
+		min = BO_STREAM_DIRECT_MIN;
+	if (bytes < min)
 		snprintf(why, len, "an image under %" PRIu64 " MiB", min >> 20);
-	else if (direct_io_in_memory(job->data_fd))
+	else if (direct_io_in_memory(fd))
 		snprintf(why, len, "the file is in memory (tmpfs): O_DIRECT is a copy there too");
 	else
 		return false;
@@ -419,7 +418,8 @@ static void open_direct(struct gpu_job *job)
 		return;
 	}
 	if (job->cfg->write_mode == BO_WRITE_AUTO &&
-	    auto_write_buffered(job, g->write_note, sizeof(g->write_note)))
+	    bo_stream_auto_buffered(job->data_fd, job->data_bytes, job->cfg->direct_min,
+				    g->write_note, sizeof(g->write_note)))
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", job->data_fd);
 	job->direct_fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);

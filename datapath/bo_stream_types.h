@@ -177,6 +177,14 @@ enum bo_read_mode { BO_READ_AUTO, BO_READ_DIRECT, BO_READ_BUFFERED };
 #define BO_STREAM_DIRECT_MIN (64ull << 20)
 
 /*
+ * BO_WRITE_AUTO's rule for a data file of `bytes` at fd (min: the config's
+ * direct_min, 0 for BO_STREAM_DIRECT_MIN): true and a short reason in why
+ * (may be NULL with len 0) when it is written through the page cache, false
+ * when with O_DIRECT (where the file system takes it).
+ */
+bool bo_stream_auto_buffered(int fd, uint64_t bytes, uint64_t min, char *why, size_t len);
+
+/*
  * Progress of one GPU: bytes copied so far and in total. Called from the
  * GPU's threads (several GPUs concurrently), every `progress_step` bytes and
  * once at the end; it must be thread-safe and quick.

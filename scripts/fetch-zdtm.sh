@@ -65,7 +65,6 @@ fetch_source() {
 	echo "fetch-zdtm: CRIU $upstream source in $DEST/criu-$upstream"
 }
 
-
 fetch_root() {
 	local have closure
 	debs_fresh "$DEST" "$WANT flock rm" usr/bin/python3 && return 0

@@ -84,7 +84,6 @@
 
 #include "datapath/bo_index.h"
 #include "datapath/bo_stream.h"
-#include "datapath/direct_read.h"
 
 #define MAX_GPUS     8
 #define BOS_PER_GPU  2
@@ -975,9 +974,9 @@ static void neighbour_at_exit(void)
 
 /*
  * Whether the dump will write with O_DIRECT here (bo_write_mode's rule for
- * AUTO: images of BO_STREAM_DIRECT_MIN or more per GPU, not on tmpfs; where
- * the file system takes it): its limit then does too, and the dump's own
- * choice is checked against this one.
+ * AUTO, bo_stream_auto_buffered(); where the file system takes it): its
+ * limit then does too, and the dump's own choice is checked against this
+ * one.
  */
 static bool direct_io_here(const struct bench *b)
 {
@@ -987,7 +986,7 @@ static bool direct_io_here(const struct bench *b)
 	if (mode == BO_WRITE_BUFFERED)
 		return false;
 	if (mode == BO_WRITE_AUTO &&
-	    (b->bo_size * BOS_PER_GPU < BO_STREAM_DIRECT_MIN || direct_io_in_memory(b->dir_fd)))
+	    bo_stream_auto_buffered(b->dir_fd, b->bo_size * BOS_PER_GPU, 0, NULL, 0))
 		return false;
 	fd = openat(b->dir_fd, "bo-bench-direct.tmp",
 		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
