@@ -5,12 +5,13 @@
 # and says once that its images would go through it; the process is dumped and
 # restored as without the plugin and checks itself
 # (tests/workloads/selfcheck.c). The streamer is tests/workloads/imgstream.c,
-# a stand-in speaking CRIU's streamer protocol, which keeps each image as a
-# file; with IMAGE_STREAMER (the real criu-image-streamer,
-# scripts/build-image-streamer.sh) the images also go, a second time,
-# through a pipe from a capturing streamer into a serving one (a
-# migration: the serving streamer holds the stream in memory, then serves
-# it), and then from a captured stream file.
+# a stand-in speaking CRIU's streamer protocol: first keeping each image as a
+# file (--store), then, as the real criu-image-streamer does, through a pipe
+# from a capturing streamer into a serving one (a migration: the serving
+# streamer holds the stream in memory, then serves it), and from a captured
+# stream file. With IMAGE_STREAMER (the real criu-image-streamer,
+# scripts/build-image-streamer.sh) the pipe and file cases run through it
+# instead; the stand-in's own stream is checked to refuse damage.
 # A streamer's socket left in a directory is no stream: a plain dump there
 # says nothing of --stream.
 #
@@ -49,7 +50,7 @@ start_workload() {
 
 # standin MODE DIR STORE: the stand-in streamer on DIR's socket, until it listens; SPID
 standin() {
-	"$BIN/imgstream" "$1" "$2" "$3" >"$D/imgstream-$1.out" 2>&1 &
+	"$BIN/imgstream" -D "$2" --store "$3" "$1" >"$D/imgstream-$1.out" 2>&1 &
 	SPID=$!
 	TRACKED+=("$SPID")
 	wait_until 10 grep -q '^ready$' "$D/imgstream-$1.out"
@@ -149,50 +150,72 @@ if [ -n "${CRIU42:-}" ]; then
 	standin_cycle "$CRIU42"
 fi
 
-# The real criu-image-streamer: a migration through a pipe, then a stream kept in a file
+# A migration through a pipe, then a stream kept in a file: through the real
+# criu-image-streamer when built, else the stand-in with the same command line
+STREAMER=$BIN/imgstream
 if [ -n "${IMAGE_STREAMER:-}" ] && [ -x "$IMAGE_STREAMER" ]; then
-	CASE=pipe
-	new_case "$CASE"
-	if start_workload; then
-		mkdir -p "$D/src" "$D/dst"
-		("$IMAGE_STREAMER" -D "$D/src" capture 2>"$D/capture.err" |
-			"$IMAGE_STREAMER" -D "$D/dst" serve 2>"$D/serve.err") &
-		TRACKED+=("$!")
-		check "$CASE: the capturing streamer listens" wait_until 10 test -S "$D/src/streamer-capture.sock"
-		dump "$CRIU" "$D/src" --stream
-		check "$CASE: dump --stream exits 0 (status $DUMP_RC)" test "$DUMP_RC" = 0
-		plugin_said "$D/src/dump.log" dump
-		check "$CASE: the dumped workload is gone" test "$(child_exit)" = 137
-		# the serving streamer takes the whole stream in memory, then listens
-		check "$CASE: the serving streamer listens" wait_until 30 test -S "$D/dst/streamer-serve.sock"
-		restore "$CRIU" "$D/dst" --stream
-		plugin_said "$D/dst/restore.log" restore
-		check "$CASE: no image was written to either directory" \
-			bash -c '! ls "$1/src" "$1/dst" | grep -q "\.img$"' _ "$D"
-		restored_passes
-	fi
-	CASE=stream-file
-	new_case "$CASE"
-	if start_workload; then
-		("$IMAGE_STREAMER" -D "$D/img" capture 2>"$D/capture.err" | cat >"$D/ckpt.stream") &
-		TRACKED+=("$!")
-		cap=$!
-		check "$CASE: streamer listens" wait_until 10 test -S "$D/img/streamer-capture.sock"
-		dump "$CRIU" "$D/img" --stream
-		wait "$cap"
-		check "$CASE: dump --stream exits 0 (status $DUMP_RC)" test "$DUMP_RC" = 0
-		check "$CASE: the stream file holds the checkpoint" test -s "$D/ckpt.stream"
-		check "$CASE: the dumped workload is gone" test "$(child_exit)" = 137
-		rm -f "$D/img/streamer-capture.sock"
-		# shellcheck disable=SC2002 # the streamer reads pipes only, not files
-		(cat "$D/ckpt.stream" | "$IMAGE_STREAMER" -D "$D/img" serve 2>"$D/serve.err") &
-		TRACKED+=("$!")
-		check "$CASE: streamer serves the file" wait_until 10 test -S "$D/img/streamer-serve.sock"
-		restore "$CRIU" "$D/img" --stream
-		plugin_said "$D/img/restore.log" restore
-		restored_passes
-	fi
+	STREAMER=$IMAGE_STREAMER
 else
-	diag "IMAGE_STREAMER not set: the real criu-image-streamer's cases are skipped (make image-streamer builds it)"
+	diag "IMAGE_STREAMER not set: the pipe and file cases go through the stand-in (make image-streamer builds the real one)"
+fi
+CASE=pipe
+new_case "$CASE"
+if start_workload; then
+	mkdir -p "$D/src" "$D/dst"
+	("$STREAMER" -D "$D/src" capture 2>"$D/capture.err" |
+		"$STREAMER" -D "$D/dst" serve 2>"$D/serve.err") &
+	TRACKED+=("$!")
+	check "$CASE: the capturing streamer listens (${STREAMER##*/})" wait_until 10 test -S "$D/src/streamer-capture.sock"
+	dump "$CRIU" "$D/src" --stream
+	check "$CASE: dump --stream exits 0 (status $DUMP_RC)" test "$DUMP_RC" = 0
+	plugin_said "$D/src/dump.log" dump
+	check "$CASE: the dumped workload is gone" test "$(child_exit)" = 137
+	# the serving streamer takes the whole stream in memory, then listens
+	check "$CASE: the serving streamer listens" wait_until 30 test -S "$D/dst/streamer-serve.sock"
+	restore "$CRIU" "$D/dst" --stream
+	plugin_said "$D/dst/restore.log" restore
+	check "$CASE: no image was written to either directory" \
+		bash -c '! ls "$1/src" "$1/dst" | grep -q "\.img$"' _ "$D"
+	restored_passes
+fi
+CASE=stream-file
+new_case "$CASE"
+if start_workload; then
+	("$STREAMER" -D "$D/img" capture 2>"$D/capture.err" | cat >"$D/ckpt.stream") &
+	TRACKED+=("$!")
+	cap=$!
+	check "$CASE: streamer listens (${STREAMER##*/})" wait_until 10 test -S "$D/img/streamer-capture.sock"
+	dump "$CRIU" "$D/img" --stream
+	wait "$cap"
+	check "$CASE: dump --stream exits 0 (status $DUMP_RC)" test "$DUMP_RC" = 0
+	check "$CASE: the stream file holds the checkpoint" test -s "$D/ckpt.stream"
+	check "$CASE: the dumped workload is gone" test "$(child_exit)" = 137
+	mkdir -p "$D/extract"
+	# shellcheck disable=SC2002 # the streamer reads pipes only, not files
+	cat "$D/ckpt.stream" | "$STREAMER" -D "$D/extract" extract 2>/dev/null
+	check "$CASE: extract gives CRIU's images (inventory.img, core-*.img)" \
+		bash -c 'test -s "$1/inventory.img" && ls "$1" | grep -q "^core-[0-9]*\.img$"' _ "$D/extract"
+	rm -f "$D/img/streamer-capture.sock"
+	# shellcheck disable=SC2002
+	(cat "$D/ckpt.stream" | "$STREAMER" -D "$D/img" serve 2>"$D/serve.err") &
+	TRACKED+=("$!")
+	check "$CASE: streamer serves the file" wait_until 10 test -S "$D/img/streamer-serve.sock"
+	restore "$CRIU" "$D/img" --stream
+	plugin_said "$D/img/restore.log" restore
+	restored_passes
+	# the stand-in's stream, cut short or with a frame changed, is refused
+	if [ "$STREAMER" = "$BIN/imgstream" ]; then
+		size=$(wc -c <"$D/ckpt.stream")
+		head -c $((size - 8)) "$D/ckpt.stream" >"$D/cut.stream"
+		# shellcheck disable=SC2002
+		cat "$D/cut.stream" | "$STREAMER" -D "$D/extract" extract 2>"$D/cut.err"
+		check "$CASE: a stream cut short is refused (status $?)" grep -q '^imgstream: the stream on stdin is truncated$' "$D/cut.err"
+		cp "$D/ckpt.stream" "$D/bad.stream"
+		# the first frame's image index, after the 8 bytes of magic
+		printf '\177' | dd of="$D/bad.stream" bs=1 seek=8 conv=notrunc 2>/dev/null
+		# shellcheck disable=SC2002
+		cat "$D/bad.stream" | "$STREAMER" -D "$D/extract" extract 2>"$D/bad.err"
+		check "$CASE: a damaged stream is refused (status $?)" grep -q '^imgstream: the stream on stdin is damaged$' "$D/bad.err"
+	fi
 fi
 tap_done

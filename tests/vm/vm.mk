@@ -12,7 +12,7 @@
 #   make vm-cri             only boot "cri" of vm-check: containerd 2.1's CRI
 #                           checkpoints a GPU pod's container and restores it from a
 #                           checkpoint image into pods given other GPUs
-#   make zdtm               only boot "zdtm" (not in vm-check): CRIU's own test/zdtm.py
+#   make zdtm               only boot "zdtm" of vm-check: CRIU's own test/zdtm.py
 #                           runs the GPU tests of tests/zdtm (h, ns, --iters, --pre,
 #                           --snaps, --stream, --lazy-pages; docs/zdtm.md)
 #   make vm-rocm            only boot "rocm" of vm-check: bookworm's ROCm 5.2.3 under
@@ -37,7 +37,7 @@
 # VM_TESTS: host-side programs for tests/run-suite.sh, one per boot
 # (run-suite starts them in this order, two at a time; cri, about 20
 # minutes, third, once big or cr frees a slot).
-VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-cri.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-podman.sh
+VM_KFDSIM_TESTS := tests/vm/test-kfdsim-big.sh tests/vm/test-kfdsim-cr.sh tests/vm/test-kfdsim-cri.sh tests/vm/test-kfdsim-ct.sh tests/vm/test-kfdsim-faults.sh tests/vm/test-kfdsim-rocm.sh tests/vm/test-kfdsim-main.sh tests/vm/test-kfdsim-zdtm.sh tests/vm/test-kfdsim-podman.sh
 VM_TESTS := $(VM_KFDSIM_TESTS) tests/vm/selftest.sh tests/vm/test-amdgpu.sh
 VM_DEPS_STAMP := $(CACHE)/deps-vm.stamp
 VM_SUITE_vm-check := $(VM_KFDSIM_TESTS)
@@ -64,7 +64,8 @@ $(VM_DEPS_STAMP): scripts/install-deps.sh scripts/apt-private.sh
 # podman, conmon, containers-common for the podman boot (scripts/fetch-podman.sh;
 # both quick when already there), and containerd 2.1, runc 1.3 (both from Debian
 # testing), python3-grpcio for the cri boot (scripts/fetch-cri.sh; quick when
-# already there). As for criu42 and rocm-testing, Debian testing's part can
+# already there), CRIU's source, python3 and make for the zdtm boot
+# (scripts/fetch-zdtm.sh). As for criu42 and rocm-testing, Debian testing's part can
 # move or be unreachable: a failed fetch of the cri boot's packages is a
 # warning, tried again on every make, and that boot's tests SKIP, saying so,
 # while they are missing.
@@ -73,15 +74,16 @@ vm-deps: $(VM_DEPS_STAMP) deps rocm-testing
 	scripts/fetch-podman.sh $(CACHE)/podman $(CRIU_DIR)/root $(CACHE)/runtimes/root
 	@scripts/fetch-cri.sh $(CACHE)/cri $(CRIU_DIR)/root $(CACHE)/runtimes/root || \
 		echo "make vm-deps: WARNING: no containerd 2.1 / runc 1.3 from Debian testing (scripts/fetch-cri.sh); the cri boot's tests are skipped" >&2
+	@scripts/fetch-zdtm.sh $(CACHE)/zdtm $(CRIU_DIR)/root || \
+		echo "make vm-deps: WARNING: no CRIU source or python3 from trixie (scripts/fetch-zdtm.sh); the zdtm boot's tests are skipped" >&2
 # (kept for the command lines that name it: vm-deps fetches them)
 vm-cri-deps: vm-deps
 
-# CRIU's source of trixie's criu version, python3, pycriu, make for the zdtm boot
-# (scripts/fetch-zdtm.sh; quick when already there)
+# (kept for the command lines that name it: vm-deps fetches CRIU's source of
+# trixie's criu version, python3, pycriu, make for the zdtm boot with
+# scripts/fetch-zdtm.sh, quick when already there)
 zdtm-deps: vm-deps
-	scripts/fetch-zdtm.sh $(CACHE)/zdtm $(CRIU_DIR)/root
 
-zdtm: zdtm-deps
 vm-check vm-amdgpu-check vm-selftest vm-podman vm-rocm vm-cri zdtm: deps vm-deps
 	$(MAKE) all $(BUILD)/tests/bin
 	$(TEST_ENV) tests/run-suite.sh $(VM_SUITE_$@)

@@ -2,30 +2,31 @@
 # criu --stream (images through criu-image-streamer) with a GPU process:
 # every image of the plugin goes through the streamer (its metadata images
 # and one BO stream per GPU, datapath/bo_seq.h), none touches a disk.
-#   pipe: dump --stream into criu-image-streamer capture, piped straight
-#         into criu-image-streamer serve, restore --stream from it (live
-#         migration through a pipe): the workload's full self-check (every
-#         byte, gpu_ids, mappings, queues, events) PASSes; the image
-#         directories hold no image of the plugin.
-#   file: capture into a file; kfdsim reloaded as the MI210 machine (8 GPUs,
-#         other gpu_ids and render minors); the file served and restored
-#         --stream onto 2 of its GPUs (a device cgroup shows those): PASS.
-#         Passed once with the real streamer; SKIP unless STREAM_FILE_CASE=1
-#         until it has passed twice and through the stand-in.
-#   damaged: the stream of the file case with a byte of GPU memory changed
-#         (the stand-in's store, where the BO stream is a file): the restore
-#         is refused in one line naming the BO stream, nothing left running.
-# The real streamer is /test/bin/criu-image-streamer (in the image when the
-# host built it: make image-streamer; without it pipe SKIPs and file goes
-# through the stand-in); the stand-in /test/bin/imgstream
-# (tests/workloads/imgstream.c) speaks CRIU's streamer protocol with a
-# directory as its store.
+#   pipe: dump --stream into a capturing streamer piped straight into a
+#         serving one, restore --stream from it (live migration through a
+#         pipe): the workload's full self-check (every byte, gpu_ids,
+#         mappings, queues, events) PASSes; the image directories hold no
+#         image of the plugin.
+#   file: capture into a file (its content listed by the streamer's
+#         extract); kfdsim reloaded as the MI210 machine (8 GPUs, other
+#         gpu_ids and render minors); the file served and restored --stream
+#         onto 2 of its GPUs (a device cgroup shows those): PASS.
+#   damaged: a byte of GPU memory changed in a BO stream (the stand-in's
+#         --store, where each image is a file): the restore is refused in
+#         one line naming the BO stream, nothing left running.
+# The streamer of pipe and file is the real criu-image-streamer,
+# /test/bin/criu-image-streamer, when the host built it (make
+# image-streamer), else the stand-in /test/bin/imgstream
+# (tests/workloads/imgstream.c), written from CRIU's streamer protocol with
+# the real one's command line (capture | serve, extract).
 # vm-boot: cr
 # vm-timeout: 900
 . /test/lib/guest.sh
 
 STANDIN=/test/bin/imgstream
 REAL=/test/bin/criu-image-streamer
+STREAMER=$STANDIN
+[ ! -x "$REAL" ] || STREAMER=$REAL
 DESC=/test/kfdsim/machines/mi210.desc
 
 # no_plugin_images DIR...: none of the plugin's images landed in a directory
@@ -40,7 +41,7 @@ streamed_log() {
 standin_start() {
 	local out=$WORK/standin-${2##*/}.out
 	mkdir -p "$2" "$3"
-	"$STANDIN" "$1" "$2" "$3" >"$out" 2>&1 &
+	"$STANDIN" -D "$2" --store "$3" "$1" >"$out" 2>&1 &
 	SPID=$!
 	wait_until 10 grep -q '^ready$' "$out"
 }
@@ -52,16 +53,18 @@ if ! kfdsim_debugfs; then
 	exit
 fi
 
+diag "streamer: $STREAMER ($("$STREAMER" --version 2>&1 | head -1))"
+
 # --- pipe: capture | serve, dump and restore through it ---
-if [ ! -x "$REAL" ]; then
-	ok "pipe # SKIP no criu-image-streamer in the image (make image-streamer)"
+if [ ! -x "$STREAMER" ]; then
+	ok "pipe # SKIP no streamer in the image"
 elif gpu_start pipe --mmio --render-fds; then
 	pid=$WL_PID
 	ids=$(kfd_user_ids "$pid")
 	src=$WORK/img-pipe-src
 	dst=$WORK/img-pipe-dst
 	mkdir -p "$src" "$dst"
-	("$REAL" -D "$src" capture 2>"$WORK/capture.err" | "$REAL" -D "$dst" serve 2>"$WORK/serve.err") &
+	("$STREAMER" -D "$src" capture 2>"$WORK/capture.err" | "$STREAMER" -D "$dst" serve 2>"$WORK/serve.err") &
 	SPID=$!
 	check "pipe: the capturing streamer listens" wait_until 10 test -S "$src/streamer-capture.sock"
 	gpu_dump_ok pipe "$src" "$pid" --stream
@@ -89,7 +92,7 @@ capture_file() {
 	local ex=$WORK/$1-extract
 	mkdir -p "$2"
 	# the streamer's output must be a pipe (it sizes it): through cat
-	("$REAL" -D "$2" capture 2>"$WORK/$1.err" | cat >"$3") &
+	("$STREAMER" -D "$2" capture 2>"$WORK/$1.err" | cat >"$3") &
 	SPID=$!
 	check "$1: the capturing streamer listens" wait_until 10 test -S "$2/streamer-capture.sock"
 	gpu_dump_ok "$1" "$2" "$4" --stream
@@ -97,30 +100,13 @@ capture_file() {
 	check "$1: the streamer wrote the stream ($(wc -c <"$3") bytes)" test $? -eq 0 -a -s "$3"
 	check "$1: no image of the plugin in the directory" no_plugin_images "$2"
 	mkdir -p "$ex"
-	cat "$3" | "$REAL" -D "$ex" extract 2>/dev/null
+	cat "$3" | "$STREAMER" -D "$ex" extract 2>/dev/null
 	check "$1: the stream holds a manifest, the process image and a BO stream per GPU" eval \
 		'ls "$ex" | grep -q "^amdgpu-manifest-0\.img$" && ls "$ex" | grep -q "^amdgpu-kfd-[0-9]*\.img$" && [ "$(ls "$ex" | grep -c "^amdgpu-bo-[0-9]*-[0-9]*\.seq$")" -ge 2 ]'
 	rm -rf "$ex"
 }
 
-# capture_standin NAME IMG STORE PID: the same through the stand-in, into its store
-capture_standin() {
-	check "$1: the stand-in captures" standin_start capture "$2" "$3"
-	gpu_dump_ok "$1" "$2" "$4" --stream
-	wait "$SPID"
-	check "$1: the stand-in took every image" test $? -eq 0
-	check "$1: no image of the plugin in the directory" no_plugin_images "$2"
-	local store=$3
-	check "$1: the stream holds a manifest, the process image and a BO stream per GPU" eval \
-		'ls "$store" | grep -q "^amdgpu-manifest-0\.img$" && ls "$store" | grep -q "^amdgpu-kfd-[0-9]*\.img$" && [ "$(ls "$store" | grep -c "^amdgpu-bo-[0-9]*-[0-9]*\.seq$")" -ge 2 ]'
-}
-
-# without the real streamer, the file case goes through the stand-in's store.
-# SKIP unless STREAM_FILE_CASE=1 on the host (vm-suite.sh puts it into
-# /test/config): it has passed once, with the real streamer.
-if [ "${STREAM_FILE_CASE:-0}" != 1 ]; then
-	ok "file # SKIP a captured stream restored onto the MI210 machine: not yet passed in the VM (STREAM_FILE_CASE=1 runs it)"
-elif [ ! -x "$REAL" ] && [ ! -x "$STANDIN" ]; then
+if [ ! -x "$STREAMER" ]; then
 	ok "file # SKIP no streamer in the image"
 elif [ ! -f "$DESC" ]; then
 	ok "file # SKIP no $DESC"
@@ -130,17 +116,11 @@ elif GPU_WRAP="sh $WORK/cg-stream.sh" gpu_start file --mmio --render-fds; then
 	pid=$WL_PID
 	ids=$(kfd_user_ids "$pid")
 	dst=$WORK/img-file-dst
-	if [ -x "$REAL" ]; then
-		capture_file file "$WORK/img-file-src" "$WORK/file.stream" "$pid"
-		mkdir -p "$dst"
-		(cat "$WORK/file.stream" | "$REAL" -D "$dst" serve 2>"$WORK/file-serve.err") &
-		SPID=$!
-		check "file: the serving streamer listens" wait_until 60 test -S "$dst/streamer-serve.sock"
-	else
-		diag "file: no criu-image-streamer in the image: through the stand-in"
-		capture_standin file "$WORK/img-file-src" "$WORK/img-file-store" "$pid"
-		check "file: the stand-in serves" standin_start serve "$dst" "$WORK/img-file-store"
-	fi
+	capture_file file "$WORK/img-file-src" "$WORK/file.stream" "$pid"
+	mkdir -p "$dst"
+	(cat "$WORK/file.stream" | "$STREAMER" -D "$dst" serve 2>"$WORK/file-serve.err") &
+	SPID=$!
+	check "file: the serving streamer listens" wait_until 60 test -S "$dst/streamer-serve.sock"
 	GPU_RESTORE_ARGS=--stream gpu_restore_on_machine file "$dst" "$pid" "$ids" "$DESC" stream
 	streamed_log file "$dst/restore.log"
 	wait "$SPID"
