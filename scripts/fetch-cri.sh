@@ -73,11 +73,7 @@ case "$v" in 1.3.*) ;; *) echo "fetch-cri: testing's runc is $v, not 1.3.x: see 
 rm -rf "$DEST/root/usr/share/doc" "$DEST/root/usr/share/man" "$DEST/root/usr/lib/containerd" \
 	"$DEST/root/usr/lib/cni" "$DEST/root/usr/bin/ctr" "$DEST/root/usr/bin/containerd-stress" \
 	"$DEST/root/lib/systemd" "$DEST/root/usr/lib/systemd"
-# the standard library's tests, GUI and installer parts
-rm -rf "$DEST"/root/usr/lib/python3.13/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data} \
-	"$DEST"/root/usr/lib/python3.13/config-*
-find "$DEST/root" -name __pycache__ -prune -exec rm -rf {} +
-ln -sfn python3.13 "$DEST/root/usr/bin/python3"
+debs_trim_python "$DEST"
 debs_verify fetch-cri "$DEST" "$RUNTIMES_ROOT" "$CRIU_ROOT"
 debs_done fetch-cri "$DEST" "$WANT"
 echo "fetch-cri: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"

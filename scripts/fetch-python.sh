@@ -28,10 +28,7 @@ have=" $(ls "$(dirname "$CRIU_ROOT")/debs" | sed -n 's/_.*//p' | tr '\n' ' ') "
 closure=$(debs_closure "$have" $WANT)
 # shellcheck disable=SC2086
 debs_unpack "$DEST" .status-python $closure
-rm -rf "$DEST"/root/usr/lib/python3.13/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data} \
-	"$DEST"/root/usr/lib/python3.13/config-*
-find "$DEST/root" -name __pycache__ -prune -exec rm -rf {} +
-ln -sfn python3.13 "$DEST/root/usr/bin/python3"
+debs_trim_python "$DEST"
 debs_verify fetch-python "$DEST" "$CRIU_ROOT"
 debs_done fetch-python "$DEST" "$WANT"
 echo "fetch-python: $(du -sh "$DEST/root" | cut -f1) unpacked in $DEST/root"

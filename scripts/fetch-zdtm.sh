@@ -73,10 +73,7 @@ fetch_root() {
 	closure=$(debs_closure "$have" $WANT)
 	# shellcheck disable=SC2086
 	debs_unpack "$DEST" .status-zdtm $closure
-	rm -rf "$DEST"/root/usr/lib/python3.13/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data} \
-		"$DEST"/root/usr/lib/python3.13/config-*
-	find "$DEST/root" -name __pycache__ -prune -exec rm -rf {} +
-	ln -sfn python3.13 "$DEST/root/usr/bin/python3"
+	debs_trim_python "$DEST"
 	mkdir -p "$DEST/one"
 	(cd "$DEST/one" && "${APTP[@]}" download "util-linux/$DEBS_SUITE" "coreutils/$DEBS_SUITE" >/dev/null)
 	dpkg-deb --fsys-tarfile "$DEST"/one/util-linux_*.deb | tar -x -C "$DEST/root" ./usr/bin/flock

@@ -22,6 +22,9 @@
 #   debs_verify NAME DEST ROOT...    every DT_NEEDED of every ELF file in
 #                                    DEST/root resolves in DEST/root or a ROOT;
 #                                    else one line naming the missing ones
+#   debs_trim_python DEST            python3.13 in DEST/root without tests,
+#                                    GUI, installer parts and byte code, as
+#                                    usr/bin/python3
 DEBS_SUITE=trixie
 DEBS_LIBDIR=usr/lib/x86_64-linux-gnu
 
@@ -104,4 +107,14 @@ debs_verify() {
 		echo "$name: unresolved libraries:$missing" >&2
 		return 1
 	fi
+}
+
+# debs_trim_python DEST: trixie's python3.13 unpacked in DEST/root without
+# its standard library's tests, GUI and installer parts and its byte code,
+# and named python3
+debs_trim_python() {
+	rm -rf "$1"/root/usr/lib/python3.13/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data} \
+		"$1"/root/usr/lib/python3.13/config-*
+	find "$1/root" -name __pycache__ -prune -exec rm -rf {} +
+	ln -sfn python3.13 "$1/root/usr/bin/python3"
 }
