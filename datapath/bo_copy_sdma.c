@@ -128,6 +128,7 @@ static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, u
 		slice = now < deadline ? deadline - now : 0;
 		if (slice > 1000000000ull)
 			slice = 1000000000ull;
+		e->stats.fence_waits++;
 		ret = gpu_libs()->amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
 		if (ret || expired)
 			return ret;

@@ -74,6 +74,7 @@ struct bo_sdma_stats {
 	uint64_t bytes;
 	uint64_t busy_ns;
 	uint64_t submissions;
+	uint64_t fence_waits; /* WAIT_CS calls (one or more per submission) */
 	uint64_t early_waits; /* fence waits the kernel ended before their time */
 };
 void bo_sdma_engine_stats(const struct bo_sdma_engine *e, struct bo_sdma_stats *stats);

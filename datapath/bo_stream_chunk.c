@@ -220,8 +220,11 @@ static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64
 {
 	int ret;
 
+	job->file_requests++;
+	job->file_request_bytes += len;
 	if (job->direct_fd >= 0 && !((uintptr_t)buf % FILE_PAGE) && !(len % FILE_PAGE) &&
 	    !(off % FILE_PAGE)) {
+		job->direct_writes++;
 		ret = pwrite_full(job->direct_fd, buf, len, off);
 		if (ret != -EINVAL)
 			return ret;
@@ -317,6 +320,8 @@ static int restore_read(struct gpu_job *job, struct staging_slot *s)
 {
 	int ret;
 
+	job->file_requests++;
+	job->file_request_bytes += s->len;
 	if (job->direct_open) {
 		ret = direct_read(&job->direct, s->buf, s->len, s->file_off);
 		if (ret != -EINVAL)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,21 @@ uint64_t bo_job_now_ns(void)
 uint64_t bo_job_thread_cpu_ns(void)
 {
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* The calling thread's user and system time so far. */
+static void thread_times(uint64_t *user_ns, uint64_t *sys_ns)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*user_ns = *sys_ns = 0;
+		return;
+	}
+	*user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+		   (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+	*sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+		  (uint64_t)ru.ru_stime.tv_usec * 1000ull;
 }
 
 /* ---- errors ----------------------------------------------------------------------- */
@@ -192,6 +208,7 @@ static void *producer_main(void *arg)
 	ring_finish(&job->ring);
 	job->producer_end_ns = bo_job_now_ns();
 	job->producer_cpu_ns = bo_job_thread_cpu_ns();
+	thread_times(&job->producer_user_ns, &job->producer_sys_ns);
 	return NULL;
 }
 
@@ -223,6 +240,7 @@ static void *consumer_main(void *arg)
 		job->seq ? bo_job_seq_finish(job) : write_index(job);
 	job->consumer_end_ns = bo_job_now_ns();
 	job->consumer_cpu_ns = bo_job_thread_cpu_ns();
+	thread_times(&job->consumer_user_ns, &job->consumer_sys_ns);
 	return NULL;
 }
 

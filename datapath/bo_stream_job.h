@@ -102,6 +102,10 @@ struct gpu_job {
 	uint64_t in_place_file_ns; /* the producer's writes of in-place chunks (file time) */
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 	uint64_t producer_cpu_ns, consumer_cpu_ns; /* each thread's CPU time at its end */
+	/* the same, user and system (getrusage(RUSAGE_THREAD)) */
+	uint64_t producer_user_ns, producer_sys_ns, consumer_user_ns, consumer_sys_ns;
+	/* the data file's requests (bo_stream_times.file_requests) */
+	uint64_t file_requests, file_request_bytes, direct_writes;
 };
 
 /* Walks the chunks in file order: fills the position fields of the next slot. */

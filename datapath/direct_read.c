@@ -143,6 +143,7 @@ static int submit_and_reap(struct batch *b)
 	unsigned int head, seen = 0;
 	int ret;
 
+	b->dr->submits++;
 	ret = io_uring_submit_and_wait(b->dr->ring, 1);
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;

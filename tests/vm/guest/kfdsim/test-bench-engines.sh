@@ -72,6 +72,8 @@ figures() {
 				"$(awk -v s="$sums" -v m="$mib" 'BEGIN { printf "%.3f", s / 1000 / (m / 1024) }')" "$sums"
 		done
 	grep -h "GPU $GPU: image read " "$1" | tail -1 | sed "s/.*GPU $GPU: /# bench: $3 $2: /"
+	# where the threads' CPU went: user and system, fence waits, file requests
+	grep -h "GPU $GPU: cpu: " "$1" | tail -1 | sed "s/.*GPU $GPU: cpu: /# bench: $3 $2: /"
 	check "$3 $2: the plugin's line has the CPU time" grep -q "GPU $GPU: .*; CPU [0-9]* ms" "$1"
 }
 
