@@ -216,7 +216,8 @@ static size_t block_run(const struct staging_slot *s, size_t off, bool want_zero
  * so all but a short last run are), from the page cache otherwise. A file
  * system that refuses the direct write (EINVAL) makes the rest buffered.
  */
-static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64_t off)
+static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64_t off,
+		     bool *buffered)
 {
 	int ret;
 
@@ -233,6 +234,7 @@ static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64
 		snprintf(job->gpu->write_note, sizeof(job->gpu->write_note),
 			 "the file system refused an O_DIRECT write (EINVAL)");
 	}
+	*buffered = true;
 	return pwrite_full(job->data_fd, buf, len, off);
 }
 
@@ -244,6 +246,7 @@ static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64
 int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s)
 {
 	size_t off = 0, len;
+	bool buffered = false;
 	char name[64];
 	int ret = 0;
 
@@ -255,11 +258,12 @@ int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s)
 		off += block_run(s, off, true);
 		len = block_run(s, off, false);
 		if (len)
-			ret = write_run(job, s->buf + off, len, s->file_off + off);
+			ret = write_run(job, s->buf + off, len, s->file_off + off, &buffered);
 		off += len;
 	}
-	/* a hint: a file system without it still gets the final fdatasync() */
-	if (!ret && job->cfg->sync)
+	/* a hint: a file system without it still gets the final fdatasync();
+	 * O_DIRECT left nothing in the page cache to start */
+	if (!ret && job->cfg->sync && buffered)
 		sync_file_range(job->data_fd, (off_t)s->file_off, s->len, SYNC_FILE_RANGE_WRITE);
 	if (ret) {
 		bo_job_image_name(name, sizeof(name), job, "img");

@@ -9,7 +9,9 @@
  * block while the ring is full/empty and return NULL once the ring has
  * failed (ring_failv() from either side, or from the caller's thread) or,
  * for ring_take(), once the producer has finished and all is drained.
- * Memory: depth x chunk_size, page-aligned.
+ * Memory: depth x chunk_size (rounded up to a 2 MiB huge page), page-aligned
+ * buffers in one anonymous mapping, advised to use huge pages (MADV_HUGEPAGE):
+ * what O_DIRECT and userptr registrations pin, they pin a folio at a time.
  */
 #ifndef AMDGPU_CRIU_STAGING_RING_H
 #define AMDGPU_CRIU_STAGING_RING_H
@@ -17,6 +19,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define RING_MSG_LEN 256
@@ -43,6 +46,8 @@ struct staging_ring {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	struct staging_slot *slots;
+	uint8_t *map; /* the buffers, one after the other (one anonymous mapping) */
+	size_t map_len;
 	uint32_t depth;
 	uint64_t filled;  /* slots handed to the consumer so far */
 	uint64_t drained; /* slots the consumer gave back so far */
