@@ -214,25 +214,57 @@ static void *producer_main(void *arg)
 
 static int write_index(struct gpu_job *job);
 
+/*
+ * The chunks a dump's consumer takes at once: half the ring, whose O_DIRECT
+ * runs go out as one request (fewer, larger requests: the kernel's cost of
+ * a direct write is mostly per request), while the producer fills the
+ * other half. One at a time otherwise.
+ */
+static uint32_t consumer_batch(const struct gpu_job *job)
+{
+	uint32_t n = job->ring.depth / 2;
+
+	return job->dir == STREAM_DUMP && !job->seq && n > 1 ? n : 1;
+}
+
+/* The consumer's stage for the n slots it took; a dump's pending writes flushed. */
+static int consumer_drain(struct gpu_job *job, struct staging_slot **batch, uint32_t n)
+{
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < n; i++)
+		ret = job->dir == STREAM_DUMP ? bo_chunk_dump_drain(job, batch[i])
+					      : bo_chunk_restore_drain(job, batch[i]);
+	if (job->dir == STREAM_DUMP) {
+		if (ret)
+			job->pend_n = 0; /* the dump has failed: nothing more is written */
+		else
+			ret = bo_chunk_dump_flush(job);
+	}
+	return ret;
+}
+
 static void *consumer_main(void *arg)
 {
 	struct gpu_job *job = arg;
 	uint64_t *busy = job->dir == STREAM_DUMP ? &job->file_ns : &job->engine_ns;
-	struct staging_slot *s;
+	struct staging_slot *batch[BO_STREAM_MAX_DEPTH];
+	uint32_t n, i, want = consumer_batch(job);
 	uint64_t start;
 	int ret;
 
 	thread_own_fs(); /* common/thread_fs.h */
 	name_thread(job, false);
-	while ((s = ring_take(&job->ring))) {
+	while ((n = ring_take_many(&job->ring, want, batch))) {
 		start = bo_job_now_ns();
-		ret = job->dir == STREAM_DUMP ? bo_chunk_dump_drain(job, s)
-					      : bo_chunk_restore_drain(job, s);
+		ret = consumer_drain(job, batch, n);
 		*busy += bo_job_now_ns() - start;
 		if (ret)
 			break;
-		bo_job_report_progress(job, s->len);
-		ring_release(&job->ring);
+		for (i = 0; i < n; i++)
+			bo_job_report_progress(job, batch[i]->len);
+		ring_release_many(&job->ring, n);
 	}
 	if (job->dir == STREAM_RESTORE)
 		bo_job_close_bo(job);

@@ -102,24 +102,25 @@ void ring_finish(struct staging_ring *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* Consumer: the next full slot, NULL at the end or once the ring has failed. */
-struct staging_slot *ring_take(struct staging_ring *r)
+uint32_t ring_take_many(struct staging_ring *r, uint32_t want, struct staging_slot **out)
 {
-	struct staging_slot *s = NULL;
+	uint32_t n = 0;
 
+	if (want > r->depth)
+		want = r->depth;
 	pthread_mutex_lock(&r->lock);
-	while (!r->error && r->filled == r->drained && !r->producer_done)
+	while (!r->error && r->filled - r->drained < want && !r->producer_done)
 		pthread_cond_wait(&r->changed, &r->lock);
-	if (!r->error && r->filled != r->drained)
-		s = &r->slots[r->drained % r->depth];
+	for (; !r->error && n < want && r->drained + n != r->filled; n++)
+		out[n] = &r->slots[(r->drained + n) % r->depth];
 	pthread_mutex_unlock(&r->lock);
-	return s;
+	return n;
 }
 
-void ring_release(struct staging_ring *r)
+void ring_release_many(struct staging_ring *r, uint32_t n)
 {
 	pthread_mutex_lock(&r->lock);
-	r->drained++;
+	r->drained += n;
 	pthread_cond_broadcast(&r->changed);
 	pthread_mutex_unlock(&r->lock);
 }
