@@ -220,6 +220,14 @@ static int write_fail(struct gpu_job *job, uint64_t off, int err)
 			   job->gpu->gpu_id, name, off, strerror(-err));
 }
 
+/* A write of the data file, for the log: a dump's producer (chunks written
+ * in place) and consumer may both write. */
+static void count_request(struct gpu_job *job, uint64_t bytes)
+{
+	__atomic_add_fetch(&job->file_requests, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&job->file_request_bytes, bytes, __ATOMIC_RELAXED);
+}
+
 /* The O_DIRECT writes stop (the file system refused one): the rest is buffered. */
 static void direct_write_off(struct gpu_job *job)
 {
@@ -269,9 +277,8 @@ int bo_chunk_dump_flush(struct gpu_job *job)
 		return 0;
 	job->pend_n = 0;
 	memcpy(iov, job->pend_iov, n * sizeof(*iov));
-	job->file_requests++;
+	count_request(job, job->pend_len);
 	job->direct_writes++;
-	job->file_request_bytes += job->pend_len;
 	ret = pwritev_full(job->direct_fd, iov, n, off);
 	if (ret == -EINVAL) {
 		direct_write_off(job);
@@ -311,8 +318,7 @@ static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64
 		return 0;
 	}
 	*buffered = true;
-	job->file_requests++;
-	job->file_request_bytes += len;
+	count_request(job, len);
 	ret = pwrite_full(job->data_fd, buf, len, off);
 	return ret ? write_fail(job, off, ret) : 0;
 }
