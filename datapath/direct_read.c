@@ -136,14 +136,19 @@ static void complete(struct batch *b, uint64_t i, int res)
 	}
 }
 
-/* Submits what is queued, waits for one completion, takes all there are. */
-static int submit_and_reap(struct batch *b)
+/*
+ * Submits what is queued, waits for `want` completions (one while more
+ * requests wait for a free segment, all in flight otherwise: one system
+ * call per run, not one per request), takes all there are.
+ */
+static int submit_and_reap(struct batch *b, unsigned int want)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int head, seen = 0;
 	int ret;
 
-	ret = io_uring_submit_and_wait(b->dr->ring, 1);
+	b->dr->submits++;
+	ret = io_uring_submit_and_wait(b->dr->ring, want);
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;
 	io_uring_for_each_cqe(b->dr->ring, head, cqe)
@@ -205,7 +210,7 @@ static int read_run(struct direct_reader *dr, uint8_t *buf, size_t len, uint64_t
 		}
 		if (b.err && !b.in_flight)
 			break;
-		ret = submit_and_reap(&b);
+		ret = submit_and_reap(&b, next < len && !b.err ? 1 : b.in_flight);
 		if (ret) {
 			b.err = b.err ?: ret;
 			drain(&b);
