@@ -28,10 +28,9 @@
  * The limits are the file I/O the path cannot avoid, done alone:
  *   dump     one thread per GPU writes one file of that GPU's bytes as the
  *            path writes its data file: sized first (ftruncate), chunk-sized
- *            writes, each chunk's writeback started at once
- *            (sync_file_range), or with O_DIRECT where the path uses it, two
- *            chunks a request (half the ring), fdatasync() at the end
- *            (cfg.sync); without reading a BO or computing a checksum
+ *            pwrite()s, each chunk's writeback started at once
+ *            (sync_file_range), fdatasync() at the end (cfg.sync); without
+ *            reading a BO or computing a checksum
  *   restore  one thread per GPU reads the path's own data file of that GPU,
  *            the one the restore reads, dropped from the page cache
  *            (fdatasync + POSIX_FADV_DONTNEED) as it is for the restore, in
@@ -78,7 +77,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -449,30 +447,19 @@ static void limit_sources(struct bench *b)
 	free(pattern);
 }
 
-/* The dump's O_DIRECT writes: half the ring's chunks in one request (the
- * consumer's batch in bo_stream_job.c), the ring of the default depth. */
-#define LIMIT_DIRECT_CHUNKS (BO_STREAM_DEFAULT_DEPTH / 2)
-
-/* The dump's data file is sized up front (bo_stream_job.c); its buffered
- * writes' writeback started chunk by chunk when it syncs, its O_DIRECT
- * chunks written LIMIT_DIRECT_CHUNKS at a time: the same here. */
+/* The dump's data file is sized up front (bo_stream_job.c), its writes'
+ * writeback started chunk by chunk when it syncs: the same here. */
 static int limit_write(int fd, const struct io_job *j)
 {
-	struct iovec iov[LIMIT_DIRECT_CHUNKS];
-	uint32_t n, per = j->direct ? LIMIT_DIRECT_CHUNKS : 1;
-	uint64_t off, at;
+	uint64_t off;
 
 	if (ftruncate(fd, (off_t)j->bytes))
 		return errno;
-	for (off = 0; off < j->bytes; off += (uint64_t)n * CHUNK) {
-		for (n = 0, at = off; n < per && at < j->bytes; n++, at += CHUNK)
-			iov[n] =
-				(struct iovec){.iov_base = (void *)(j->source + at % source_len(j)),
-					       .iov_len = CHUNK};
-		if (pwritev(fd, iov, (int)n, (off_t)off) != (ssize_t)((size_t)n * CHUNK))
+	for (off = 0; off < j->bytes; off += CHUNK) {
+		if (pwrite(fd, j->source + off % source_len(j), CHUNK, (off_t)off) !=
+		    (ssize_t)CHUNK)
 			return errno ? errno : EIO;
-		if (!j->direct)
-			sync_file_range(fd, (off_t)off, CHUNK, SYNC_FILE_RANGE_WRITE);
+		sync_file_range(fd, (off_t)off, CHUNK, SYNC_FILE_RANGE_WRITE);
 	}
 	return fdatasync(fd) ? errno : 0;
 }
