@@ -31,16 +31,10 @@ struct vm_map {
 	uint64_t size;
 };
 
-/*
- * A host buffer registered as a userptr BO, and the BO list of its last
- * copies (list_bo, it, the IB): made once per BO and buffer, not per
- * submission (two ioctls fewer per chunk).
- */
+/* A host buffer registered as a userptr BO. */
 struct staging {
 	uint8_t *cpu;
 	struct vm_map map;
-	amdgpu_bo_list_handle list;
-	amdgpu_bo_handle list_bo;
 };
 
 struct bo_sdma_engine {
@@ -62,7 +56,6 @@ struct sdma_bo {
 	struct bo_sdma_engine *e;
 	struct vm_map map;
 	uint64_t size;
-	amdgpu_bo_list_handle zero_list; /* the BO and the IB: fills; NULL until one */
 };
 
 static uint64_t round_page(uint64_t n)
@@ -135,7 +128,6 @@ static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, u
 		slice = now < deadline ? deadline - now : 0;
 		if (slice > 1000000000ull)
 			slice = 1000000000ull;
-		e->stats.fence_waits++;
 		ret = gpu_libs()->amdgpu_cs_query_fence_status(fence, slice, 0, &expired);
 		if (ret || expired)
 			return ret;
@@ -150,20 +142,23 @@ static int wait_fence(struct bo_sdma_engine *e, struct amdgpu_cs_fence *fence, u
 	}
 }
 
-/* Runs the IB's first `dwords` (padded) with list's BOs resident; waits for the fence. */
-static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_list_handle list, uint32_t dwords)
+/* Runs the IB's first `dwords` (padded) with bos[] resident; waits for the fence. */
+static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_handle *bos, uint32_t n_bos,
+			   uint32_t dwords)
 {
 	struct amdgpu_cs_ib_info ib = {.ib_mc_address = e->ib.va, .size = dwords};
-	struct amdgpu_cs_request req = {.ip_type = AMDGPU_HW_IP_DMA,
-					.ring = 0,
-					.resources = list,
-					.number_of_ibs = 1,
-					.ibs = &ib};
+	struct amdgpu_cs_request req = {
+		.ip_type = AMDGPU_HW_IP_DMA, .ring = 0, .number_of_ibs = 1, .ibs = &ib};
 	struct amdgpu_cs_fence fence = {.context = e->ctx, .ip_type = AMDGPU_HW_IP_DMA};
 	uint64_t start = now_ns();
 	int ret;
 
+	bos[n_bos++] = e->ib.bo;
+	ret = gpu_libs()->amdgpu_bo_list_create(e->dev, n_bos, bos, NULL, &req.resources);
+	if (ret)
+		return ret;
 	ret = gpu_libs()->amdgpu_cs_submit(e->ctx, 0, &req, 1);
+	gpu_libs()->amdgpu_bo_list_destroy(req.resources);
 	if (ret)
 		return ret;
 	fence.fence = req.seq_no;
@@ -174,36 +169,11 @@ static int submit_and_wait(struct bo_sdma_engine *e, amdgpu_bo_list_handle list,
 }
 
 /*
- * The BO list of bos[0..n) and the IB in *list, made if there is none yet
- * (the caller destroys it when one of them goes).
- */
-static int bo_list_get(struct bo_sdma_engine *e, amdgpu_bo_handle *bos, uint32_t n,
-		       amdgpu_bo_list_handle *list)
-{
-	int ret;
-
-	if (*list)
-		return 0;
-	bos[n++] = e->ib.bo;
-	ret = gpu_libs()->amdgpu_bo_list_create(e->dev, n, bos, NULL, list);
-	if (ret)
-		*list = NULL;
-	return ret;
-}
-
-static void bo_list_put(amdgpu_bo_list_handle *list)
-{
-	if (*list)
-		gpu_libs()->amdgpu_bo_list_destroy(*list);
-	*list = NULL;
-}
-
-/*
  * Copies or zeroes `bytes`, as many IBs as it takes. dst/src are GPU VAs;
- * src 0 means zero-fill. list: what the packets touch, and the IB.
+ * src 0 means zero-fill. bos: what the packets touch (one free slot after).
  */
 static int sdma_move(struct bo_sdma_engine *e, uint64_t dst, uint64_t src, uint64_t bytes,
-		     amdgpu_bo_list_handle list)
+		     amdgpu_bo_handle *bos, uint32_t n_bos)
 {
 	uint64_t per_ib = (uint64_t)((IB_BYTES / 4 - SDMA_IB_ALIGN_DWORDS) /
 				     (src ? SDMA_COPY_LINEAR_DWORDS : SDMA_CONST_FILL_DWORDS)) *
@@ -221,7 +191,7 @@ static int sdma_move(struct bo_sdma_engine *e, uint64_t dst, uint64_t src, uint6
 		if (!ret)
 			ret = sdma_ib_pad(&ib);
 		if (!ret)
-			ret = submit_and_wait(e, list, ib.len);
+			ret = submit_and_wait(e, bos, n_bos, ib.len);
 		if (ret) {
 			/* the job may still be running on a hung engine: nothing more goes to it */
 			e->error = ret;
@@ -239,7 +209,6 @@ static int sdma_move(struct bo_sdma_engine *e, uint64_t dst, uint64_t src, uint6
 
 static void staging_drop(struct bo_sdma_engine *e, uint32_t i)
 {
-	bo_list_put(&e->staging[i].list);
 	vm_unmap_bo(&e->staging[i].map);
 	e->staging[i] = e->staging[--e->n_staging];
 }
@@ -271,7 +240,6 @@ static int staging_get(struct bo_sdma_engine *e, void *buf, size_t len, struct s
 	if (ret)
 		return ret;
 	s = &e->staging[e->n_staging];
-	memset(s, 0, sizeof(*s));
 	ret = vm_map_bo(e->dev, bo, need, &s->map);
 	if (ret) {
 		vm_unmap_bo(&s->map);
@@ -336,17 +304,11 @@ static int sdma_transfer(struct sdma_bo *b, uint64_t off, void *buf, size_t len,
 	ret = staging_get(e, buf, len, &s);
 	if (ret)
 		return ret;
-	if (s->list_bo != b->map.bo)
-		bo_list_put(&s->list);
 	bos[0] = b->map.bo;
 	bos[1] = s->map.bo;
-	ret = bo_list_get(e, bos, 2, &s->list);
-	if (ret)
-		return ret;
-	s->list_bo = b->map.bo;
 	if (to_host)
-		return sdma_move(e, s->map.va, b->map.va + off, len, s->list);
-	return sdma_move(e, b->map.va + off, s->map.va, len, s->list);
+		return sdma_move(e, s->map.va, b->map.va + off, len, bos, 2);
+	return sdma_move(e, b->map.va + off, s->map.va, len, bos, 2);
 }
 
 static int sdma_read(void *bo, uint64_t off, void *buf, size_t len)
@@ -364,28 +326,16 @@ static int sdma_zero(void *bo, uint64_t off, size_t len)
 {
 	struct sdma_bo *b = bo;
 	amdgpu_bo_handle bos[2] = {b->map.bo};
-	int ret;
 
 	if (off > b->size || len > b->size - off || !len)
 		return -EINVAL;
-	if (b->e->error)
-		return b->e->error;
-	ret = bo_list_get(b->e, bos, 1, &b->zero_list);
-	return ret ? ret : sdma_move(b->e, b->map.va + off, 0, len, b->zero_list);
+	return sdma_move(b->e, b->map.va + off, 0, len, bos, 1);
 }
 
 static void sdma_close_bo(void *bo)
 {
 	struct sdma_bo *b = bo;
-	uint32_t i;
 
-	/* the lists hold the BO: they go before it */
-	for (i = 0; i < b->e->n_staging; i++)
-		if (b->e->staging[i].list_bo == b->map.bo) {
-			bo_list_put(&b->e->staging[i].list);
-			b->e->staging[i].list_bo = NULL;
-		}
-	bo_list_put(&b->zero_list);
 	vm_unmap_bo(&b->map);
 	free(b);
 }

@@ -15,9 +15,7 @@
  *   - one context, made once (not one per chunk), submitting to DMA ring 0;
  *   - one IB buffer (GTT, CPU-mapped), rebuilt for every submission;
  *   - the staging buffers it was handed, registered as userptr BOs on first
- *     use and kept (at most BO_SDMA_MAX_STAGING; bo_stream's ring has a few),
- *     each with the BO list of its copies to or from the open BO, made once
- *     per BO (and per BO one list for its fills), not once per submission.
+ *     use and kept (at most BO_SDMA_MAX_STAGING; bo_stream's ring has a few).
  * Per BO (open_bo): the dma-buf is imported (PRIME), mapped into the VM
  * readable and writable, whatever the BO's own GPU permissions: a restored
  * BO that is not WRITABLE, whose dma-buf the CPU cannot map writable, is
@@ -76,7 +74,6 @@ struct bo_sdma_stats {
 	uint64_t bytes;
 	uint64_t busy_ns;
 	uint64_t submissions;
-	uint64_t fence_waits; /* WAIT_CS calls (one or more per submission) */
 	uint64_t early_waits; /* fence waits the kernel ended before their time */
 };
 void bo_sdma_engine_stats(const struct bo_sdma_engine *e, struct bo_sdma_stats *stats);

@@ -145,7 +145,6 @@ static void stream_run(struct stream *st, uint32_t first, uint32_t last)
 			break;
 	for (i = first; i < last; i++) {
 		struct gpu_job *job = &st->jobs[i];
-		bool dump = job->dir == STREAM_DUMP;
 		uint64_t end;
 
 		bo_job_join(job);
@@ -156,16 +155,7 @@ static void stream_run(struct stream *st, uint32_t first, uint32_t last)
 			.engine_ns = job->engine_ns,
 			.file_ns = job->file_ns + job->in_place_file_ns,
 			.checksum_ns = job->checksum_ns,
-			.cpu_ns = job->producer_cpu_ns + job->consumer_cpu_ns,
-			.engine_user_ns = dump ? job->producer_user_ns : job->consumer_user_ns,
-			.engine_sys_ns = dump ? job->producer_sys_ns : job->consumer_sys_ns,
-			.file_user_ns = dump ? job->consumer_user_ns : job->producer_user_ns,
-			.file_sys_ns = dump ? job->consumer_sys_ns : job->producer_sys_ns,
-			.file_requests = job->file_requests,
-			.file_request_bytes = job->file_request_bytes,
-			.direct_writes = job->direct_writes,
-			.io_uring_requests = job->direct.requests,
-			.io_uring_submits = job->direct.submits};
+			.cpu_ns = job->producer_cpu_ns + job->consumer_cpu_ns};
 		st->gpus[i].parent_bytes = job->parent_bytes;
 		st->gpus[i].written_bytes = job->written_bytes;
 		st->gpus[i].zero_bytes = job->zero_bytes;

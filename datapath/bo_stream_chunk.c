@@ -210,130 +210,38 @@ static size_t block_run(const struct staging_slot *s, size_t off, bool want_zero
 	return off - start;
 }
 
-/* A failed write of the data file at off: "gpu G: writing NAME at 0xO: why". */
-static int write_fail(struct gpu_job *job, uint64_t off, int err)
-{
-	char name[64];
-
-	bo_job_image_name(name, sizeof(name), job, "img");
-	return bo_job_fail(job, err, "gpu %" PRIu32 ": writing %s at 0x%" PRIx64 ": %s",
-			   job->gpu->gpu_id, name, off, strerror(-err));
-}
-
-/* A write of the data file, for the log: a dump's producer (chunks written
- * in place) and consumer may both write. */
-static void count_request(struct gpu_job *job, uint64_t bytes)
-{
-	__atomic_add_fetch(&job->file_requests, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&job->file_request_bytes, bytes, __ATOMIC_RELAXED);
-}
-
-/* The O_DIRECT writes stop (the file system refused one): the rest is buffered. */
-static void direct_write_off(struct gpu_job *job)
-{
-	bo_job_close_fd(&job->direct_fd);
-	job->gpu->direct_io = false;
-	snprintf(job->gpu->write_note, sizeof(job->gpu->write_note),
-		 "the file system refused an O_DIRECT write (EINVAL)");
-}
-
-/* iov[0..n) at off, all of it: short writes continued; 0 or -errno. */
-static int pwritev_full(int fd, struct iovec *iov, uint32_t n, uint64_t off)
-{
-	ssize_t done;
-
-	while (n) {
-		done = pwritev(fd, iov, (int)n, (off_t)off);
-		if (done < 0 && errno == EINTR)
-			continue;
-		if (done < 0)
-			return -errno;
-		if (done == 0)
-			return -EIO;
-		off += (uint64_t)done;
-		for (; n && (size_t)done >= iov->iov_len; iov++, n--)
-			done -= (ssize_t)iov->iov_len;
-		if (n) {
-			iov->iov_base = (uint8_t *)iov->iov_base + done;
-			iov->iov_len -= (size_t)done;
-		}
-	}
-	return 0;
-}
-
-/*
- * The pending O_DIRECT runs, one request; a file system that refuses it
- * (EINVAL) has them, and the rest of the dump, written through the page
- * cache.
- */
-int bo_chunk_dump_flush(struct gpu_job *job)
-{
-	struct iovec iov[WRITE_IOV_MAX];
-	uint32_t i, n = job->pend_n;
-	uint64_t off = job->pend_off;
-	int ret;
-
-	if (!n)
-		return 0;
-	job->pend_n = 0;
-	memcpy(iov, job->pend_iov, n * sizeof(*iov));
-	count_request(job, job->pend_len);
-	job->direct_writes++;
-	ret = pwritev_full(job->direct_fd, iov, n, off);
-	if (ret == -EINVAL) {
-		direct_write_off(job);
-		for (i = 0, ret = 0; !ret && i < n; off += job->pend_iov[i++].iov_len)
-			ret = pwrite_full(job->data_fd, job->pend_iov[i].iov_base,
-					  job->pend_iov[i].iov_len, off);
-	}
-	return ret ? write_fail(job, off, ret) : 0;
-}
-
 /*
  * One run of a chunk's pages: through O_DIRECT where buffer, offset and
  * length are page-aligned (the staging buffers are; BOs are page multiples,
- * so all but a short last run are), left pending until the consumer's
- * batch is flushed, joined to the pending runs it follows in the file; from
- * the page cache otherwise (at once, *buffered set).
+ * so all but a short last run are), from the page cache otherwise. A file
+ * system that refuses the direct write (EINVAL) makes the rest buffered.
  */
-static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64_t off,
-		     bool *buffered)
+static int write_run(struct gpu_job *job, const uint8_t *buf, size_t len, uint64_t off)
 {
 	int ret;
 
 	if (job->direct_fd >= 0 && !((uintptr_t)buf % FILE_PAGE) && !(len % FILE_PAGE) &&
 	    !(off % FILE_PAGE)) {
-		if (job->pend_n &&
-		    (off != job->pend_off + job->pend_len || job->pend_n == WRITE_IOV_MAX)) {
-			ret = bo_chunk_dump_flush(job);
-			if (ret)
-				return ret;
-		}
-		if (!job->pend_n) {
-			job->pend_off = off;
-			job->pend_len = 0;
-		}
-		job->pend_iov[job->pend_n++] = (struct iovec){.iov_base = (void *)buf, .iov_len = len};
-		job->pend_len += len;
-		return 0;
+		ret = pwrite_full(job->direct_fd, buf, len, off);
+		if (ret != -EINVAL)
+			return ret;
+		bo_job_close_fd(&job->direct_fd);
+		job->gpu->direct_io = false;
+		snprintf(job->gpu->write_note, sizeof(job->gpu->write_note),
+			 "the file system refused an O_DIRECT write (EINVAL)");
 	}
-	*buffered = true;
-	count_request(job, len);
-	ret = pwrite_full(job->data_fd, buf, len, off);
-	return ret ? write_fail(job, off, ret) : 0;
+	return pwrite_full(job->data_fd, buf, len, off);
 }
 
 /*
  * Writes the chunk's non-zero pages only: the data file was sized up front,
  * so the zero pages stay holes, which read back as zeros (VRAM is often
  * mostly zero; the image then costs what was written, not the BO size).
- * O_DIRECT runs may stay pending: bo_chunk_dump_flush() before the slot
- * goes back.
  */
 int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s)
 {
 	size_t off = 0, len;
-	bool buffered = false;
+	char name[64];
 	int ret = 0;
 
 	if (job->seq)
@@ -344,14 +252,18 @@ int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s)
 		off += block_run(s, off, true);
 		len = block_run(s, off, false);
 		if (len)
-			ret = write_run(job, s->buf + off, len, s->file_off + off, &buffered);
+			ret = write_run(job, s->buf + off, len, s->file_off + off);
 		off += len;
 	}
-	/* a hint: a file system without it still gets the final fdatasync();
-	 * O_DIRECT leaves nothing in the page cache to start */
-	if (!ret && job->cfg->sync && buffered)
+	/* a hint: a file system without it still gets the final fdatasync() */
+	if (!ret && job->cfg->sync)
 		sync_file_range(job->data_fd, (off_t)s->file_off, s->len, SYNC_FILE_RANGE_WRITE);
-	return ret;
+	if (ret) {
+		bo_job_image_name(name, sizeof(name), job, "img");
+		return bo_job_fail(job, ret, "gpu %" PRIu32 ": writing %s at 0x%" PRIx64 ": %s",
+				   job->gpu->gpu_id, name, s->file_off + off, strerror(-ret));
+	}
+	return 0;
 }
 
 /* chunk_size zero bytes costing no memory; NULL if no address space is left. */
@@ -405,8 +317,6 @@ static int restore_read(struct gpu_job *job, struct staging_slot *s)
 {
 	int ret;
 
-	job->file_requests++;
-	job->file_request_bytes += s->len;
 	if (job->direct_open) {
 		ret = direct_read(&job->direct, s->buf, s->len, s->file_off);
 		if (ret != -EINVAL)

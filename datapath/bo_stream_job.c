@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,21 +41,6 @@ uint64_t bo_job_now_ns(void)
 uint64_t bo_job_thread_cpu_ns(void)
 {
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
-/* The calling thread's user and system time so far. */
-static void thread_times(uint64_t *user_ns, uint64_t *sys_ns)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_THREAD, &ru)) {
-		*user_ns = *sys_ns = 0;
-		return;
-	}
-	*user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
-		   (uint64_t)ru.ru_utime.tv_usec * 1000ull;
-	*sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
-		  (uint64_t)ru.ru_stime.tv_usec * 1000ull;
 }
 
 /* ---- errors ----------------------------------------------------------------------- */
@@ -208,63 +192,30 @@ static void *producer_main(void *arg)
 	ring_finish(&job->ring);
 	job->producer_end_ns = bo_job_now_ns();
 	job->producer_cpu_ns = bo_job_thread_cpu_ns();
-	thread_times(&job->producer_user_ns, &job->producer_sys_ns);
 	return NULL;
 }
 
 static int write_index(struct gpu_job *job);
 
-/*
- * The chunks a dump's consumer takes at once: half the ring, whose O_DIRECT
- * runs go out as one request (fewer, larger requests: the kernel's cost of
- * a direct write is mostly per request), while the producer fills the
- * other half. One at a time otherwise.
- */
-static uint32_t consumer_batch(const struct gpu_job *job)
-{
-	uint32_t n = job->ring.depth / 2;
-
-	return job->dir == STREAM_DUMP && !job->seq && n > 1 ? n : 1;
-}
-
-/* The consumer's stage for the n slots it took; a dump's pending writes flushed. */
-static int consumer_drain(struct gpu_job *job, struct staging_slot **batch, uint32_t n)
-{
-	uint32_t i;
-	int ret = 0;
-
-	for (i = 0; !ret && i < n; i++)
-		ret = job->dir == STREAM_DUMP ? bo_chunk_dump_drain(job, batch[i])
-					      : bo_chunk_restore_drain(job, batch[i]);
-	if (job->dir == STREAM_DUMP) {
-		if (ret)
-			job->pend_n = 0; /* the dump has failed: nothing more is written */
-		else
-			ret = bo_chunk_dump_flush(job);
-	}
-	return ret;
-}
-
 static void *consumer_main(void *arg)
 {
 	struct gpu_job *job = arg;
 	uint64_t *busy = job->dir == STREAM_DUMP ? &job->file_ns : &job->engine_ns;
-	struct staging_slot *batch[BO_STREAM_MAX_DEPTH];
-	uint32_t n, i, want = consumer_batch(job);
+	struct staging_slot *s;
 	uint64_t start;
 	int ret;
 
 	thread_own_fs(); /* common/thread_fs.h */
 	name_thread(job, false);
-	while ((n = ring_take_many(&job->ring, want, batch))) {
+	while ((s = ring_take(&job->ring))) {
 		start = bo_job_now_ns();
-		ret = consumer_drain(job, batch, n);
+		ret = job->dir == STREAM_DUMP ? bo_chunk_dump_drain(job, s)
+					      : bo_chunk_restore_drain(job, s);
 		*busy += bo_job_now_ns() - start;
 		if (ret)
 			break;
-		for (i = 0; i < n; i++)
-			bo_job_report_progress(job, batch[i]->len);
-		ring_release_many(&job->ring, n);
+		bo_job_report_progress(job, s->len);
+		ring_release(&job->ring);
 	}
 	if (job->dir == STREAM_RESTORE)
 		bo_job_close_bo(job);
@@ -272,7 +223,6 @@ static void *consumer_main(void *arg)
 		job->seq ? bo_job_seq_finish(job) : write_index(job);
 	job->consumer_end_ns = bo_job_now_ns();
 	job->consumer_cpu_ns = bo_job_thread_cpu_ns();
-	thread_times(&job->consumer_user_ns, &job->consumer_sys_ns);
 	return NULL;
 }
 

@@ -27,7 +27,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 #include "datapath/bo_chain.h"
 #include "datapath/bo_index.h"
@@ -37,8 +36,6 @@
 #include "datapath/staging_ring.h"
 
 #define FILE_PAGE 4096u /* the image files' page: holes are made of these */
-/* O_DIRECT runs of a dump's batch of chunks written as one request at most */
-#define WRITE_IOV_MAX 32u
 enum stream_dir { STREAM_DUMP, STREAM_RESTORE };
 
 /* The BO currently open on the BO side of a GPU's pipeline. */
@@ -105,16 +102,6 @@ struct gpu_job {
 	uint64_t in_place_file_ns; /* the producer's writes of in-place chunks (file time) */
 	uint64_t producer_end_ns, consumer_end_ns; /* when each thread ended */
 	uint64_t producer_cpu_ns, consumer_cpu_ns; /* each thread's CPU time at its end */
-	/* the same, user and system (getrusage(RUSAGE_THREAD)) */
-	uint64_t producer_user_ns, producer_sys_ns, consumer_user_ns, consumer_sys_ns;
-	/* the data file's requests (bo_stream_times.file_requests) */
-	uint64_t file_requests, file_request_bytes, direct_writes;
-	/* dump, consumer: O_DIRECT runs that follow one another in the file,
-	 * not written yet: one request for the batch of chunks the consumer
-	 * took (bo_chunk_dump_flush(), before their slots go back) */
-	struct iovec pend_iov[WRITE_IOV_MAX];
-	uint32_t pend_n;
-	uint64_t pend_off, pend_len;
 };
 
 /* Walks the chunks in file order: fills the position fields of the next slot. */
@@ -153,9 +140,6 @@ void bo_job_report_progress(struct gpu_job *job, uint32_t len);
  * entry) and the consumer's (the chunk's non-zero pages written). */
 int bo_chunk_dump_fill(struct gpu_job *job, struct staging_slot *s);
 int bo_chunk_dump_drain(struct gpu_job *job, struct staging_slot *s);
-/* Dump, consumer: writes what bo_chunk_dump_drain() left pending (O_DIRECT
- * runs), before the slots holding it are released. */
-int bo_chunk_dump_flush(struct gpu_job *job);
 /* Restore: the consumer's stage (checked, then written through the engine). */
 int bo_chunk_restore_drain(struct gpu_job *job, struct staging_slot *s);
 /* The dump's chunk (position fields set) is done in place, by the producer

@@ -118,15 +118,6 @@ struct bo_stream_times {
 	/* CPU time of the GPU's two threads (user and system): what the data
 	 * path cost the host, waits not counted */
 	uint64_t cpu_ns;
-	/* the same split by thread (the engine side's: engine calls and
-	 * checksums; the file side's: reads or writes) and by mode
-	 * (getrusage(RUSAGE_THREAD) at each thread's end) */
-	uint64_t engine_user_ns, engine_sys_ns, file_user_ns, file_sys_ns;
-	/* the data file's requests: writes (dump; direct_writes of them with
-	 * O_DIRECT) or reads (restore; io_uring_requests of them as io_uring
-	 * requests, in io_uring_submits system calls), and their bytes */
-	uint64_t file_requests, file_request_bytes, direct_writes;
-	uint64_t io_uring_requests, io_uring_submits;
 };
 
 struct bo_stream_gpu {

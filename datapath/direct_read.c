@@ -136,19 +136,14 @@ static void complete(struct batch *b, uint64_t i, int res)
 	}
 }
 
-/*
- * Submits what is queued, waits for `want` completions (one while more
- * requests wait for a free segment, all in flight otherwise: one system
- * call per run, not one per request), takes all there are.
- */
-static int submit_and_reap(struct batch *b, unsigned int want)
+/* Submits what is queued, waits for one completion, takes all there are. */
+static int submit_and_reap(struct batch *b)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int head, seen = 0;
 	int ret;
 
-	b->dr->submits++;
-	ret = io_uring_submit_and_wait(b->dr->ring, want);
+	ret = io_uring_submit_and_wait(b->dr->ring, 1);
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;
 	io_uring_for_each_cqe(b->dr->ring, head, cqe)
@@ -210,7 +205,7 @@ static int read_run(struct direct_reader *dr, uint8_t *buf, size_t len, uint64_t
 		}
 		if (b.err && !b.in_flight)
 			break;
-		ret = submit_and_reap(&b, next < len && !b.err ? 1 : b.in_flight);
+		ret = submit_and_reap(&b);
 		if (ret) {
 			b.err = b.err ?: ret;
 			drain(&b);

@@ -31,7 +31,6 @@ struct direct_reader {
 	uint64_t size;	 /* the file's size */
 	struct io_uring *ring;
 	uint64_t requests; /* submitted so far (tests: depth was used) */
-	uint64_t submits;  /* io_uring_submit_and_wait() calls so far */
 	uint32_t max_in_flight;
 };
 

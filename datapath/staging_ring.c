@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The staging ring of a GPU's BO stream (see staging_ring.h). */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "datapath/staging_ring.h"
 
@@ -21,51 +19,27 @@ int ring_init(struct staging_ring *r)
 	return 0;
 }
 
-/* Huge pages: the ring's start is aligned to one, and the kernel is asked for them. */
-#define RING_HUGE (2ul << 20)
-
-/*
- * One anonymous mapping for all the buffers, aligned to a huge page and
- * advised to use them: the O_DIRECT reads and writes (and a userptr
- * registration) pin the buffers' pages for every request, a 2 MiB folio
- * at a time instead of 512 pages. The buffers follow one another, each
- * page-aligned (chunk_size is a multiple of the page).
- */
 int ring_alloc(struct staging_ring *r, uint32_t depth, uint32_t chunk_size)
 {
-	size_t stride = ((size_t)chunk_size + RING_ALIGN - 1) & ~(size_t)(RING_ALIGN - 1);
-	size_t len = ((stride * depth + RING_HUGE - 1) & ~(RING_HUGE - 1)) + RING_HUGE;
-	uint8_t *map, *base;
 	uint32_t i;
 
 	r->slots = calloc(depth, sizeof(*r->slots));
 	if (!r->slots)
 		return -ENOMEM;
 	r->depth = depth;
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		return -ENOMEM;
-	/* the huge page's worth of slack before and after the buffers goes back */
-	base = (uint8_t *)(((uintptr_t)map + RING_HUGE - 1) & ~(uintptr_t)(RING_HUGE - 1));
-	r->map_len = len - RING_HUGE;
-	if (base > map)
-		munmap(map, (size_t)(base - map));
-	if (map + len > base + r->map_len)
-		munmap(base + r->map_len, (size_t)(map + len - (base + r->map_len)));
-	r->map = base;
-	/* a hint: without it (THP off or unsupported) the buffers are small pages */
-	madvise(base, r->map_len, MADV_HUGEPAGE);
 	for (i = 0; i < depth; i++)
-		r->slots[i].buf = base + i * stride;
+		if (posix_memalign((void **)&r->slots[i].buf, RING_ALIGN, chunk_size))
+			return -ENOMEM;
 	return 0;
 }
 
-/* Also after a failed ring_alloc(). */
+/* Also after a failed ring_alloc(), which leaves the slots it did not fill NULL. */
 void ring_destroy(struct staging_ring *r)
 {
-	if (r->map)
-		munmap(r->map, r->map_len);
-	r->map = NULL;
+	uint32_t i;
+
+	for (i = 0; r->slots && i < r->depth; i++)
+		free(r->slots[i].buf);
 	free(r->slots);
 	r->slots = NULL;
 	pthread_cond_destroy(&r->changed);
@@ -102,25 +76,24 @@ void ring_finish(struct staging_ring *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-uint32_t ring_take_many(struct staging_ring *r, uint32_t want, struct staging_slot **out)
+/* Consumer: the next full slot, NULL at the end or once the ring has failed. */
+struct staging_slot *ring_take(struct staging_ring *r)
 {
-	uint32_t n = 0;
+	struct staging_slot *s = NULL;
 
-	if (want > r->depth)
-		want = r->depth;
 	pthread_mutex_lock(&r->lock);
-	while (!r->error && r->filled - r->drained < want && !r->producer_done)
+	while (!r->error && r->filled == r->drained && !r->producer_done)
 		pthread_cond_wait(&r->changed, &r->lock);
-	for (; !r->error && n < want && r->drained + n != r->filled; n++)
-		out[n] = &r->slots[(r->drained + n) % r->depth];
+	if (!r->error && r->filled != r->drained)
+		s = &r->slots[r->drained % r->depth];
 	pthread_mutex_unlock(&r->lock);
-	return n;
+	return s;
 }
 
-void ring_release_many(struct staging_ring *r, uint32_t n)
+void ring_release(struct staging_ring *r)
 {
 	pthread_mutex_lock(&r->lock);
-	r->drained += n;
+	r->drained++;
 	pthread_cond_broadcast(&r->changed);
 	pthread_mutex_unlock(&r->lock);
 }

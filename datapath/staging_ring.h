@@ -5,14 +5,11 @@
  * first error of the GPU, which stops both sides.
  *
  * The producer claims an empty slot, fills it and publishes it; the consumer
- * takes one or more full slots, drains them and releases them.
- * ring_claim()/ring_take_many() block while the ring is full/has too few
- * full slots and return NULL/0 once the ring has failed (ring_failv() from
- * either side, or from the caller's thread) or, for ring_take_many(), once
- * the producer has finished and all is drained.
- * Memory: depth x chunk_size (rounded up to a 2 MiB huge page), page-aligned
- * buffers in one anonymous mapping, advised to use huge pages (MADV_HUGEPAGE):
- * what O_DIRECT and userptr registrations pin, they pin a folio at a time.
+ * takes a full slot, drains it and releases it. ring_claim()/ring_take()
+ * block while the ring is full/empty and return NULL once the ring has
+ * failed (ring_failv() from either side, or from the caller's thread) or,
+ * for ring_take(), once the producer has finished and all is drained.
+ * Memory: depth x chunk_size, page-aligned.
  */
 #ifndef AMDGPU_CRIU_STAGING_RING_H
 #define AMDGPU_CRIU_STAGING_RING_H
@@ -20,7 +17,6 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #define RING_MSG_LEN 256
@@ -47,8 +43,6 @@ struct staging_ring {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	struct staging_slot *slots;
-	uint8_t *map; /* the buffers, one after the other (one anonymous mapping) */
-	size_t map_len;
 	uint32_t depth;
 	uint64_t filled;  /* slots handed to the consumer so far */
 	uint64_t drained; /* slots the consumer gave back so far */
@@ -66,13 +60,8 @@ void ring_destroy(struct staging_ring *r);
 struct staging_slot *ring_claim(struct staging_ring *r);
 void ring_publish(struct staging_ring *r);
 void ring_finish(struct staging_ring *r);
-/*
- * Consumer: up to `want` full slots in order into out[], waiting until
- * `want` are full (fewer once the producer has finished); 0 at the end or
- * once the ring has failed. ring_release_many() gives back the first n.
- */
-uint32_t ring_take_many(struct staging_ring *r, uint32_t want, struct staging_slot **out);
-void ring_release_many(struct staging_ring *r, uint32_t n);
+struct staging_slot *ring_take(struct staging_ring *r);
+void ring_release(struct staging_ring *r);
 
 /* Records the first error (err, and the message) and wakes both sides. */
 void ring_failv(struct staging_ring *r, int err, const char *fmt, va_list ap)

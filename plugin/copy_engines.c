@@ -78,28 +78,6 @@ static uint64_t mib_per_s(uint64_t bytes, uint64_t ns)
 	return ns ? (uint64_t)((double)bytes / (1 << 20) * 1e9 / (double)ns) : 0;
 }
 
-/*
- * Debug: where the data-path threads' CPU went (user and system, each
- * thread), and the system calls that cost it (fence waits, the data
- * file's requests): what the CPU spends beyond the checksum pass.
- */
-static void log_gpu_cpu(const char *what, uint32_t gpu_id, const struct bo_sdma_stats *st,
-			const struct bo_stream_gpu *stream)
-{
-	const struct bo_stream_times *t = &stream->times;
-
-	pr_debug("%s GPU %" PRIu32 ": cpu: copying thread user %" PRIu64 " ms sys %" PRIu64
-		 " ms, file thread user %" PRIu64 " ms sys %" PRIu64 " ms; %" PRIu64
-		 " SDMA submissions, %" PRIu64 " fence waits; %" PRIu64
-		 " data file requests of %" PRIu64 " KiB on average (%" PRIu64
-		 " O_DIRECT writes; %" PRIu64 " io_uring reads in %" PRIu64 " submits)",
-		 what, gpu_id, t->engine_user_ns / 1000000, t->engine_sys_ns / 1000000,
-		 t->file_user_ns / 1000000, t->file_sys_ns / 1000000, st->submissions,
-		 st->fence_waits, t->file_requests,
-		 t->file_requests ? t->file_request_bytes / t->file_requests >> 10 : 0,
-		 t->direct_writes, t->io_uring_requests, t->io_uring_submits);
-}
-
 static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sdma,
 		    const struct bo_stream_gpu *stream)
 {
@@ -155,8 +133,6 @@ static void log_gpu(const char *what, uint32_t gpu_id, struct bo_sdma_engine *sd
 					   (double)bytes)
 			      : 0,
 			t->checksum_ns / 1000000);
-	if (t)
-		log_gpu_cpu(what, gpu_id, &st, stream);
 }
 
 enum bo_write_mode copy_write_mode(enum direct_io_mode mode)

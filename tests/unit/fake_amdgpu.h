@@ -24,7 +24,7 @@ struct fake_amdgpu {
 	bool hang;	      /* ... its fence never signals */
 	/* counted by the model */
 	uint64_t submissions, copy_packets, fill_packets, copy_bytes, fill_bytes;
-	uint64_t userptr_bos, imports, lists_made;
+	uint64_t userptr_bos, imports;
 	long live_devices, live_contexts, live_bos, live_maps, live_ranges, live_lists;
 	char fault[256]; /* the first GPU fault or misuse, "" if none */
 };

@@ -406,41 +406,6 @@ static void test_chunks_of_several_packets(void **state)
 	chunk_size = CHUNK;
 }
 
-/*
- * Chunks of 64 KiB: many submissions per BO, but one BO list per staging
- * buffer and BO (and per BO one for its fills), each released with its BO;
- * the round trip is exact.
- */
-static void test_bo_lists_reused(void **state)
-{
-	struct fixture *f = *state;
-	char err[512] = "";
-	uint32_t g, b;
-
-	chunk_size = 64u << 10;
-	open_engines(f);
-	if (run(f, false, true, f->img_fd, err, sizeof(err)))
-		fail_msg("SDMA dump: %s", err);
-	assert_string_equal(fake_gpu.fault, "");
-	assert_true(fake_gpu.lists_made <= GPUS * BOS * DEPTH);
-	assert_true(fake_gpu.submissions > 4 * fake_gpu.lists_made);
-	close_engines(f);
-	assert_true(fake_amdgpu_all_released());
-	fake_amdgpu_reset();
-	open_engines(f);
-	if (run(f, true, true, f->img_fd, err, sizeof(err)))
-		fail_msg("SDMA restore: %s", err);
-	assert_string_equal(fake_gpu.fault, "");
-	for (g = 0; g < GPUS; g++)
-		for (b = 0; b < BOS; b++)
-			assert_same_bytes(f->src[g][b], f->dst[g][b], f->sizes[b] + g * 8192);
-	assert_true(fake_gpu.fill_bytes > 0);
-	assert_true(fake_gpu.lists_made <= GPUS * BOS * (DEPTH + 1));
-	close_engines(f);
-	assert_true(fake_amdgpu_all_released());
-	chunk_size = CHUNK;
-}
-
 /* Opening fails cleanly, saying why, with nothing left open. */
 static void test_open_errors(void **state)
 {
@@ -476,7 +441,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fence_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hung_engine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunks_of_several_packets, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bo_lists_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	};
 

@@ -166,36 +166,6 @@ static void test_round_trip_direct_io(void **state)
 }
 
 /*
- * O_DIRECT writes of a dump go out a batch of chunks at a time (half the
- * ring): one BO of 16 chunks of data (random, no zero page), ring of 4,
- * written in 8 requests of 2 chunks, every byte once; the round trip is
- * exact.
- */
-static void test_direct_writes_batched(void **state)
-{
-	static const uint64_t sizes[] = {16 * 64 * KIB};
-	struct fixture *f = *state;
-	struct bo_stream_config cfg = {.chunk_size = 64 * KIB, .ring_depth = 4, .image_id = 13};
-	bool direct = dir_takes_direct(f);
-	struct bo_set s;
-	char err[256] = "";
-
-	set_build(&s, 1, sizes, 1);
-	cfg.sync = true;
-	cfg.write_mode = BO_WRITE_DIRECT;
-	assert_int_equal(run_dump(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
-	assert_int_equal(s.gpus[0].direct_io, direct);
-	assert_int_equal(s.gpus[0].times.file_request_bytes, sizes[0]);
-	if (direct) {
-		assert_int_equal(s.gpus[0].times.direct_writes, s.gpus[0].times.file_requests);
-		assert_int_equal(s.gpus[0].times.direct_writes, 8);
-	}
-	assert_int_equal(run_restore(f, &s, &cfg, &bo_copy_engine_cpu, err, sizeof(err)), 0);
-	assert_restored(&s);
-	set_free(&s);
-}
-
-/*
  * AUTO: an image under direct_min bytes goes through the page cache, one of
  * at least that many with O_DIRECT (where the file system takes it and is
  * not tmpfs); both come back whole.
@@ -1099,8 +1069,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_defaults, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_direct_io, bo_fixture_setup,
-						bo_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_direct_writes_batched, bo_fixture_setup,
 						bo_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_write_mode_auto, bo_fixture_setup,
 						bo_fixture_teardown),

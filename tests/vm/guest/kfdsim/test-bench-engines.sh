@@ -72,17 +72,7 @@ figures() {
 				"$(awk -v s="$sums" -v m="$mib" 'BEGIN { printf "%.3f", s / 1000 / (m / 1024) }')" "$sums"
 		done
 	grep -h "GPU $GPU: image read " "$1" | tail -1 | sed "s/.*GPU $GPU: /# bench: $3 $2: /"
-	# where the threads' CPU went: user and system, fence waits, file requests
-	grep -h "GPU $GPU: cpu: " "$1" | tail -1 | sed "s/.*GPU $GPU: cpu: /# bench: $3 $2: /"
 	check "$3 $2: the plugin's line has the CPU time" grep -q "GPU $GPU: .*; CPU [0-9]* ms" "$1"
-}
-
-# thp_faults: huge pages the kernel gave on faults so far (the staging ring
-# asks for them: MADV_HUGEPAGE), "-" without the counter
-thp_faults() { awk '/^thp_fault_alloc / { print $2; f = 1 } END { if (!f) print "-" }' /proc/vmstat; }
-# thp_from NAME N: huge pages faulted in since N, and the THP mode
-thp_from() {
-	diag "bench: $1: $(($(thp_faults) - $2)) huge pages faulted in (THP $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null))"
 }
 
 # cached_kib: the page cache's size (KiB) without shared memory: kfdsim backs
@@ -135,18 +125,16 @@ rm -rf "$WORK/img-buffered"
 
 file_limits
 echo $BAR_MIBS >$P/bar_read_mbps
-sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib) && t0=$(thp_faults)
+sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib)
 step "sdma dump" sdma criu_dump "$WORK/img" "$pid"
 cache_from "sdma dump" "$c0"
-[ "$t0" = - ] || thp_from "sdma dump" "$t0"
 echo 0 >$P/bar_read_mbps
 figures "$WORK/img/dump.log" dump sdma "$sdma_mibs (sdma_mbps)" "$FILE_W"
 grep -h "GPU $GPU: image written " "$WORK/img/dump.log" | tail -1 | sed "s/.*GPU $GPU: /# bench: sdma dump: /"
 file_limits
-sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib) && t0=$(thp_faults)
+sync && echo 3 >/proc/sys/vm/drop_caches && c0=$(cached_kib)
 step "sdma restore" sdma criu_restore "$WORK/img"
 cache_from "sdma restore" "$c0"
-[ "$t0" = - ] || thp_from "sdma restore" "$t0"
 figures "$WORK/img/restore.log" restore sdma "$sdma_mibs (sdma_mbps)" "$FILE_R"
 rm -rf "$WORK/img"
 
